@@ -1,0 +1,196 @@
+/* Buffer formatting without stdio or malloc (see fmt.h).  JSON escaping is
+ * done here once so that the profile writer and the CLI agree on it. */
+#include "config.h"
+#include "common/fmt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "common/sys.h"
+
+void wss_fmt_init(wss_fmt_t *f, char *storage, size_t cap)
+{
+	f->buf = storage;
+	f->cap = cap;
+	f->len = 0;
+	f->growable = false;
+	f->overflow = false;
+}
+
+int wss_fmt_init_growable(wss_fmt_t *f, size_t cap)
+{
+	char *p = wss_sys_alloc(cap);
+	if (!p)
+		return ENOMEM;
+	wss_fmt_init(f, p, cap);
+	f->growable = true;
+	return 0;
+}
+
+void wss_fmt_release(wss_fmt_t *f)
+{
+	if (f->growable)
+		wss_sys_free(f->buf, f->cap);
+	f->buf = NULL;
+	f->cap = f->len = 0;
+}
+
+void wss_fmt_reset(wss_fmt_t *f)
+{
+	f->len = 0;
+	f->overflow = false;
+}
+
+static bool fmt_reserve(wss_fmt_t *f, size_t n)
+{
+	if (f->len + n + 1 <= f->cap)
+		return true;
+	if (!f->growable) {
+		f->overflow = true;
+		return false;
+	}
+	size_t cap = f->cap ? f->cap : 4096;
+	while (f->len + n + 1 > cap)
+		cap *= 2;
+	char *p = wss_sys_alloc(cap);
+	if (!p) {
+		f->overflow = true;
+		return false;
+	}
+	memcpy(p, f->buf, f->len);
+	wss_sys_free(f->buf, f->cap);
+	f->buf = p;
+	f->cap = cap;
+	return true;
+}
+
+void wss_fmt_mem(wss_fmt_t *f, const char *s, size_t n)
+{
+	if (!fmt_reserve(f, n)) {
+		/* Keep what fits so that messages stay readable. */
+		size_t room = f->cap > f->len + 1 ? f->cap - f->len - 1 : 0;
+		n = n < room ? n : room;
+	}
+	memcpy(f->buf + f->len, s, n);
+	f->len += n;
+}
+
+void wss_fmt_str(wss_fmt_t *f, const char *s) { wss_fmt_mem(f, s, strlen(s)); }
+void wss_fmt_ch(wss_fmt_t *f, char c) { wss_fmt_mem(f, &c, 1); }
+
+void wss_fmt_u64(wss_fmt_t *f, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof tmp;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	wss_fmt_mem(f, tmp + i, sizeof tmp - i);
+}
+
+void wss_fmt_i64(wss_fmt_t *f, int64_t v)
+{
+	if (v < 0) {
+		wss_fmt_ch(f, '-');
+		wss_fmt_u64(f, (uint64_t)0 - (uint64_t)v);
+	} else {
+		wss_fmt_u64(f, (uint64_t)v);
+	}
+}
+
+void wss_fmt_fixed(wss_fmt_t *f, uint64_t v, unsigned decimals)
+{
+	uint64_t p = 1;
+	for (unsigned i = 0; i < decimals; i++)
+		p *= 10;
+	wss_fmt_u64(f, v / p);
+	if (!decimals)
+		return;
+	wss_fmt_ch(f, '.');
+	uint64_t frac = v % p;
+	for (uint64_t d = p / 10; d > 0; d /= 10) {
+		wss_fmt_ch(f, (char)('0' + frac / d));
+		frac %= d;
+	}
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 when it is invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, min = 0x10000;
+	else
+		return 0;
+	unsigned cp = c & (0x3f >> (n - 1));
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void wss_fmt_json_str(wss_fmt_t *f, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	wss_fmt_ch(f, '"');
+	while (*p) {
+		unsigned c = *p;
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			wss_fmt_mem(f, e, 2);
+			p++;
+		} else if (c < 0x20) {
+			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			wss_fmt_mem(f, e, 6);
+			p++;
+		} else {
+			size_t n = utf8_len(p);
+			if (n == 0) {
+				wss_fmt_str(f, "\xef\xbf\xbd");
+				p++;
+			} else {
+				wss_fmt_mem(f, (const char *)p, n);
+				p += n;
+			}
+		}
+	}
+	wss_fmt_ch(f, '"');
+}
+
+const char *wss_fmt_cstr(wss_fmt_t *f)
+{
+	if (f->cap == 0)
+		return "";
+	f->buf[f->len < f->cap ? f->len : f->cap - 1] = '\0';
+	return f->buf;
+}
+
+void wss_log(const char *first, ...)
+{
+	char storage[1024];
+	wss_fmt_t f;
+	wss_fmt_init(&f, storage, sizeof storage);
+	wss_fmt_str(&f, "wss: ");
+	va_list ap;
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *))
+		wss_fmt_str(&f, s);
+	va_end(ap);
+	wss_fmt_ch(&f, '\n');
+	wss_write_all(2, f.buf, f.len);
+}

@@ -1,0 +1,79 @@
+/* Raw system calls for the preload and the engine.
+ * Everything here is async-signal-safe and never touches errno: results are
+ * returned as the kernel gives them (negative errno on failure).  Using raw
+ * syscalls keeps our own calls out of our own interposers (mmap, mprotect,
+ * sigprocmask are all wrapped) and out of the C library's errno, which the
+ * fault handler must not disturb. */
+#ifndef WSS_COMMON_SYS_H
+#define WSS_COMMON_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+static inline long wss_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#define wss_sys0(n) wss_sys6((n), 0, 0, 0, 0, 0, 0)
+#define wss_sys1(n, a) wss_sys6((n), (long)(a), 0, 0, 0, 0, 0)
+#define wss_sys2(n, a, b) wss_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define wss_sys3(n, a, b, c) wss_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define wss_sys4(n, a, b, c, d) wss_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+/* True when a raw syscall result is an error (-4095..-1). */
+static inline int wss_sys_failed(long r) { return (unsigned long)r > -4096UL; }
+
+/* mmap: returns the address or a negative errno cast to void *.  AS-safe. */
+static inline void *wss_sys_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)wss_sys6(SYS_mmap, (long)a, (long)len, prot, flags, fd, (long)off);
+}
+static inline int wss_sys_munmap(void *a, size_t len) { return (int)wss_sys2(SYS_munmap, a, len); }
+/* Returns 0 or -errno.  AS-safe. */
+static inline int wss_sys_mprotect(void *a, size_t len, int prot)
+{
+	return (int)wss_sys3(SYS_mprotect, a, len, prot);
+}
+static inline int wss_sys_madvise(void *a, size_t len, int adv) { return (int)wss_sys3(SYS_madvise, a, len, adv); }
+static inline void *wss_sys_mremap(void *o, size_t ol, size_t nl, int fl, void *na)
+{
+	return (void *)wss_sys6(SYS_mremap, (long)o, (long)ol, (long)nl, fl, (long)na, 0);
+}
+static inline long wss_sys_write(int fd, const void *b, size_t n) { return wss_sys3(SYS_write, fd, b, n); }
+static inline long wss_sys_read(int fd, void *b, size_t n) { return wss_sys3(SYS_read, fd, b, n); }
+static inline int wss_sys_openat(int dfd, const char *p, int fl, int mode) { return (int)wss_sys4(SYS_openat, dfd, p, fl, mode); }
+static inline int wss_sys_close(int fd) { return (int)wss_sys1(SYS_close, fd); }
+static inline int wss_sys_gettid(void) { return (int)wss_sys0(SYS_gettid); }
+static inline int wss_sys_getpid(void) { return (int)wss_sys0(SYS_getpid); }
+static inline int wss_sys_tgkill(int pid, int tid, int sig) { return (int)wss_sys3(SYS_tgkill, pid, tid, sig); }
+static inline int wss_sys_sched_yield(void) { return (int)wss_sys0(SYS_sched_yield); }
+/* rt_sigprocmask with the kernel's 8-byte sigset.  AS-safe. */
+static inline int wss_sys_sigmask(int how, const void *set, void *old)
+{
+	return (int)wss_sys4(SYS_rt_sigprocmask, how, set, old, 8);
+}
+static inline long wss_sys_futex(void *uaddr, int op, int val, const void *ts, void *uaddr2, int val3)
+{
+	return wss_sys6(SYS_futex, (long)uaddr, op, val, (long)ts, (long)uaddr2, val3);
+}
+
+/* Write all of buf to fd, retrying short writes and EINTR.  Returns 0 or a
+ * positive errno.  AS-safe. */
+int wss_write_all(int fd, const void *buf, size_t len);
+
+/* Anonymous private memory for the tool's own use, never tracked: returns
+ * NULL on failure.  AS-safe. */
+void *wss_sys_alloc(size_t len);
+void wss_sys_free(void *p, size_t len);
+
+#endif

@@ -1,0 +1,651 @@
+/* The engine: registry updates, the interval clock and the tick, samples,
+ * and the profile.  One lock (a futex mutex taken with asynchronous signals
+ * blocked) serialises the registry and the tick; the fault path takes no
+ * lock and allocates nothing.
+ *
+ * The interval clock.  `epoch` is the current interval (1, 2, ...).  A tick
+ * ending interval k does, under the lock:
+ *   1. epoch = k+1                          (seq_cst store)
+ *   2. wait until inflight[k&1] == 0        (every handler that read k is done)
+ *   3. arm every tracked range (backend)    (new interval starts per page here)
+ *   4. scan the page states: sample k       (pagestate.h explains why the
+ *                                            two-deep history makes this exact)
+ * A handler, after unprotecting its page, registers in inflight[e&1] for the
+ * epoch e it reads and re-reads the epoch (seq_cst): if it changed, it backs
+ * out and retries.  By the store/load ordering (Dekker), either the tick's
+ * step 2 sees the handler's increment, or the handler sees k+1.  So after
+ * step 2 no handler records k any more, and no handler can hold k+2 before
+ * the next tick.  The handler runs with all signals blocked (preload), so it
+ * always completes and step 2 cannot wait forever. */
+#include "config.h"
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/fmt.h"
+#include "common/sys.h"
+#include "engine/backend.h"
+#include "engine/profile.h"
+#include "engine/regions.h"
+#include "engine/shadow.h"
+#include "engine/threads.h"
+
+typedef struct wss_engine {
+	int lock;                 /* 0 free, 1 locked, 2 locked with waiters */
+	bool tracking;            /* registry and flags maintained (init on) */
+	bool measuring;           /* atomic: arming, recording, sampling */
+	bool finished;
+	bool started;
+	wss_config_t cfg;
+	const wss_backend_t *backend;
+	wss_regions_t regions;
+	uint32_t epoch;           /* atomic */
+	uint32_t inflight[2];     /* atomic */
+	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
+	long vma_budget;
+	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
+	uint64_t unarmed;         /* ranges that could not be armed at the last tick */
+	int fd;
+	char path[PATH_MAX];
+	uint64_t t0_ns, cpu0_ns, last_tick_ns;
+	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
+	wss_fmt_t out;
+	pthread_t thread;
+	int stop;                 /* futex word: 1 asks the engine thread to stop */
+} wss_engine_t;
+
+static wss_engine_t E = {.fd = -1};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- lock ------------------------------------------------------------- */
+
+/* Signals that are raised synchronously by a faulting instruction must stay
+ * deliverable: blocking them turns a fault into a kill. */
+#define SYNC_SIGNALS ((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)) | (1ULL << (SIGILL - 1)) | \
+		      (1ULL << (SIGFPE - 1)) | (1ULL << (SIGTRAP - 1)))
+
+void wss_engine_lock(wss_lockstate_t *ls)
+{
+	uint64_t block = ~SYNC_SIGNALS;
+	wss_sys_sigmask(SIG_BLOCK, &block, &ls->oldmask);
+	int c = 0;
+	if (__atomic_compare_exchange_n(&E.lock, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(&E.lock, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		wss_sys_futex(&E.lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		c = __atomic_exchange_n(&E.lock, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+void wss_engine_unlock(wss_lockstate_t *ls)
+{
+	if (__atomic_fetch_sub(&E.lock, 1, __ATOMIC_RELEASE) != 1) {
+		__atomic_store_n(&E.lock, 0, __ATOMIC_RELEASE);
+		wss_sys_futex(&E.lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	wss_sys_sigmask(SIG_SETMASK, &ls->oldmask, NULL);
+}
+
+/* ---- fault path (AS-safe) --------------------------------------------- */
+
+uint32_t wss_engine_epoch(void) { return __atomic_load_n(&E.epoch, __ATOMIC_RELAXED); }
+
+bool wss_engine_vma_charge(long delta)
+{
+	if (delta <= 0) {
+		__atomic_add_fetch(&E.vma_delta, delta, __ATOMIC_RELAXED);
+		return true;
+	}
+	if (__atomic_add_fetch(&E.vma_delta, delta, __ATOMIC_RELAXED) <= E.vma_budget)
+		return true;
+	__atomic_sub_fetch(&E.vma_delta, delta, __ATOMIC_RELAXED);
+	return false;
+}
+
+void wss_engine_count_coarse(void) { __atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED); }
+
+static uint32_t inflight_enter(void)
+{
+	for (;;) {
+		uint32_t e = __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&E.inflight[e & 1], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) == e)
+			return e;
+		__atomic_sub_fetch(&E.inflight[e & 1], 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void inflight_exit(uint32_t e) { __atomic_sub_fetch(&E.inflight[e & 1], 1, __ATOMIC_RELEASE); }
+
+void wss_engine_touched(uintptr_t page, uint8_t *fl)
+{
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		return; /* finished or forked: the page is open again, that is all */
+	uint32_t e = inflight_enter();
+	uint32_t slot = wss_threads_self();
+	wss_thread_t *t = wss_threads_get(slot);
+	wss_page_t *p = wss_shadow_page(page);
+	if (p && wss_page_record(p, e, slot))
+		__atomic_add_fetch(&t->faults, 1, __ATOMIC_RELAXED);
+	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_EVER) &&
+	    !(__atomic_fetch_or(fl, WSS_PF_EVER, __ATOMIC_RELAXED) & WSS_PF_EVER))
+		__atomic_add_fetch(&t->new_pages, 1, __ATOMIC_RELAXED);
+	inflight_exit(e);
+}
+
+bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
+{
+	const wss_backend_t *b = E.backend;
+	return b && b->fault(addr, write, exec);
+}
+
+/* ---- registry (engine lock held) --------------------------------------- */
+
+static uintptr_t page_down(uintptr_t a) { return a & ~(WSS_PAGE_SIZE - 1); }
+static uintptr_t page_up(uintptr_t a) { return (a + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1); }
+
+static void reset_page(uintptr_t a)
+{
+	wss_page_t *p = wss_shadow_page(a);
+	if (p && (__atomic_load_n(&p->cur, __ATOMIC_RELAXED) || __atomic_load_n(&p->prev, __ATOMIC_RELAXED))) {
+		__atomic_store_n(&p->cur, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->prev, 0, __ATOMIC_RELAXED);
+	}
+}
+
+void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
+{
+	uintptr_t s = page_down(start), e = page_up(start + len);
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
+		return;
+	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
+		return; /* out of memory for bookkeeping: leave it untracked */
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		reset_page(a);
+		__atomic_store_n(fl, (uint8_t)(bits | (*fl & WSS_PF_EVER)), __ATOMIC_RELEASE);
+	}
+	E.backend->attach(s, e);
+}
+
+void wss_engine_untrack_locked(uintptr_t start, size_t len)
+{
+	uintptr_t s = page_down(start), e = page_up(start + len);
+	if (!E.tracking || s >= e)
+		return;
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	if (i == E.regions.n || E.regions.v[i].start >= e)
+		return;
+	wss_regions_remove(&E.regions, s, e);
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (!fl || !(*fl & WSS_PF_TRACKED))
+			continue;
+		__atomic_and_fetch(fl, (uint8_t)WSS_PF_EVER, __ATOMIC_RELEASE);
+		reset_page(a);
+	}
+}
+
+void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
+{
+	uintptr_t s = page_down(start), e = page_up(start + len);
+	if (!E.tracking || s >= e)
+		return;
+	if (prot & PROT_EXEC) {
+		/* Code is not data: stop tracking it. */
+		wss_engine_untrack_locked(s, e - s);
+		return;
+	}
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
+		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+		for (; a < b; a += WSS_PAGE_SIZE) {
+			uint8_t *fl = wss_shadow_flags(a);
+			uint8_t old = __atomic_load_n(fl, __ATOMIC_RELAXED), nw;
+			do
+				nw = (uint8_t)((old & ~WSS_PF_PROT) | (prot & WSS_PF_PROT));
+			while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		}
+	}
+}
+
+void wss_engine_disarm_locked(uintptr_t start, size_t len)
+{
+	uintptr_t s = page_down(start), e = page_up(start + len);
+	if (!E.tracking)
+		return;
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
+		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+		E.backend->disarm(a, b);
+	}
+}
+
+void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen)
+{
+	if (!E.tracking)
+		return;
+	oldlen = page_up(oldlen);
+	newlen = page_up(newlen);
+	uint8_t *fl = wss_shadow_flags(old);
+	uint8_t f = fl ? *fl : 0;
+	if (!(f & WSS_PF_TRACKED)) {
+		wss_engine_untrack_locked(nw, newlen);
+		return;
+	}
+	int prot = f & WSS_PF_PROT, kind = (f & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
+	if (nw == old) {
+		if (newlen > oldlen)
+			wss_engine_track_locked(old + oldlen, newlen - oldlen, prot, kind);
+		else
+			wss_engine_untrack_locked(old + newlen, oldlen - newlen);
+		return;
+	}
+	wss_engine_untrack_locked(nw, newlen);
+	wss_engine_track_locked(nw, newlen, prot, kind);
+	size_t n = (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = old + (i << WSS_PAGE_SHIFT), b = nw + (i << WSS_PAGE_SHIFT);
+		wss_page_t *pa = wss_shadow_page(a), *pb = wss_shadow_page(b);
+		uint8_t *fa = wss_shadow_flags(a), *fb = wss_shadow_flags(b);
+		if (!pa || !pb)
+			continue;
+		uint64_t lo, hi;
+		wss_page_load(pa, &lo, &hi);
+		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
+		if (*fa & WSS_PF_EVER)
+			__atomic_fetch_or(fb, WSS_PF_EVER, __ATOMIC_RELAXED);
+	}
+	wss_engine_untrack_locked(old, oldlen);
+}
+
+bool wss_engine_relieve_locked(void)
+{
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || __atomic_load_n(&E.vma_delta, __ATOMIC_RELAXED) <= 0)
+		return false;
+	for (size_t i = 0; i < E.regions.n; i++)
+		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* ---- the tick ----------------------------------------------------------- */
+
+static void write_record(void)
+{
+	if (E.fd >= 0 && E.out.len && !E.out.overflow)
+		wss_write_all(E.fd, E.out.buf, E.out.len);
+	wss_fmt_reset(&E.out);
+}
+
+static int64_t thread_cpu_ns(int tid)
+{
+	/* The kernel's CPU-clock id for a thread: see CPUCLOCK_* in the
+	 * kernel's posix-timers.h (per-thread, scheduler clock). */
+	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
+	struct timespec ts;
+	if (tid <= 0 || clock_gettime(id, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void tick_locked(bool final)
+{
+	uint32_t k = E.epoch;
+	uint32_t w = E.cfg.window_intervals;
+	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
+		wss_sys_sched_yield();
+
+	uint64_t unarmed = 0;
+	if (!final) {
+		for (size_t i = 0; i < E.regions.n; i++)
+			if (E.backend->arm(E.regions.v[i].start, E.regions.v[i].end))
+				unarmed++;
+		__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+	}
+
+	uint32_t nt = wss_threads_count();
+	for (uint32_t s = 0; s <= nt; s++)
+		wss_threads_get(s)->window_pages = 0;
+	uint64_t pages = 0;
+	for (size_t i = 0; i < E.regions.n; i++) {
+		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
+			uint32_t owner;
+			if (wss_page_in_window(wss_shadow_page(a), k, w, &owner)) {
+				pages++;
+				if (owner <= nt)
+					wss_threads_get(owner)->window_pages++;
+			}
+		}
+	}
+
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	wss_profile_sample_t smp = {
+		.seq = k,
+		.t_ns = now - E.t0_ns,
+		.cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns,
+		.data_pages = pages,
+		.coarse = coarse,
+		.unarmed = unarmed,
+		.final = final,
+	};
+	uint64_t faults = 0;
+	for (uint32_t s = 1; s <= nt; s++) {
+		wss_thread_t *t = wss_threads_get(s);
+		uint64_t fs = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
+		faults += fs - t->faults_seen;
+	}
+	smp.faults = faults;
+	wss_profile_sample_begin(&E.out, &smp);
+	bool first = true;
+	for (uint32_t s = 1; s <= nt; s++) {
+		wss_thread_t *t = wss_threads_get(s);
+		uint64_t fs = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
+		if (t->window_pages || fs != t->faults_seen) {
+			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+			wss_profile_sample_thread(&E.out, first, tid, t->window_pages, fs - t->faults_seen, thread_cpu_ns(tid));
+			first = false;
+		}
+		t->faults_seen = fs;
+	}
+	wss_profile_sample_end(&E.out);
+	write_record();
+
+	E.nsamples++;
+	E.sum_pages += pages;
+	if (pages > E.peak_pages)
+		E.peak_pages = pages;
+	E.faults_total += faults;
+	E.coarse_total += coarse;
+	E.last_tick_ns = now;
+}
+
+void wss_engine_tick_manual(void)
+{
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || E.cfg.time_base != WSS_TIME_MANUAL)
+		return;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		tick_locked(false);
+	wss_engine_unlock(&ls);
+}
+
+/* Sleep until the absolute CLOCK_MONOTONIC time t or until asked to stop. */
+static void wait_until(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ULL), .tv_nsec = (long)(t % 1000000000ULL)};
+	wss_sys_futex(&E.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+static void *engine_main(void *arg)
+{
+	(void)arg;
+	uint64_t interval = E.cfg.interval_ns;
+	if (E.cfg.time_base == WSS_TIME_CPU) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t next = interval;
+		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
+			uint64_t used = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns;
+			if (used >= next) {
+				wss_lockstate_t ls;
+				wss_engine_lock(&ls);
+				if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
+					tick_locked(false);
+				wss_engine_unlock(&ls);
+				while (next <= used)
+					next += interval;
+				continue;
+			}
+			/* CPU time advances at most ncpu times faster than wall time. */
+			uint64_t nap = (next - used) / (uint64_t)(ncpu > 0 ? ncpu : 1);
+			if (nap < 100000)
+				nap = 100000;
+			if (nap > 50000000)
+				nap = 50000000;
+			wait_until(clock_ns(CLOCK_MONOTONIC) + nap);
+		}
+		return NULL;
+	}
+	uint64_t next = E.t0_ns + interval;
+	while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
+		wait_until(next);
+		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
+			break;
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		if (now < next)
+			continue;
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+			tick_locked(false);
+		wss_engine_unlock(&ls);
+		/* A late tick does not cause a burst: skip to the next boundary. */
+		next += interval;
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (next <= now)
+			next = now + interval - (now - E.t0_ns) % interval;
+	}
+	return NULL;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static long read_long_file(const char *path, long dflt)
+{
+	char buf[64];
+	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return dflt;
+	long n = wss_sys_read(fd, buf, sizeof buf - 1);
+	wss_sys_close(fd);
+	if (n <= 0)
+		return dflt;
+	long v = 0;
+	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	return v > 0 ? v : dflt;
+}
+
+static void readlink_exe(char *out, size_t n)
+{
+	long r = wss_sys6(SYS_readlink, (long)"/proc/self/exe", (long)out, (long)n - 1, 0, 0, 0);
+	out[r > 0 ? r : 0] = '\0';
+}
+
+int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
+{
+	E.cfg = *s->cfg;
+	E.backend = &wss_backend_mprotect;
+	char why[256] = "";
+	int r = E.backend->probe(why, sizeof why);
+	if (r) {
+		wss_fmt_t e;
+		wss_fmt_init(&e, err, errlen);
+		wss_fmt_str(&e, "backend mprotect unavailable: ");
+		wss_fmt_str(&e, why);
+		wss_fmt_cstr(&e);
+		return r;
+	}
+	if (wss_shadow_init() || wss_threads_init() || wss_fmt_init_growable(&E.out, 1 << 16) ||
+	    wss_regions_reserve(&E.regions, 64)) {
+		wss_fmt_t e;
+		wss_fmt_init(&e, err, errlen);
+		wss_fmt_str(&e, "out of memory setting up the engine");
+		wss_fmt_cstr(&e);
+		return ENOMEM;
+	}
+	long max_map = read_long_file("/proc/sys/vm/max_map_count", 65530);
+	/* Our splits may use half of what is left; the application keeps the
+	 * rest, and the relieve path covers it if it needs more. */
+	E.vma_budget = max_map / 2 - 1024;
+	if (E.vma_budget < 64)
+		E.vma_budget = 64;
+
+	int pid = wss_sys_getpid();
+	const char *prog = s->argc > 0 && s->argv ? s->argv[0] : NULL;
+	r = wss_profile_create(E.cfg.output, pid, prog, E.path, sizeof E.path, &E.fd, err, errlen);
+	if (r)
+		return r;
+
+	char exe[PATH_MAX];
+	readlink_exe(exe, sizeof exe);
+	struct utsname u;
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	wss_profile_header_t h = {
+		.pid = pid,
+		.ppid = getppid(),
+		.exe = exe,
+		.argc = s->argc,
+		.argv = s->argv,
+		.kernel = u.release,
+		.backend = E.backend->name,
+		.backend_reason = "the only backend in this version",
+		.cfg = &E.cfg,
+		.start_unix_ns = clock_ns(CLOCK_REALTIME),
+		.page_size = (long)WSS_PAGE_SIZE,
+		.max_map_count = max_map,
+		.vma_budget = E.vma_budget,
+	};
+	wss_profile_header(&E.out, &h);
+	write_record();
+	E.epoch = 1;
+	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
+	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	__atomic_store_n(&E.tracking, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&E.measuring, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool wss_engine_active(void) { return __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE); }
+
+bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE); }
+
+int wss_engine_start(void)
+{
+	if (E.cfg.time_base == WSS_TIME_MANUAL)
+		return 0;
+	/* The engine thread starts with every asynchronous signal blocked, so
+	 * the application's SIGTERM, SIGINT, SIGCHLD... go where they would go
+	 * without us (heaptrack learned this from a swallowed SIGTERM). */
+	uint64_t block = ~SYNC_SIGNALS, old;
+	wss_sys_sigmask(SIG_BLOCK, &block, &old);
+	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		E.started = true;
+	return r;
+}
+
+/* Stop measuring: every tracked page gets the application's protection back.
+ * The registry and the flags stay exact (the hooks keep them up to date), so
+ * a thread that faulted on an armed page just before this still finds the
+ * page ours and simply reopens it, instead of being sent to the
+ * application's handler. */
+static void deactivate_locked(void)
+{
+	__atomic_store_n(&E.measuring, false, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < E.regions.n; i++)
+		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+}
+
+void wss_engine_finish(void)
+{
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+		return;
+	if (E.started) {
+		__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
+		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		pthread_join(E.thread, NULL);
+		E.started = false;
+	}
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
+		wss_engine_unlock(&ls);
+		return;
+	}
+	E.finished = true;
+	tick_locked(true);
+	uint64_t total = 0;
+	uint32_t nt = wss_threads_count();
+	for (uint32_t s = 1; s <= nt; s++)
+		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
+	wss_profile_summary_t sum = {
+		.samples = E.nsamples,
+		.sum_pages = E.sum_pages,
+		.peak_pages = E.peak_pages,
+		.total_pages = total,
+		.faults = E.faults_total,
+		.coarse = E.coarse_total,
+		.duration_ns = clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
+		.page_size = (long)WSS_PAGE_SIZE,
+	};
+	wss_profile_summary(&E.out, &sum);
+	write_record();
+	deactivate_locked();
+	if (E.fd >= 0)
+		wss_sys_close(E.fd);
+	E.fd = -1;
+	wss_engine_unlock(&ls);
+
+	char line[512];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_profile_summary_text(&f, &sum);
+	wss_log(wss_fmt_cstr(&f), NULL);
+	wss_log("profile: ", E.path, NULL);
+}
+
+/* fork: extent hooks take the engine lock while jemalloc holds its own, so
+ * the lock order is jemalloc -> engine.  preload registers these handlers
+ * before jemalloc registers its own (on the first malloc), and prepare
+ * handlers run in reverse order of registration: jemalloc's run first, then
+ * ours, which keeps the order and cannot deadlock. */
+static wss_lockstate_t fork_ls;
+
+void wss_engine_fork_prepare(void) { wss_engine_lock(&fork_ls); }
+
+void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
+
+void wss_engine_fork_child(void)
+{
+	/* The engine thread does not exist here and the profile belongs to the
+	 * parent: stop measuring, without writing anything. */
+	E.started = false;
+	if (E.fd >= 0)
+		wss_sys_close(E.fd);
+	E.fd = -1;
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		deactivate_locked();
+	E.finished = true;
+	wss_threads_forget_self();
+	E.lock = 0;
+	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+}

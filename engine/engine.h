@@ -1,0 +1,85 @@
+/* The engine: tracked memory, the interval clock, samples and the profile.
+ * preload/ calls these from its hooks; nothing here knows which libc
+ * function was interposed.  Contexts: init (start-up only), hook (from an
+ * interposed function, any thread), AS-safe (from the fault handler). */
+#ifndef WSS_ENGINE_ENGINE_H
+#define WSS_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+
+/* Exit statuses for errors reported by the library itself. */
+#define WSS_EXIT_USAGE 2
+
+typedef struct wss_engine_start {
+	int argc;
+	char **argv;
+	const wss_config_t *cfg;
+} wss_engine_start_t;
+
+/* Set up the engine, open the profile and write its header; does not start
+ * the clock.  Returns 0, or an errno with a one-line message in err.  init. */
+int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen);
+/* Start the interval clock (the engine thread, unless time_base is manual).
+ * Returns 0 or an errno.  init. */
+int wss_engine_start(void);
+/* Take the final sample, write the summary, print it to stderr, and give all
+ * tracked memory back its own protection.  Runs once; later calls do nothing.
+ * hook. */
+void wss_engine_finish(void);
+/* True while measuring (after init, before finish, not in a forked child). */
+bool wss_engine_active(void);
+/* True once the registry is kept (from init on, also after finish and in a
+ * forked child): mapping hooks must report changes while this holds. */
+bool wss_engine_tracking(void);
+
+/* End the current interval now (time_base manual).  hook. */
+void wss_engine_tick_manual(void);
+
+/* The engine lock, with asynchronous signals blocked while it is held so a
+ * signal handler on the same thread cannot re-enter it.  hook. */
+typedef struct wss_lockstate {
+	uint64_t oldmask;
+} wss_lockstate_t;
+void wss_engine_lock(wss_lockstate_t *ls);
+void wss_engine_unlock(wss_lockstate_t *ls);
+
+/* Registry updates; the caller holds the engine lock and has made the
+ * mapping change itself.  prot is the application's protection. */
+void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind);
+void wss_engine_untrack_locked(uintptr_t start, size_t len);
+/* The application changed the protection of [start, len). */
+void wss_engine_protect_locked(uintptr_t start, size_t len, int prot);
+/* Give tracked pages in [start, len) the application's protection again
+ * (before a call that needs one VMA, such as mremap). */
+void wss_engine_disarm_locked(uintptr_t start, size_t len);
+/* A mremap moved or resized [old, oldlen) to [new, newlen): tracking and
+ * page history follow the data. */
+void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen);
+/* The application's mapping call failed with ENOMEM: if our protection
+ * splits may be the cause, undo them all and return true (retry once). */
+bool wss_engine_relieve_locked(void);
+
+/* The fault handler's entry: true when the fault was ours and is handled.
+ * AS-safe, lock-free. */
+bool wss_engine_fault(uintptr_t addr, bool write, bool exec);
+
+/* For backends: record a first touch of the page at addr (whose flags byte
+ * is fl) in the current interval.  AS-safe, lock-free. */
+void wss_engine_touched(uintptr_t page, uint8_t *fl);
+/* The current interval number.  AS-safe. */
+uint32_t wss_engine_epoch(void);
+/* VMA budget bookkeeping for the mprotect backend.  AS-safe. */
+bool wss_engine_vma_charge(long delta);
+void wss_engine_count_coarse(void);
+
+/* After fork in the child: stop measuring cleanly (no profile writes, all
+ * memory back to its own protection).  hook. */
+void wss_engine_fork_prepare(void);
+void wss_engine_fork_parent(void);
+void wss_engine_fork_child(void);
+
+#endif

@@ -1,0 +1,214 @@
+/* Profile records (see profile.h and docs/profile-format.md). */
+#include "config.h"
+#include "engine/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "common/sys.h"
+
+static void key(wss_fmt_t *f, const char *k)
+{
+	wss_fmt_ch(f, ',');
+	wss_fmt_json_str(f, k);
+	wss_fmt_ch(f, ':');
+}
+
+static void key_u64(wss_fmt_t *f, const char *k, uint64_t v)
+{
+	key(f, k);
+	wss_fmt_u64(f, v);
+}
+
+static void key_str(wss_fmt_t *f, const char *k, const char *v)
+{
+	key(f, k);
+	wss_fmt_json_str(f, v ? v : "");
+}
+
+static const char *source_name(wss_source_t s) { return s == WSS_SRC_ENV ? "env" : "default"; }
+
+void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
+{
+	const wss_config_t *c = h->cfg;
+	wss_fmt_str(f, "{\"type\":\"header\"");
+	key_u64(f, "version", WSS_PROFILE_VERSION);
+	key_str(f, "tool", "wss " PACKAGE_VERSION);
+	key_u64(f, "pid", (uint64_t)h->pid);
+	key_u64(f, "ppid", (uint64_t)h->ppid);
+	key_str(f, "exe", h->exe);
+	key(f, "argv");
+	wss_fmt_ch(f, '[');
+	for (int i = 0; i < h->argc && h->argv && h->argv[i]; i++) {
+		if (i)
+			wss_fmt_ch(f, ',');
+		wss_fmt_json_str(f, h->argv[i]);
+	}
+	wss_fmt_ch(f, ']');
+	key_u64(f, "start_unix_ns", h->start_unix_ns);
+	key_str(f, "kernel", h->kernel);
+	key_u64(f, "page_size", (uint64_t)h->page_size);
+	key_str(f, "backend", h->backend);
+	key_str(f, "backend_reason", h->backend_reason);
+	key_str(f, "time_base", wss_time_base_name(c->time_base));
+	key_u64(f, "interval_ns", c->interval_ns);
+	key_u64(f, "window_intervals", c->window_intervals);
+	key_u64(f, "window_ns", c->window_ns);
+	key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
+	key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
+	key(f, "track");
+	wss_fmt_str(f, "{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true}");
+	key(f, "config");
+	wss_fmt_str(f, "{\"session\":{\"output\":");
+	wss_fmt_json_str(f, c->output);
+	wss_fmt_str(f, ",\"time_base\":");
+	wss_fmt_json_str(f, wss_time_base_name(c->time_base));
+	wss_fmt_str(f, ",\"interval\":");
+	wss_fmt_u64(f, c->interval_ns);
+	wss_fmt_str(f, ",\"window\":");
+	wss_fmt_u64(f, c->window_ns);
+	wss_fmt_str(f, "}}");
+	key(f, "config_source");
+	wss_fmt_str(f, "{\"session.output\":");
+	wss_fmt_json_str(f, source_name(c->src_output));
+	wss_fmt_str(f, ",\"session.time_base\":");
+	wss_fmt_json_str(f, source_name(c->src_time_base));
+	wss_fmt_str(f, ",\"session.interval\":");
+	wss_fmt_json_str(f, source_name(c->src_interval));
+	wss_fmt_str(f, ",\"session.window\":");
+	wss_fmt_json_str(f, source_name(c->src_window));
+	wss_fmt_str(f, "}}\n");
+}
+
+void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
+{
+	wss_fmt_str(f, "{\"type\":\"sample\"");
+	key_u64(f, "seq", s->seq);
+	key_u64(f, "t_ns", s->t_ns);
+	key_u64(f, "cpu_ns", s->cpu_ns);
+	key_u64(f, "data_pages", s->data_pages);
+	key_u64(f, "faults", s->faults);
+	key_u64(f, "coarse", s->coarse);
+	if (s->unarmed)
+		key_u64(f, "unarmed", s->unarmed);
+	if (s->final)
+		wss_fmt_str(f, ",\"final\":true");
+	wss_fmt_str(f, ",\"threads\":[");
+}
+
+void wss_profile_sample_thread(wss_fmt_t *f, bool first, int tid, uint64_t pages, uint64_t faults, int64_t cpu_ns)
+{
+	if (!first)
+		wss_fmt_ch(f, ',');
+	wss_fmt_str(f, "{\"tid\":");
+	wss_fmt_i64(f, tid);
+	key_u64(f, "data_pages", pages);
+	key_u64(f, "faults", faults);
+	if (cpu_ns >= 0)
+		key_u64(f, "cpu_ns", (uint64_t)cpu_ns);
+	wss_fmt_ch(f, '}');
+}
+
+void wss_profile_sample_end(wss_fmt_t *f) { wss_fmt_str(f, "]}\n"); }
+
+/* avg with one decimal, as tenths. */
+static uint64_t avg_tenths(const wss_profile_summary_t *s)
+{
+	return s->samples ? (s->sum_pages * 10 + s->samples / 2) / s->samples : 0;
+}
+
+void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
+{
+	wss_fmt_str(f, "{\"type\":\"summary\"");
+	key_u64(f, "samples", s->samples);
+	key_u64(f, "duration_ns", s->duration_ns);
+	key(f, "data");
+	wss_fmt_str(f, "{\"avg\":");
+	wss_fmt_fixed(f, avg_tenths(s), 1);
+	wss_fmt_str(f, ",\"peak\":");
+	wss_fmt_u64(f, s->peak_pages);
+	wss_fmt_str(f, ",\"total\":");
+	wss_fmt_u64(f, s->total_pages);
+	wss_fmt_ch(f, '}');
+	key_u64(f, "faults", s->faults);
+	key_u64(f, "coarse", s->coarse);
+	key_u64(f, "page_size", (uint64_t)s->page_size);
+	wss_fmt_str(f, "}\n");
+}
+
+/* pages -> MiB with one decimal, rounded. */
+static void mib(wss_fmt_t *f, uint64_t tenths_of_pages, long page_size)
+{
+	uint64_t bytes10 = tenths_of_pages * (uint64_t)page_size;
+	wss_fmt_fixed(f, (bytes10 + (1 << 20) / 2) >> 20, 1);
+}
+
+void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s)
+{
+	uint64_t a = avg_tenths(s);
+	wss_fmt_str(f, "data avg/peak/total: ");
+	wss_fmt_fixed(f, a, 1);
+	wss_fmt_ch(f, '/');
+	wss_fmt_u64(f, s->peak_pages);
+	wss_fmt_ch(f, '/');
+	wss_fmt_u64(f, s->total_pages);
+	wss_fmt_str(f, " pages (");
+	mib(f, a, s->page_size);
+	wss_fmt_ch(f, '/');
+	mib(f, s->peak_pages * 10, s->page_size);
+	wss_fmt_ch(f, '/');
+	mib(f, s->total_pages * 10, s->page_size);
+	wss_fmt_str(f, " MiB)");
+}
+
+int wss_profile_create(const char *pattern, int pid, const char *prog, char *path, size_t pathlen, int *fd,
+		       char *err, size_t errlen)
+{
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	char base[WSS_OUTPUT_MAX];
+	int r = wss_output_expand(pattern, pid, prog, base, sizeof base);
+	if (r) {
+		wss_fmt_str(&e, "output ");
+		wss_fmt_json_str(&e, pattern);
+		wss_fmt_str(&e, r == EINVAL ? ": unknown %-sequence (use %p, %n or %%)" : ": path too long");
+		wss_fmt_cstr(&e);
+		return r;
+	}
+	for (unsigned n = 1; n <= 1000; n++) {
+		wss_fmt_t p;
+		wss_fmt_init(&p, path, pathlen);
+		wss_fmt_str(&p, base);
+		if (n > 1) {
+			wss_fmt_ch(&p, '.');
+			wss_fmt_u64(&p, n);
+		}
+		wss_fmt_cstr(&p);
+		if (p.overflow) {
+			r = ENAMETOOLONG;
+			break;
+		}
+		int f = wss_sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+		if (f >= 0) {
+			*fd = f;
+			return 0;
+		}
+		r = -f;
+		if (r != EEXIST)
+			break;
+	}
+	wss_fmt_str(&e, "cannot create profile ");
+	wss_fmt_str(&e, path);
+	wss_fmt_str(&e, ": ");
+	wss_fmt_str(&e, r == ENOENT ? "No such file or directory"
+			: r == EACCES ? "Permission denied"
+			: r == EEXIST ? "File exists"
+			: r == ENOTDIR ? "Not a directory"
+			: r == EROFS ? "Read-only file system"
+			: r == ENAMETOOLONG ? "File name too long"
+			: r == ELOOP ? "Is a symbolic link"
+			: "cannot open");
+	wss_fmt_cstr(&e);
+	return r;
+}

@@ -1,0 +1,62 @@
+/* The profile: one JSON object per line, streamed with one write(2) per
+ * record so that a killed program leaves every completed record on disk.
+ * Formatting is separate from I/O so that it is unit-tested directly.
+ * docs/profile-format.md is the schema. */
+#ifndef WSS_ENGINE_PROFILE_H
+#define WSS_ENGINE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/fmt.h"
+#include "config/config.h"
+
+#define WSS_PROFILE_VERSION 1
+
+typedef struct wss_profile_header {
+	int pid, ppid;
+	const char *exe;
+	int argc;
+	char **argv;
+	const char *kernel;
+	const char *backend;
+	const char *backend_reason;
+	const wss_config_t *cfg;
+	uint64_t start_unix_ns;
+	long page_size;
+	long max_map_count;
+	long vma_budget;
+} wss_profile_header_t;
+
+typedef struct wss_profile_sample {
+	uint32_t seq;
+	uint64_t t_ns, cpu_ns;
+	uint64_t data_pages, faults, coarse, unarmed;
+	bool final;
+} wss_profile_sample_t;
+
+typedef struct wss_profile_summary {
+	uint64_t samples;
+	uint64_t sum_pages, peak_pages, total_pages;
+	uint64_t faults, coarse;
+	uint64_t duration_ns;
+	long page_size;
+} wss_profile_summary_t;
+
+void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);
+/* A sample is begin, zero or more thread entries, end. */
+void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s);
+void wss_profile_sample_thread(wss_fmt_t *f, bool first, int tid, uint64_t pages, uint64_t faults, int64_t cpu_ns);
+void wss_profile_sample_end(wss_fmt_t *f);
+void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s);
+/* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)". */
+void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s);
+
+/* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
+ * mode 0644.  If the expanded name exists (a process that exec'd keeps its
+ * pid), ".2", ".3", ... are tried after it.  Returns 0 with the fd and the
+ * path, or an errno with a reason in err. */
+int wss_profile_create(const char *pattern, int pid, const char *prog, char *path, size_t pathlen, int *fd,
+		       char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,62 @@
+/* Shadow table (see shadow.h).  Leaves are published with a release store and
+ * read with an acquire load; they are never freed, so there is no reclamation
+ * problem for the fault handler.  Leaf memory is MAP_NORESERVE and populated
+ * by the kernel only where pages are actually tracked. */
+#include "config.h"
+#include "engine/shadow.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "common/sys.h"
+
+typedef struct wss_leaf {
+	wss_page_t pages[WSS_LEAF_PAGES];
+	uint8_t flags[WSS_LEAF_PAGES];
+} wss_leaf_t;
+
+#define DIR_ENTRIES (WSS_ADDR_LIMIT >> WSS_LEAF_SHIFT)
+
+static wss_leaf_t **shadow_dir;
+
+int wss_shadow_init(void)
+{
+	if (shadow_dir)
+		return 0;
+	shadow_dir = wss_sys_alloc(DIR_ENTRIES * sizeof *shadow_dir);
+	return shadow_dir ? 0 : ENOMEM;
+}
+
+int wss_shadow_ensure(uintptr_t start, uintptr_t end)
+{
+	if (!shadow_dir || end > WSS_ADDR_LIMIT || start >= end)
+		return ENOMEM;
+	for (uintptr_t i = start >> WSS_LEAF_SHIFT; i <= (end - 1) >> WSS_LEAF_SHIFT; i++) {
+		if (__atomic_load_n(&shadow_dir[i], __ATOMIC_ACQUIRE))
+			continue;
+		wss_leaf_t *leaf = wss_sys_alloc(sizeof(wss_leaf_t));
+		if (!leaf)
+			return ENOMEM;
+		__atomic_store_n(&shadow_dir[i], leaf, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+static wss_leaf_t *leaf_of(uintptr_t addr)
+{
+	if (addr >= WSS_ADDR_LIMIT || !shadow_dir)
+		return NULL;
+	return __atomic_load_n(&shadow_dir[addr >> WSS_LEAF_SHIFT], __ATOMIC_ACQUIRE);
+}
+
+wss_page_t *wss_shadow_page(uintptr_t addr)
+{
+	wss_leaf_t *l = leaf_of(addr);
+	return l ? &l->pages[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
+}
+
+uint8_t *wss_shadow_flags(uintptr_t addr)
+{
+	wss_leaf_t *l = leaf_of(addr);
+	return l ? &l->flags[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
+}

@@ -1,0 +1,39 @@
+/* The shadow table: per-page state and flags for every tracked page, found
+ * from an address in O(1) without locks.  Two levels: a directory with one
+ * entry per GiB of the 47-bit user address space, and leaves allocated on
+ * first registration and never freed, so a fault handler that loaded a leaf
+ * pointer can always use it. */
+#ifndef WSS_ENGINE_SHADOW_H
+#define WSS_ENGINE_SHADOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/pagestate.h"
+
+#define WSS_PAGE_SHIFT 12
+#define WSS_PAGE_SIZE (1UL << WSS_PAGE_SHIFT)
+#define WSS_LEAF_SHIFT 30
+#define WSS_LEAF_PAGES (1UL << (WSS_LEAF_SHIFT - WSS_PAGE_SHIFT))
+#define WSS_ADDR_LIMIT (1UL << 47)
+
+/* Page flags (one byte per page). */
+#define WSS_PF_PROT 0x07    /* the application's PROT_READ|WRITE|EXEC */
+#define WSS_PF_TRACKED 0x08 /* ours to arm */
+#define WSS_PF_EVER 0x10    /* touched at least once in this run */
+#define WSS_PF_KIND_SHIFT 5 /* two bits: wss_kind_t */
+#define WSS_PF_KIND (3 << WSS_PF_KIND_SHIFT)
+
+typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND_DATA = 3 } wss_kind_t;
+
+/* Allocate the directory.  Returns 0 or ENOMEM.  init. */
+int wss_shadow_init(void);
+/* Make sure leaves exist for [start, end).  Returns 0 or ENOMEM.  Called
+ * with the engine lock held. */
+int wss_shadow_ensure(uintptr_t start, uintptr_t end);
+/* The state and flags of the page holding addr, or NULL when no leaf covers
+ * it.  AS-safe. */
+wss_page_t *wss_shadow_page(uintptr_t addr);
+uint8_t *wss_shadow_flags(uintptr_t addr);
+
+#endif

@@ -1,0 +1,32 @@
+/* Thread slots: a small integer per application thread, assigned on its
+ * first recorded touch, that names the toucher in the per-page state.  The
+ * table is preallocated so that the fault handler assigns a slot with one
+ * atomic add and no allocation.  Slots are not reused in this version; past
+ * WSS_MAX_SLOTS threads, the rest share the last slot (reported as tid 0). */
+#ifndef WSS_ENGINE_THREADS_H
+#define WSS_ENGINE_THREADS_H
+
+#include <stdint.h>
+
+#define WSS_MAX_SLOTS 65536U
+
+typedef struct wss_thread {
+	int tid;            /* 0 for the shared overflow slot */
+	uint64_t faults;    /* first touches recorded, all time (atomic) */
+	uint64_t new_pages; /* pages this thread touched first in the run (atomic) */
+	uint64_t faults_seen; /* engine-private: faults at the previous sample */
+	uint32_t window_pages; /* engine-private scratch for the scan */
+} __attribute__((aligned(64))) wss_thread_t;
+
+/* Allocate the table.  Returns 0 or ENOMEM.  init. */
+int wss_threads_init(void);
+/* The calling thread's slot, assigning one on first use.  AS-safe. */
+uint32_t wss_threads_self(void);
+/* Slots in use are 1..wss_threads_count() (0 is never assigned). */
+uint32_t wss_threads_count(void);
+wss_thread_t *wss_threads_get(uint32_t slot);
+/* Forget the calling thread's slot (after fork, the child's main thread
+ * is a new thread).  hook. */
+void wss_threads_forget_self(void);
+
+#endif

@@ -1,0 +1,173 @@
+/* The mprotect backend: at each tick every tracked range becomes PROT_NONE;
+ * the first access to a page in the interval faults, the handler gives the
+ * page back the application's protection and records the touch.  Exact,
+ * sees reads and writes, and names the touching thread.
+ *
+ * Races, and how they are closed:
+ * - tick vs fault: the tick advances the epoch, then protects; the handler
+ *   unprotects, then reads the epoch (engine.c).  A page unprotected before
+ *   the tick's protect is armed again and faults again in the new interval;
+ *   one unprotected after it was unprotected by a handler that reads the new
+ *   epoch.  So every interval sees the first touch of every page.
+ * - fault vs the application's own mprotect: the application's wrapper
+ *   stores the new protection in the page flags, then calls mprotect; the
+ *   handler calls mprotect with the flags it read, then reads them again and
+ *   repeats if they changed.  Whichever mprotect is last, it uses the new
+ *   protection.
+ * - VMA count: each single-page unprotect inside a PROT_NONE range can split
+ *   one VMA into three.  We keep an estimate per interval and, past a budget
+ *   well below vm.max_map_count, unprotect an aligned block (or the whole
+ *   uniform run) instead, counting it as "coarse" in the sample. */
+#include "config.h"
+#include "engine/backend.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "common/sys.h"
+#include "engine/engine.h"
+#include "engine/shadow.h"
+
+#define COARSE_BLOCK_PAGES 64
+
+static int mp_probe(char *why, size_t whylen)
+{
+	(void)why;
+	(void)whylen;
+	return 0; /* mprotect and SIGSEGV work everywhere */
+}
+
+static int mp_arm(uintptr_t start, uintptr_t end)
+{
+	int r = wss_sys_mprotect((void *)start, end - start, PROT_NONE);
+	return r ? -r : 0;
+}
+
+static int mp_attach(uintptr_t start, uintptr_t end) { return mp_arm(start, end); }
+
+/* Give [start, end) the protections recorded in the flags, one mprotect per
+ * run of equal protection. */
+static void mp_disarm(uintptr_t start, uintptr_t end)
+{
+	uintptr_t run = start;
+	int run_prot = -1;
+	for (uintptr_t a = start; a <= end; a += WSS_PAGE_SIZE) {
+		int prot = -1;
+		if (a < end) {
+			uint8_t *fl = wss_shadow_flags(a);
+			prot = fl ? (__atomic_load_n(fl, __ATOMIC_ACQUIRE) & WSS_PF_PROT) : PROT_READ | PROT_WRITE;
+		}
+		if (prot != run_prot) {
+			if (run_prot >= 0)
+				wss_sys_mprotect((void *)run, a - run, run_prot);
+			run = a;
+			run_prot = prot;
+		}
+	}
+}
+
+/* Does the application's protection allow this access?  On x86 a writable
+ * page is also readable. */
+static bool access_allowed(int prot, bool write, bool exec)
+{
+	if (exec)
+		return prot & PROT_EXEC;
+	if (write)
+		return prot & PROT_WRITE;
+	return prot & (PROT_READ | PROT_WRITE);
+}
+
+/* mprotect [a, a+len) to the protection of the flags at fl, until the flags
+ * are stable (see the race note above).  Returns 0 or a positive errno. */
+static int restore(uintptr_t a, size_t len, uint8_t *fl, uint8_t f)
+{
+	for (;;) {
+		int r = wss_sys_mprotect((void *)a, len, f & WSS_PF_PROT);
+		if (r)
+			return -r;
+		uint8_t g = __atomic_load_n(fl, __ATOMIC_SEQ_CST);
+		if ((g & WSS_PF_PROT) == (f & WSS_PF_PROT))
+			return 0;
+		f = g;
+	}
+}
+
+#define UNIFORM(f) ((f) & (WSS_PF_TRACKED | WSS_PF_PROT))
+
+static bool same_as(uintptr_t a, uint8_t want)
+{
+	uint8_t *fl = wss_shadow_flags(a);
+	return fl && UNIFORM(__atomic_load_n(fl, __ATOMIC_ACQUIRE)) == want;
+}
+
+/* Is the neighbouring page already open in this interval (so unprotecting
+ * ours merges with its VMA instead of splitting)? */
+static bool neighbour_open(uintptr_t a, uint8_t want, uint32_t epoch)
+{
+	if (!same_as(a, want))
+		return false;
+	wss_page_t *p = wss_shadow_page(a);
+	return p && (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == epoch;
+}
+
+/* Under VMA pressure: open a larger uniform block around page.  Returns 0 or
+ * an errno. */
+static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
+{
+	uint8_t want = UNIFORM(f);
+	uintptr_t bs = COARSE_BLOCK_PAGES * WSS_PAGE_SIZE;
+	uintptr_t b = page & ~(bs - 1);
+	bool uniform = true;
+	for (uintptr_t a = b; a < b + bs && uniform; a += WSS_PAGE_SIZE)
+		uniform = same_as(a, want);
+	if (uniform && restore(b, bs, fl, f) == 0)
+		return 0;
+	/* The whole run of equally protected tracked pages: giving all of it
+	 * back its protection merges VMAs, so it cannot need a new one. */
+	uintptr_t lo = page, hi = page + WSS_PAGE_SIZE;
+	while (lo >= WSS_PAGE_SIZE && same_as(lo - WSS_PAGE_SIZE, want))
+		lo -= WSS_PAGE_SIZE;
+	while (hi < WSS_ADDR_LIMIT && same_as(hi, want))
+		hi += WSS_PAGE_SIZE;
+	return restore(lo, hi - lo, fl, f);
+}
+
+static bool mp_fault(uintptr_t addr, bool write, bool exec)
+{
+	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
+	uint8_t *fl = wss_shadow_flags(page);
+	if (!fl)
+		return false;
+	uint8_t f = __atomic_load_n(fl, __ATOMIC_SEQ_CST);
+	if (!(f & WSS_PF_TRACKED) || !access_allowed(f & WSS_PF_PROT, write, exec))
+		return false;
+
+	uint8_t want = UNIFORM(f);
+	uint32_t epoch = wss_engine_epoch();
+	int open = neighbour_open(page - WSS_PAGE_SIZE, want, epoch) + neighbour_open(page + WSS_PAGE_SIZE, want, epoch);
+	long delta = 2 - 2 * open;
+	int r = ENOMEM;
+	if (wss_engine_vma_charge(delta)) {
+		r = restore(page, WSS_PAGE_SIZE, fl, f);
+		if (r)
+			wss_engine_vma_charge(-delta);
+	}
+	if (r == ENOMEM) {
+		r = open_coarse(page, fl, f);
+		if (r == 0)
+			wss_engine_count_coarse();
+	}
+	if (r)
+		return false; /* not mapped any more: not ours */
+	wss_engine_touched(page, fl);
+	return true;
+}
+
+const wss_backend_t wss_backend_mprotect = {
+	.name = "mprotect",
+	.probe = mp_probe,
+	.attach = mp_attach,
+	.arm = mp_arm,
+	.disarm = mp_disarm,
+	.fault = mp_fault,
+};

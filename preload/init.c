@@ -1,0 +1,85 @@
+/* Start-up and shut-down of the preloaded library, and the public API.
+ * The constructor reads the session settings from the environment block it
+ * is handed (getenv is not safe this early), sets up the engine, the
+ * handler, the heap and the data segment, and starts the clock.  A bad
+ * setting stops the process with status 2 before main: measurement was asked
+ * for, and running without it would waste the run. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <link.h>
+#include <stdint.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/fmt.h"
+#include "common/sys.h"
+#include "config/config.h"
+#include "engine/engine.h"
+#include "engine/shadow.h"
+#include "include/wss.h"
+
+static int find_exe_data(struct dl_phdr_info *info, size_t size, void *data)
+{
+	/* The first object is the main program. */
+	uintptr_t relro_end = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_RELRO)
+			relro_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (ph->p_flags & PF_X))
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+		s &= ~(WSS_PAGE_SIZE - 1);
+		/* RELRO is read-only after relocation and is not data we track. */
+		if (relro_end > s && relro_end < e)
+			s = (relro_end + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+		e = (e + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+		if (s < e) {
+			wss_lockstate_t ls;
+			wss_engine_lock(&ls);
+			wss_engine_track_locked(s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
+			wss_engine_unlock(&ls);
+		}
+	}
+	return 1;
+}
+
+void wss_data_init(void) { dl_iterate_phdr(find_exe_data, NULL); }
+
+static void fail(const char *what, const char *why)
+{
+	wss_log(what, why, NULL);
+	_exit(WSS_EXIT_USAGE);
+}
+
+__attribute__((constructor)) static void wss_preload_init(int argc, char **argv, char **envp)
+{
+	/* Secure-execution mode (setuid and the like): do nothing at all. */
+	if (getauxval(AT_SECURE))
+		return;
+	wss_heap_atfork_once();
+	wss_config_t cfg;
+	char err[512];
+	wss_config_defaults(&cfg);
+	if (wss_config_from_env(&cfg, envp, err, sizeof err))
+		fail(err, "");
+	if (wss_signals_init())
+		fail("cannot install the SIGSEGV handler", "");
+	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg};
+	if (wss_engine_init(&s, err, sizeof err))
+		fail(err, "");
+	if (wss_heap_init())
+		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
+	wss_data_init();
+	if (wss_engine_start())
+		fail("cannot start the engine thread", "");
+}
+
+__attribute__((destructor)) static void wss_preload_fini(void) { wss_engine_finish(); }
+
+WSS_EXPORT void(wss_tick)(void) { wss_engine_tick_manual(); }

@@ -1,0 +1,26 @@
+/* Start-up entry points of the preload's modules, called in order by
+ * init.c's constructor. */
+#ifndef WSS_PRELOAD_PRELOAD_H
+#define WSS_PRELOAD_PRELOAD_H
+
+/* Interposed functions and the public API; everything else is hidden
+ * (-fvisibility=hidden, preload/exports.map). */
+#define WSS_EXPORT __attribute__((visibility("default")))
+
+/* Install the SIGSEGV handler, keeping the disposition the application (or
+ * an earlier constructor) set as the one we chain to.  Returns 0 or an
+ * errno.  init. */
+int wss_signals_init(void);
+/* Create the tracked arenas and bind threads to them from now on; learn the
+ * C library's text range.  Returns 0 or an errno.  init. */
+int wss_heap_init(void);
+/* Register the fork handlers (idempotent; also called on the first malloc so
+ * that they are registered before jemalloc's).  hook. */
+void wss_heap_atfork_once(void);
+/* Track the main executable's .data and .bss.  init. */
+void wss_data_init(void);
+/* Make the pages of [p, p+n) that the kernel is about to access readable and
+ * writable for the call, counting them as touched.  hook. */
+void wss_touch_range(const void *p, unsigned long n);
+
+#endif

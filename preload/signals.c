@@ -1,0 +1,175 @@
+/* Signals: our SIGSEGV handler, and the wrappers that keep the application's
+ * view of SIGSEGV its own.  The application's handler is stored here and
+ * read back by sigaction; faults that are not ours go to it (or to the
+ * default action) with the mask and flags it asked for.  SIGSEGV is never
+ * really blocked: blocking it makes the kernel kill the process on the next
+ * fault on an armed page. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "common/sys.h"
+#include "engine/engine.h"
+
+/* glibc's own sigaction, under its public alias. */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+static struct sigaction app_segv; /* the application's SIGSEGV disposition */
+static bool installed;
+/* Whether each thread asked for SIGSEGV to be blocked (read back only). */
+static __thread bool tls_segv_blocked __attribute__((tls_model("initial-exec")));
+
+#define SEGV_BIT (1ULL << (SIGSEGV - 1))
+/* glibc reserves these two for itself and never lets them be blocked. */
+#define GLIBC_RESERVED ((1ULL << 31) | (1ULL << 32))
+
+static void chain(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct sigaction a = app_segv;
+	if (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN) {
+		/* Let the kernel do what it would have done: with the default
+		 * disposition back, a fault re-executes and kills; a sent
+		 * SIGSEGV is sent again and delivered when we return. */
+		struct sigaction d;
+		memset(&d, 0, sizeof d);
+		d.sa_handler = SIG_DFL;
+		if (si->si_code <= 0 && a.sa_handler == SIG_IGN)
+			return;
+		__sigaction(SIGSEGV, &d, NULL);
+		if (si->si_code <= 0)
+			wss_sys_tgkill(wss_sys_getpid(), wss_sys_gettid(), SIGSEGV);
+		return;
+	}
+	if (a.sa_flags & SA_RESETHAND) {
+		app_segv.sa_handler = SIG_DFL;
+		app_segv.sa_flags &= ~SA_SIGINFO;
+	}
+	uint64_t mask;
+	memcpy(&mask, &uc->uc_sigmask, sizeof mask);
+	uint64_t extra;
+	memcpy(&extra, &a.sa_mask, sizeof extra);
+	mask |= extra;
+	mask &= ~(SEGV_BIT | GLIBC_RESERVED);
+	wss_sys_sigmask(SIG_SETMASK, &mask, NULL);
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+}
+
+static void segv_handler(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno;
+	ucontext_t *uc = ctx;
+	if (si->si_code == SEGV_ACCERR) {
+		unsigned long err = (unsigned long)uc->uc_mcontext.gregs[REG_ERR];
+		/* x86 page-fault error code: bit 1 write, bit 4 instruction fetch. */
+		if (wss_engine_fault((uintptr_t)si->si_addr, err & 2, err & 16)) {
+			errno = saved;
+			return;
+		}
+	}
+	errno = saved;
+	chain(sig, si, uc);
+}
+
+int wss_signals_init(void)
+{
+	struct sigaction ours;
+	memset(&ours, 0, sizeof ours);
+	ours.sa_sigaction = segv_handler;
+	/* All signals blocked while we run: the epoch protocol needs every
+	 * handler to finish.  SA_ONSTACK so that a thread with an alternate
+	 * stack (stack-overflow handlers) keeps using it. */
+	sigfillset(&ours.sa_mask);
+	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	if (__sigaction(SIGSEGV, &ours, &app_segv))
+		return errno;
+	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool intercepting(void) { return __atomic_load_n(&installed, __ATOMIC_ACQUIRE); }
+
+WSS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!intercepting())
+		return __sigaction(sig, act, old);
+	if (sig == SIGSEGV) {
+		if (old)
+			*old = app_segv;
+		if (act)
+			app_segv = *act;
+		return 0;
+	}
+	if (act && sigismember(&act->sa_mask, SIGSEGV)) {
+		struct sigaction a = *act;
+		sigdelset(&a.sa_mask, SIGSEGV);
+		return __sigaction(sig, &a, old);
+	}
+	return __sigaction(sig, act, old);
+}
+
+WSS_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	struct sigaction a, old;
+	memset(&a, 0, sizeof a);
+	a.sa_handler = h;
+	a.sa_flags = SA_RESTART; /* glibc's signal() has BSD semantics */
+	sigemptyset(&a.sa_mask);
+	sigaddset(&a.sa_mask, sig);
+	if (sigaction(sig, &a, &old))
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* Apply a mask change without ever blocking SIGSEGV; remember what the
+ * thread asked for so that it reads its own mask back.  Returns 0 or an
+ * errno. */
+static int mask_change(int how, const sigset_t *set, sigset_t *old)
+{
+	uint64_t s = 0, o = 0;
+	bool asked = false;
+	if (set) {
+		if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+			return EINVAL;
+		memcpy(&s, set, sizeof s);
+		asked = s & SEGV_BIT;
+		s &= ~GLIBC_RESERVED;
+		if (intercepting())
+			s &= ~SEGV_BIT;
+	}
+	long r = wss_sys_sigmask(how, set ? &s : NULL, old ? &o : NULL);
+	if (wss_sys_failed(r))
+		return (int)-r;
+	if (old) {
+		if (tls_segv_blocked)
+			o |= SEGV_BIT;
+		memcpy(old, &o, sizeof o);
+	}
+	if (set) {
+		if (how == SIG_SETMASK)
+			tls_segv_blocked = asked;
+		else if (asked)
+			tls_segv_blocked = how == SIG_BLOCK;
+	}
+	return 0;
+}
+
+WSS_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int r = mask_change(how, set, old);
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	return 0;
+}
+
+WSS_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return mask_change(how, set, old); }
