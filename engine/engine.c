@@ -205,17 +205,45 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 	}
 }
 
+/* Arm the tracked pages of [s, e) that have not been touched in the current
+ * interval (their protection was just reset by the application). */
+static void rearm_untouched_locked(uintptr_t s, uintptr_t e)
+{
+	uint32_t epoch = E.epoch;
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
+		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+		uintptr_t run = 0;
+		for (; a <= b; a += WSS_PAGE_SIZE) {
+			bool arm = false;
+			if (a < b) {
+				wss_page_t *p = wss_shadow_page(a);
+				arm = (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) != epoch;
+			}
+			if (arm && !run)
+				run = a;
+			else if (!arm && run) {
+				E.backend->arm(run, a);
+				run = 0;
+			}
+		}
+	}
+}
+
 void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 {
 	uintptr_t s = page_down(start), e = page_up(start + len);
 	if (!E.tracking || s >= e)
+		return;
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	if (i == E.regions.n || E.regions.v[i].start >= e)
 		return;
 	if (prot & PROT_EXEC) {
 		/* Code is not data: stop tracking it. */
 		wss_engine_untrack_locked(s, e - s);
 		return;
 	}
-	size_t i = wss_regions_lower_bound(&E.regions, s);
 	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
 		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
 		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
@@ -227,6 +255,15 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 			while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 		}
 	}
+	/* Once more, now that the flags say so: a fault handler that restored
+	 * the old protection after the application's call re-reads the flags
+	 * after its own mprotect and follows (track_mprotect.c); this covers
+	 * the one that re-read them just before we changed them. */
+	wss_sys_mprotect((void *)s, e - s, prot);
+	/* The application's call opened pages we had armed: arm again those
+	 * not yet touched in this interval, so their next touch still counts. */
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && (prot & (PROT_READ | PROT_WRITE)))
+		rearm_untouched_locked(s, e);
 }
 
 void wss_engine_disarm_locked(uintptr_t start, size_t len)

@@ -9,11 +9,12 @@
  *   the tick's protect is armed again and faults again in the new interval;
  *   one unprotected after it was unprotected by a handler that reads the new
  *   epoch.  So every interval sees the first touch of every page.
- * - fault vs the application's own mprotect: the application's wrapper
- *   stores the new protection in the page flags, then calls mprotect; the
- *   handler calls mprotect with the flags it read, then reads them again and
- *   repeats if they changed.  Whichever mprotect is last, it uses the new
- *   protection.
+ * - fault vs the application's own mprotect: the wrapper makes the call,
+ *   stores the new protection in the page flags, then applies it once more;
+ *   the handler calls mprotect with the flags it read, then reads them again
+ *   and repeats if they changed.  A handler mprotect that lands after the
+ *   application's call either sees the new flags on its re-read and follows,
+ *   or read them before they changed and is overridden by the second call.
  * - VMA count: each single-page unprotect inside a PROT_NONE range can split
  *   one VMA into three.  We keep an estimate per interval and, past a budget
  *   well below vm.max_map_count, unprotect an aligned block (or the whole

@@ -117,13 +117,8 @@ WSS_EXPORT int mprotect(void *addr, size_t len, int prot)
 	long r = wss_sys_mprotect(addr, len, prot);
 	if (r == -ENOMEM && wss_engine_relieve_locked())
 		r = wss_sys_mprotect(addr, len, prot);
-	if (!wss_sys_failed(r)) {
-		/* Flags first, then the protection once more: a fault handler that
-		 * restored the old protection in between re-reads the flags after
-		 * its own mprotect and follows (track_mprotect.c). */
+	if (!wss_sys_failed(r))
 		wss_engine_protect_locked((uintptr_t)addr, len, prot);
-		wss_sys_mprotect(addr, len, prot);
-	}
 	wss_engine_unlock(&ls);
 	return result_int(r, saved);
 }

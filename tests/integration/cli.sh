@@ -1,0 +1,47 @@
+#!/bin/sh
+# `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
+# the profile and the stderr summary, unchanged program output.
+. "$top_srcdir/tests/tap/tap.sh"
+plan 27
+
+"$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
+"$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
+grep -q '^wss: unknown command: frobnicate' "$TMP/err"; ok $? "and says so"
+"$WSS" run 2>/dev/null; is $? 2 "run without a program exits 2"
+"$WSS" run --bogus -- true 2>"$TMP/err"; is $? 2 "unknown option exits 2"
+"$WSS" run --interval 0 -- touch "$TMP/ran" 2>"$TMP/err"; is $? 2 "zero interval exits 2"
+test ! -e "$TMP/ran"; ok $? "and the program did not run"
+"$WSS" run --interval 10 ms -- true 2>/dev/null; is $? 2 "a malformed duration exits 2"
+"$WSS" run --interval 100ms --window 250ms -- true 2>"$TMP/err"; is $? 2 "window not a multiple of interval exits 2"
+grep -q 'whole multiple' "$TMP/err"; ok $? "and says why"
+"$WSS" run --time-base sundial -- true 2>/dev/null; is $? 2 "unknown time base exits 2"
+"$WSS" run -o "$TMP/no/such/dir/p.jsonl" -- true 2>"$TMP/err"; is $? 2 "missing output directory exits 2"
+: > "$TMP/exists.jsonl"
+"$WSS" run -o "$TMP/exists.jsonl" -- true 2>"$TMP/err"; is $? 2 "an existing profile is never overwritten"
+
+"$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
+"$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"
+$PROFILE check "$TMP/term.jsonl" --prefix; ok $? "a killed program leaves a valid profile prefix"
+"$WSS" run -- "$TMP/does-not-exist" 2>/dev/null; is $? 127 "a missing program is 127"
+
+"$WSS" run -o "$TMP/ramp.jsonl" --interval 10ms -- "$PROGS/pageramp" 1 100 >"$TMP/out" 2>"$TMP/err"
+is $? 0 "pageramp under wss run exits 0"
+$PROFILE check "$TMP/ramp.jsonl"; ok $? "its profile is valid, complete, and threads partition every sample"
+grep -Eq '^wss: data avg/peak/total: [0-9]+\.[0-9]/[0-9]+/[0-9]+ pages \([0-9.]+/[0-9.]+/[0-9.]+ MiB\)$' "$TMP/err"
+ok $? "stderr summary line"
+grep -qx "wss: profile: $TMP/ramp.jsonl" "$TMP/err"; ok $? "stderr names the profile"
+is "$($PROFILE get "$TMP/ramp.jsonl" header.interval_ns)" 10000000 "--interval reaches the library"
+
+# Bare LD_PRELOAD, no configuration: wss.<pid>.jsonl in the current directory.
+mkdir "$TMP/cwd" && (cd "$TMP/cwd" && LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 1 20 >/dev/null 2>&1)
+is "$(ls "$TMP/cwd" | grep -c '^wss\.[0-9]*\.jsonl$')" 1 "bare LD_PRELOAD writes wss.<pid>.jsonl"
+
+WSS_SESSION_INTERVAL=soon LD_PRELOAD="$WSS_LIB" touch "$TMP/ran2" 2>"$TMP/err"; is $? 2 "bad setting under LD_PRELOAD exits 2 before main"
+test ! -e "$TMP/ran2" && grep -q '^wss: WSS_SESSION_INTERVAL' "$TMP/err"; ok $? "without running the program, naming the variable"
+WSS_SESSION_OUTPUT=/nonexistent-dir/p.jsonl LD_PRELOAD="$WSS_LIB" /bin/true 2>"$TMP/err"; is $? 2 "unwritable output exits 2"
+
+# Same output and status with and without the preload.
+"$PROGS/signals" recover >"$TMP/native" 2>&1; s1=$?
+"$WSS" run -o "$TMP/sig.jsonl" --interval 1ms -- "$PROGS/signals" recover >"$TMP/wss" 2>/dev/null; s2=$?
+cmp -s "$TMP/native" "$TMP/wss" && [ $s1 = $s2 ]; ok $? "identical stdout and exit status ($s1/$s2)"
+done_testing

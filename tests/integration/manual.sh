@@ -1,0 +1,29 @@
+#!/bin/sh
+# Manual time base: exact data_pages per sample, the window, munmap, mremap,
+# and the per-thread partition, against what tests/progs/phases expects.
+. "$top_srcdir/tests/tap/tap.sh"
+
+# check SCENARIO WINDOW: run it, then compare each expectation line.
+check() {
+	out="$TMP/$1.out" prof="$TMP/$1.jsonl"
+	WSS_SESSION_TIME_BASE=manual WSS_SESSION_INTERVAL=100ms WSS_SESSION_WINDOW=$2 \
+		WSS_SESSION_OUTPUT="$prof" LD_PRELOAD="$WSS_LIB" "$PROGS/phases" "$1" >"$out" 2>"$TMP/$1.err" ||
+		bail "phases $1 failed: $(cat "$TMP/$1.err")"
+	$PROFILE check "$prof" || bail "invalid profile"
+	$PROFILE samples "$prof" >"$TMP/$1.samples"
+	while read -r kind seq a b c; do
+		case $kind in
+		expect)
+			got=$(awk -v s="$seq" '$1 == s {print $2}' "$TMP/$1.samples")
+			between "$got" "$a" "$b" "$1: sample $seq has $a..$b pages" ;;
+		expect_tid)
+			got=$($PROFILE threads "$prof" "$seq" | awk -v t="$a" '$1 == t {print $2}')
+			between "${got:-0}" "$b" "$c" "$1: sample $seq, thread $a has $b..$c pages" ;;
+		esac
+	done <"$out"
+}
+
+check basic 100ms
+check window 300ms
+check threads 300ms
+done_testing

@@ -1,0 +1,142 @@
+/* Concurrency stress for the fault path and the tick.
+ *
+ * manual mode (exactness): each round, T worker threads write a random half
+ * of an N-page region while the main thread calls wss_tick() at a random
+ * moment in the middle of their work, then once more after joining them.
+ * With a window of 2 intervals the second sample must contain every page the
+ * round wrote, whichever side of the concurrent tick each write fell on: a
+ * lost touch shows up as a sample below the count.  The program prints
+ * "expect SEQ LO HI" for each such sample; workers also churn small
+ * malloc/free pairs (their pages are the HI slack).
+ *
+ * wall mode: the same workers run freely for SECONDS under a wall-clock
+ * interval (1 ms in the tests), with malloc/free churn; the test checks that
+ * the program finishes and the profile is consistent.
+ *
+ * usage: stress_touch manual|wall THREADS PAGES ROUNDS|SECONDS */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/wss.h"
+
+#define PAGE 4096
+#define CHURN_SLACK 64
+
+static char *region;
+static int npages, nthreads;
+static uint64_t round_seed;
+static pthread_barrier_t start_b, end_b;
+static volatile int stop;
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static int in_set(uint64_t seed, int page) { return mix(seed * 1000003 + (uint64_t)page) & 1; }
+
+static void churn(uint64_t *rng)
+{
+	*rng = mix(*rng);
+	size_t sz = 16 + *rng % 2000;
+	char *p = malloc(sz);
+	if (p) {
+		p[0] = 1;
+		p[sz - 1] = 2;
+		free(p);
+	}
+}
+
+static void *manual_worker(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	uint64_t rng = (uint64_t)me + 1;
+	for (;;) {
+		pthread_barrier_wait(&start_b);
+		if (stop)
+			return NULL;
+		for (int p = me; p < npages; p += nthreads) {
+			if (in_set(round_seed, p))
+				((volatile char *)region)[(size_t)p * PAGE] += 1;
+			if ((p / nthreads) % 64 == 0)
+				churn(&rng);
+		}
+		pthread_barrier_wait(&end_b);
+	}
+}
+
+static void *wall_worker(void *arg)
+{
+	uint64_t rng = (uint64_t)(intptr_t)arg * 7 + 3;
+	while (!stop) {
+		for (int i = 0; i < 256; i++) {
+			rng = mix(rng);
+			((volatile char *)region)[(rng % (uint64_t)npages) * PAGE] += 1;
+		}
+		churn(&rng);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5)
+		return 2;
+	const char *mode = argv[1];
+	nthreads = atoi(argv[2]);
+	npages = atoi(argv[3]);
+	long amount = atol(argv[4]);
+	region = mmap(NULL, (size_t)npages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region == MAP_FAILED || nthreads < 1 || npages < 1)
+		return 1;
+	pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+	if (!strcmp(mode, "manual")) {
+		pthread_barrier_init(&start_b, NULL, (unsigned)nthreads + 1);
+		pthread_barrier_init(&end_b, NULL, (unsigned)nthreads + 1);
+		for (int i = 0; i < nthreads; i++)
+			pthread_create(&t[i], NULL, manual_worker, (void *)(intptr_t)i);
+		int seq = 0;
+		wss_tick();
+		seq++;
+		for (long r = 0; r < amount; r++) {
+			round_seed = (uint64_t)r + 1;
+			int want = 0;
+			for (int p = 0; p < npages; p++)
+				want += in_set(round_seed, p);
+			pthread_barrier_wait(&start_b);
+			/* the concurrent tick, somewhere in the workers' sweep */
+			struct timespec ts = {0, (long)(mix((uint64_t)r) % 1500000)};
+			nanosleep(&ts, NULL);
+			wss_tick();
+			seq++;
+			pthread_barrier_wait(&end_b);
+			printf("expect %d %d %d\n", seq + 1, want, want + CHURN_SLACK);
+			wss_tick();
+			seq++;
+		}
+		stop = 1;
+		pthread_barrier_wait(&start_b);
+	} else {
+		for (int i = 0; i < nthreads; i++)
+			pthread_create(&t[i], NULL, wall_worker, (void *)(intptr_t)i);
+		struct timespec ts = {amount, 0};
+		nanosleep(&ts, NULL);
+		stop = 1;
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	printf("stress_touch %s done\n", mode);
+	return 0;
+}

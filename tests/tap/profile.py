@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Read wss profiles for the shell tests.
+
+  profile.py check FILE [--prefix]   validate the schema (exit 1 with a reason);
+                                     --prefix accepts a profile cut short
+  profile.py get FILE KEY.PATH       a value from the header or the summary,
+                                     e.g. summary.data.peak, header.backend
+  profile.py samples FILE            one line per sample: seq data_pages faults
+                                     sum-of-thread-pages nthreads
+  profile.py threads FILE SEQ        "tid pages" lines of one sample
+"""
+import json
+import sys
+
+HEADER_KEYS = {"version": int, "pid": int, "exe": str, "argv": list, "page_size": int,
+               "backend": str, "time_base": str, "interval_ns": int, "window_intervals": int}
+SAMPLE_KEYS = {"seq": int, "t_ns": int, "data_pages": int, "threads": list, "faults": int}
+
+
+def load(path, prefix=False):
+    recs = []
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    elif prefix and lines:
+        lines.pop()  # a record cut in the middle: not part of the prefix
+    for n, line in enumerate(lines, 1):
+        try:
+            recs.append(json.loads(line))
+        except ValueError as e:
+            raise SystemExit("%s:%d: not JSON: %s" % (path, n, e))
+    return recs
+
+
+def check(path, prefix):
+    recs = load(path, prefix)
+    if not recs:
+        raise SystemExit("%s: empty profile" % path)
+    h = recs[0]
+    if h.get("type") != "header":
+        raise SystemExit("%s:1: first record is not a header" % path)
+    for k, t in HEADER_KEYS.items():
+        if not isinstance(h.get(k), t):
+            raise SystemExit("%s:1: header.%s missing or not %s" % (path, k, t.__name__))
+    if h["version"] != 1:
+        raise SystemExit("%s:1: unknown version %r" % (path, h["version"]))
+    last = 0
+    for n, r in enumerate(recs[1:], 2):
+        t = r.get("type")
+        if t == "summary":
+            if n != len(recs):
+                raise SystemExit("%s:%d: summary is not the last record" % (path, n))
+            for k in ("avg", "peak", "total"):
+                if not isinstance(r.get("data", {}).get(k), (int, float)):
+                    raise SystemExit("%s:%d: summary.data.%s missing" % (path, n, k))
+            continue
+        if t != "sample":
+            raise SystemExit("%s:%d: unknown record type %r" % (path, n, t))
+        for k, ty in SAMPLE_KEYS.items():
+            if not isinstance(r.get(k), ty):
+                raise SystemExit("%s:%d: sample.%s missing or not %s" % (path, n, k, ty.__name__))
+        if r["seq"] != last + 1:
+            raise SystemExit("%s:%d: seq %d after %d" % (path, n, r["seq"], last))
+        last = r["seq"]
+        s = sum(th["data_pages"] for th in r["threads"])
+        if s != r["data_pages"]:
+            raise SystemExit("%s:%d: threads sum to %d, sample says %d" % (path, n, s, r["data_pages"]))
+    if not prefix and recs[-1].get("type") != "summary":
+        raise SystemExit("%s: no summary at the end" % path)
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    cmd, path = argv[1], argv[2]
+    if cmd == "check":
+        check(path, "--prefix" in argv[3:])
+    elif cmd == "get":
+        recs = load(path, True)
+        kind, _, rest = argv[3].partition(".")
+        rec = next((r for r in recs if r.get("type") == kind), None)
+        if rec is None:
+            raise SystemExit("%s: no %s record" % (path, kind))
+        v = rec
+        for k in rest.split("."):
+            v = v[k]
+        print(v if not isinstance(v, (list, dict)) else json.dumps(v))
+    elif cmd == "samples":
+        for r in load(path, True):
+            if r.get("type") == "sample":
+                print(r["seq"], r["data_pages"], r["faults"],
+                      sum(t["data_pages"] for t in r["threads"]), len(r["threads"]))
+    elif cmd == "threads":
+        seq = int(argv[3])
+        for r in load(path, True):
+            if r.get("type") == "sample" and r["seq"] == seq:
+                for t in r["threads"]:
+                    print(t["tid"], t["data_pages"])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,39 @@
+# TAP for shell tests (the twin of tap.h).  Source it, call plan N, then
+# ok/is/... ; finish with done_testing.
+_tap_n=0
+_tap_failed=0
+_tap_plan=-1
+
+plan() { _tap_plan=$1; echo "1..$1"; }
+diag() { printf '# %s\n' "$*"; }
+ok() { # ok COND-EXIT-STATUS NAME...
+	_c=$1; shift
+	_tap_n=$((_tap_n + 1))
+	if [ "$_c" -eq 0 ]; then echo "ok $_tap_n - $*"; else echo "not ok $_tap_n - $*"; _tap_failed=$((_tap_failed + 1)); fi
+	return "$_c"
+}
+is() { # is GOT WANT NAME...
+	_g=$1 _w=$2; shift 2
+	if [ "$_g" = "$_w" ]; then ok 0 "$@"; else ok 1 "$@"; diag "got '$_g', want '$_w'"; return 1; fi
+}
+between() { # between GOT LO HI NAME... (integers, inclusive)
+	_g=$1 _lo=$2 _hi=$3; shift 3
+	if [ -n "$_g" ] && [ "$_g" -ge "$_lo" ] 2>/dev/null && [ "$_g" -le "$_hi" ]; then ok 0 "$@"; else ok 1 "$@"; diag "got '$_g', want $_lo..$_hi"; return 1; fi
+}
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+bail() { echo "Bail out! $*"; exit 1; }
+done_testing() {
+	[ "$_tap_plan" -lt 0 ] && echo "1..$_tap_n" && _tap_plan=$_tap_n
+	[ "$_tap_failed" -eq 0 ] && [ "$_tap_n" -eq "$_tap_plan" ] && exit 0
+	exit 1
+}
+
+# The in-tree build: the wss command and the preload library.
+: "${WSS:=$top_builddir/wss}"
+: "${WSS_LIB:=$top_builddir/.libs/libwss.so}"
+PROGS=$top_builddir/tests/progs
+PROFILE="python3 $top_srcdir/tests/tap/profile.py"
+# A scratch directory per test, removed at exit.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/wss-test.XXXXXX") || bail "mktemp failed"
+trap 'rm -rf "$TMP"' EXIT
