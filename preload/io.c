@@ -4,13 +4,15 @@
  * (a one-byte read per page, which goes through our fault handler and so
  * counts the page as touched: the kernel does touch it) and retry once if a
  * tick re-armed a page in between.  This covers the calls programs make
- * through the PLT most often; the full set and a race-free mechanism are
- * listed in docs/limits.md. */
+ * through the PLT most often, their _FORTIFY_SOURCE variants, and the stdio
+ * calls that move data straight to or from the caller's buffer; the rest,
+ * and a race-free mechanism, are listed in docs/limits.md. */
 #include "config.h"
 #include "preload/preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -18,6 +20,13 @@
 
 #include "engine/engine.h"
 #include "engine/shadow.h"
+
+extern ssize_t __read_chk(int, void *, size_t, size_t);
+extern ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+extern size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
+extern size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
+#undef fread_unlocked
+#undef fwrite_unlocked
 
 void wss_touch_range(const void *p, unsigned long n)
 {
@@ -97,4 +106,65 @@ WSS_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	REAL(writev);
 	GUARDED(real_writev(fd, iov, n), touch_iov(iov, n));
+}
+
+/* _FORTIFY_SOURCE builds (Debian's default) call these instead. */
+WSS_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	REAL(__read_chk);
+	GUARDED(real___read_chk(fd, buf, n, buflen), wss_touch_range(buf, n < buflen ? n : buflen));
+}
+
+WSS_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	REAL(__pread_chk);
+	GUARDED(real___pread_chk(fd, buf, n, off, buflen), wss_touch_range(buf, n < buflen ? n : buflen));
+}
+
+WSS_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+	__attribute__((alias("__pread_chk")));
+
+/* stdio moves large requests straight between the caller's buffer and the
+ * kernel.  An EFAULT there sets the stream's error flag, so there is no
+ * retry: the pages are opened just before the call. */
+WSS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
+{
+	REAL(fread);
+	wss_touch_range(buf, size * n);
+	return real_fread(buf, size, n, f);
+}
+
+WSS_EXPORT size_t fread_unlocked(void *buf, size_t size, size_t n, FILE *f)
+{
+	REAL(fread_unlocked);
+	wss_touch_range(buf, size * n);
+	return real_fread_unlocked(buf, size, n, f);
+}
+
+WSS_EXPORT size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
+{
+	REAL(__fread_chk);
+	wss_touch_range(buf, size * n < buflen ? size * n : buflen);
+	return real___fread_chk(buf, buflen, size, n, f);
+}
+
+WSS_EXPORT size_t __fread_unlocked_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
+{
+	REAL(__fread_unlocked_chk);
+	wss_touch_range(buf, size * n < buflen ? size * n : buflen);
+	return real___fread_unlocked_chk(buf, buflen, size, n, f);
+}
+
+WSS_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
+{
+	REAL(fwrite);
+	wss_touch_range(buf, size * n);
+	return real_fwrite(buf, size, n, f);
+}
+
+WSS_EXPORT size_t fwrite_unlocked(const void *buf, size_t size, size_t n, FILE *f)
+{
+	REAL(fwrite_unlocked);
+	wss_touch_range(buf, size * n);
+	return real_fwrite_unlocked(buf, size, n, f);
 }

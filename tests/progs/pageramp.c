@@ -13,6 +13,8 @@
 
 static void step_pause(long us)
 {
+	if (us <= 0)
+		return; /* as fast as possible (the benchmark) */
 	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
 	while (nanosleep(&ts, &ts))
 		;
