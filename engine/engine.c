@@ -106,6 +106,9 @@ void wss_engine_unlock(wss_lockstate_t *ls)
 
 /* ---- fault path (AS-safe) --------------------------------------------- */
 
+static uintptr_t page_down(uintptr_t a) { return a & ~(WSS_PAGE_SIZE - 1); }
+static uintptr_t page_up(uintptr_t a) { return (a + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1); }
+
 uint32_t wss_engine_epoch(void) { return __atomic_load_n(&E.epoch, __ATOMIC_RELAXED); }
 
 bool wss_engine_vma_charge(long delta)
@@ -135,20 +138,170 @@ static uint32_t inflight_enter(void)
 
 static void inflight_exit(uint32_t e) { __atomic_sub_fetch(&E.inflight[e & 1], 1, __ATOMIC_RELEASE); }
 
+/* Record a touch of page by slot in interval e; a fault also counts in the
+ * thread's faults.  AS-safe. */
+static void record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool fault)
+{
+	wss_thread_t *t = wss_threads_get(slot);
+	wss_page_t *p = wss_shadow_page(page);
+	if (p && wss_page_record(p, e, slot) && fault)
+		__atomic_add_fetch(&t->faults, 1, __ATOMIC_RELAXED);
+	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_EVER) &&
+	    !(__atomic_fetch_or(fl, WSS_PF_EVER, __ATOMIC_RELAXED) & WSS_PF_EVER))
+		__atomic_add_fetch(&t->new_pages, 1, __ATOMIC_RELAXED);
+}
+
 void wss_engine_touched(uintptr_t page, uint8_t *fl)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return; /* finished or forked: the page is open again, that is all */
 	uint32_t e = inflight_enter();
-	uint32_t slot = wss_threads_self();
-	wss_thread_t *t = wss_threads_get(slot);
-	wss_page_t *p = wss_shadow_page(page);
-	if (p && wss_page_record(p, e, slot))
-		__atomic_add_fetch(&t->faults, 1, __ATOMIC_RELAXED);
-	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_EVER) &&
-	    !(__atomic_fetch_or(fl, WSS_PF_EVER, __ATOMIC_RELAXED) & WSS_PF_EVER))
-		__atomic_add_fetch(&t->new_pages, 1, __ATOMIC_RELAXED);
+	record(page, fl, e, wss_threads_self(), true);
 	inflight_exit(e);
+}
+
+/* ---- pins: buffers the kernel is about to access -------------------------
+ * A system call given a buffer on an armed page fails with EFAULT.  The
+ * caller pins the buffer for the duration of the call: the pin is published
+ * in a small table that the tick reads before arming, and the pages are
+ * opened and recorded as touched (the kernel touches them) right away.
+ * Closing the race with a tick that is arming right now: the pinner
+ * publishes (seq_cst), then reads arm_gen; the tick makes arm_gen odd
+ * (seq_cst), then reads the table.  Either the tick sees the pin, or the
+ * pinner sees an arming in progress and waits for it to end before opening
+ * the pages.  While a pin lasts, each tick records its pages as touched in
+ * the new interval instead of arming them. */
+
+#define PIN_SLOTS 4096
+static wss_page_t pins[PIN_SLOTS]; /* cur = start, prev = end | thread slot << 48 */
+static uint32_t arm_gen;
+
+static bool any_tracked(uintptr_t s, uintptr_t e)
+{
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+			return true;
+	}
+	return false;
+}
+
+/* Apply fn to each run of tracked pages in [s, e). */
+static void tracked_runs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	uintptr_t run = 0;
+	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = a < e ? wss_shadow_flags(a) : NULL;
+		bool t = fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED);
+		if (t && !run)
+			run = a;
+		else if (!t && run) {
+			fn(run, a, arg);
+			run = 0;
+		}
+		if (a == e)
+			break;
+	}
+}
+
+struct record_arg {
+	uint32_t e, slot;
+};
+
+static void record_run(uintptr_t s, uintptr_t e, void *arg)
+{
+	struct record_arg *r = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
+		record(a, wss_shadow_flags(a), r->e, r->slot, false);
+}
+
+struct open_arg {
+	uint32_t epoch;
+	bool opened;
+};
+
+/* Open the pages of a tracked run not yet touched in this interval (those
+ * touched are open already: a handler opens before it records). */
+static void open_untouched(uintptr_t s, uintptr_t e, void *arg)
+{
+	struct open_arg *o = arg;
+	uintptr_t run = 0;
+	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
+		bool closed = a < e && (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != o->epoch;
+		if (closed && !run)
+			run = a;
+		else if (!closed && run) {
+			E.backend->disarm(run, a);
+			o->opened = true;
+			run = 0;
+		}
+		if (a == e)
+			break;
+	}
+}
+
+int wss_engine_pin(const void *buf, size_t len)
+{
+	uintptr_t s = page_down((uintptr_t)buf), e = page_up((uintptr_t)buf + len);
+	if (!len || e <= s || e > WSS_ADDR_LIMIT || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) ||
+	    !any_tracked(s, e))
+		return 0;
+	uint32_t slot = wss_threads_self();
+	int i = -1;
+	for (int n = 0; n < PIN_SLOTS; n++) {
+		int j = (int)((slot + (uint32_t)n) % PIN_SLOTS);
+		uint64_t lo = 0, hi = 0;
+		if (wss_cas16(&pins[j], &lo, &hi, s, e | (uint64_t)slot << 48)) {
+			i = j;
+			break;
+		}
+	}
+	if (i < 0)
+		return -1;
+	uint32_t g = __atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST);
+	if (g & 1)
+		while (__atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST) == g)
+			wss_sys_sched_yield();
+	/* Open, then read the epoch (the handler's order), then record. */
+	struct open_arg o = {__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST), false};
+	tracked_runs(s, e, open_untouched, &o);
+	if (o.opened || __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) != o.epoch) {
+		struct record_arg r = {inflight_enter(), slot};
+		tracked_runs(s, e, record_run, &r);
+		inflight_exit(r.e);
+	}
+	return i + 1;
+}
+
+void wss_engine_unpin(int pin)
+{
+	if (pin <= 0)
+		return;
+	wss_page_t *p = &pins[pin - 1];
+	uint64_t lo, hi;
+	wss_page_load(p, &lo, &hi);
+	wss_cas16(p, &lo, &hi, 0, 0);
+}
+
+typedef struct pin_snap {
+	uintptr_t s, e;
+	uint32_t slot;
+} pin_snap_t;
+
+/* Arm [s, e) except the pinned parts (snapshot sorted by start). */
+static int arm_unpinned(uintptr_t s, uintptr_t e, const pin_snap_t *pv, int np)
+{
+	int err = 0;
+	for (int i = 0; i < np && s < e; i++) {
+		if (pv[i].e <= s || pv[i].s >= e)
+			continue;
+		if (pv[i].s > s)
+			err |= E.backend->arm(s, pv[i].s);
+		s = pv[i].e;
+	}
+	if (s < e)
+		err |= E.backend->arm(s, e);
+	return err;
 }
 
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
@@ -159,8 +312,6 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
 
 /* ---- registry (engine lock held) --------------------------------------- */
 
-static uintptr_t page_down(uintptr_t a) { return a & ~(WSS_PAGE_SIZE - 1); }
-static uintptr_t page_up(uintptr_t a) { return (a + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1); }
 
 static void reset_page(uintptr_t a)
 {
@@ -359,10 +510,32 @@ static void tick_locked(bool final)
 
 	uint64_t unarmed = 0;
 	if (!final) {
+		uint32_t g = __atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST); /* odd: arming */
+		static pin_snap_t pv[PIN_SLOTS];
+		int np = 0;
+		for (int i = 0; i < PIN_SLOTS; i++) {
+			if (!__atomic_load_n(&pins[i].cur, __ATOMIC_SEQ_CST))
+				continue;
+			uint64_t lo, hi;
+			wss_page_load(&pins[i], &lo, &hi);
+			if (!lo)
+				continue;
+			int j = np++;
+			for (; j > 0 && pv[j - 1].s > lo; j--)
+				pv[j] = pv[j - 1];
+			pv[j] = (pin_snap_t){lo, hi & ((1ULL << 48) - 1), (uint32_t)(hi >> 48)};
+		}
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (E.backend->arm(E.regions.v[i].start, E.regions.v[i].end))
+			if (arm_unpinned(E.regions.v[i].start, E.regions.v[i].end, pv, np))
 				unarmed++;
+		/* Pinned buffers stay open: the kernel may touch them at any time
+		 * during the call, so they count as touched in the new interval. */
+		for (int i = 0; i < np; i++) {
+			struct record_arg r = {k + 1, pv[i].slot};
+			tracked_runs(pv[i].s, pv[i].e, record_run, &r);
+		}
 		__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&arm_gen, g + 1, __ATOMIC_SEQ_CST); /* even: done */
 	}
 
 	uint32_t nt = wss_threads_count();

@@ -70,6 +70,13 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec);
 /* For backends: record a first touch of the page at addr (whose flags byte
  * is fl) in the current interval.  AS-safe, lock-free. */
 void wss_engine_touched(uintptr_t page, uint8_t *fl);
+/* Pin [buf, buf+len) for a system call that will access it: its tracked
+ * pages are opened, recorded as touched, and not armed again until unpinned
+ * (each tick counts them as touched meanwhile).  Returns a handle for
+ * wss_engine_unpin, 0 when nothing there is tracked, or -1 when the pin
+ * table is full.  AS-safe, lock-free (waits only for an arming in progress). */
+int wss_engine_pin(const void *buf, size_t len);
+void wss_engine_unpin(int pin);
 /* The current interval number.  AS-safe. */
 uint32_t wss_engine_epoch(void);
 /* VMA budget bookkeeping for the mprotect backend.  AS-safe. */

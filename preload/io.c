@@ -1,12 +1,13 @@
 /* System calls that hand a user buffer to the kernel fail with EFAULT when
  * the buffer sits on an armed page: the kernel does not raise SIGSEGV for
- * its own accesses.  These wrappers open the buffer's tracked pages first
- * (a one-byte read per page, which goes through our fault handler and so
- * counts the page as touched: the kernel does touch it) and retry once if a
- * tick re-armed a page in between.  This covers the calls programs make
- * through the PLT most often, their _FORTIFY_SOURCE variants, and the stdio
- * calls that move data straight to or from the caller's buffer; the rest,
- * and a race-free mechanism, are listed in docs/limits.md. */
+ * its own accesses.  These wrappers pin the buffer for the duration of the
+ * call (engine.c: its tracked pages are opened and counted as touched, since
+ * the kernel does touch them, and no tick arms them until the call returns).
+ * Only when the pin table is full do they fall back to opening the pages by
+ * touching them and retrying once on EFAULT.  Covered: the calls programs
+ * make through the PLT most often, their _FORTIFY_SOURCE variants, and the
+ * stdio calls that move data straight to or from the caller's buffer; the
+ * rest are listed in docs/limits.md. */
 #include "config.h"
 #include "preload/preload.h"
 
@@ -58,39 +59,87 @@ static void touch_iov(const struct iovec *iov, int n)
 	if (!real_##name) \
 		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-#define GUARDED(call, touch) \
+/* Run call with [buf, buf+len) pinned; see the top of this file. */
+#define GUARDED(call, buf, len) \
 	do { \
-		touch; \
+		int pin_ = wss_engine_pin((buf), (len)); \
+		if (pin_ < 0) \
+			wss_touch_range((buf), (len)); \
 		ssize_t r_ = call; \
-		if (r_ < 0 && errno == EFAULT && wss_engine_active()) { \
-			touch; \
+		if (pin_ < 0 && r_ < 0 && errno == EFAULT && wss_engine_active()) { \
+			wss_touch_range((buf), (len)); \
 			r_ = call; \
 		} \
+		wss_engine_unpin(pin_); \
+		return r_; \
+	} while (0)
+
+#define IOV_PINS 16
+
+/* Pin every buffer of an iovec; returns false (nothing left pinned) when
+ * they do not all fit. */
+static bool pin_iov(const struct iovec *iov, int n, int *pins)
+{
+	for (int i = 0; i < n; i++) {
+		pins[i] = i < IOV_PINS ? wss_engine_pin(iov[i].iov_base, iov[i].iov_len) : -1;
+		if (pins[i] < 0) {
+			for (int j = 0; j < i; j++)
+				wss_engine_unpin(pins[j]);
+			return false;
+		}
+	}
+	return true;
+}
+
+#define GUARDED_IOV(call, iov, n) \
+	do { \
+		int pins_[IOV_PINS]; \
+		bool pinned_ = (n) >= 0 && (n) <= IOV_PINS && pin_iov((iov), (n), pins_); \
+		if (!pinned_) \
+			touch_iov((iov), (n)); \
+		ssize_t r_ = call; \
+		if (!pinned_ && r_ < 0 && errno == EFAULT && wss_engine_active()) { \
+			touch_iov((iov), (n)); \
+			r_ = call; \
+		} \
+		for (int i_ = 0; pinned_ && i_ < (n); i_++) \
+			wss_engine_unpin(pins_[i_]); \
+		return r_; \
+	} while (0)
+
+/* stdio: an EFAULT inside sets the stream's error flag, so no retry. */
+#define GUARDED_STDIO(call, buf, len) \
+	do { \
+		int pin_ = wss_engine_pin((buf), (len)); \
+		if (pin_ < 0) \
+			wss_touch_range((buf), (len)); \
+		size_t r_ = call; \
+		wss_engine_unpin(pin_); \
 		return r_; \
 	} while (0)
 
 WSS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	REAL(read);
-	GUARDED(real_read(fd, buf, n), wss_touch_range(buf, n));
+	GUARDED(real_read(fd, buf, n), buf, n);
 }
 
 WSS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	REAL(write);
-	GUARDED(real_write(fd, buf, n), wss_touch_range(buf, n));
+	GUARDED(real_write(fd, buf, n), buf, n);
 }
 
 WSS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	REAL(pread);
-	GUARDED(real_pread(fd, buf, n, off), wss_touch_range(buf, n));
+	GUARDED(real_pread(fd, buf, n, off), buf, n);
 }
 
 WSS_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	REAL(pwrite);
-	GUARDED(real_pwrite(fd, buf, n, off), wss_touch_range(buf, n));
+	GUARDED(real_pwrite(fd, buf, n, off), buf, n);
 }
 
 WSS_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
@@ -99,72 +148,65 @@ WSS_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attr
 WSS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
 	REAL(readv);
-	GUARDED(real_readv(fd, iov, n), touch_iov(iov, n));
+	GUARDED_IOV(real_readv(fd, iov, n), iov, n);
 }
 
 WSS_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	REAL(writev);
-	GUARDED(real_writev(fd, iov, n), touch_iov(iov, n));
+	GUARDED_IOV(real_writev(fd, iov, n), iov, n);
 }
 
 /* _FORTIFY_SOURCE builds (Debian's default) call these instead. */
 WSS_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	REAL(__read_chk);
-	GUARDED(real___read_chk(fd, buf, n, buflen), wss_touch_range(buf, n < buflen ? n : buflen));
+	GUARDED(real___read_chk(fd, buf, n, buflen), buf, n < buflen ? n : buflen);
 }
 
 WSS_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	REAL(__pread_chk);
-	GUARDED(real___pread_chk(fd, buf, n, off, buflen), wss_touch_range(buf, n < buflen ? n : buflen));
+	GUARDED(real___pread_chk(fd, buf, n, off, buflen), buf, n < buflen ? n : buflen);
 }
 
 WSS_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 	__attribute__((alias("__pread_chk")));
 
 /* stdio moves large requests straight between the caller's buffer and the
- * kernel.  An EFAULT there sets the stream's error flag, so there is no
- * retry: the pages are opened just before the call. */
+ * kernel. */
 WSS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
 	REAL(fread);
-	wss_touch_range(buf, size * n);
-	return real_fread(buf, size, n, f);
+	GUARDED_STDIO(real_fread(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t fread_unlocked(void *buf, size_t size, size_t n, FILE *f)
 {
 	REAL(fread_unlocked);
-	wss_touch_range(buf, size * n);
-	return real_fread_unlocked(buf, size, n, f);
+	GUARDED_STDIO(real_fread_unlocked(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
 {
 	REAL(__fread_chk);
-	wss_touch_range(buf, size * n < buflen ? size * n : buflen);
-	return real___fread_chk(buf, buflen, size, n, f);
+	GUARDED_STDIO(real___fread_chk(buf, buflen, size, n, f), buf, size * n < buflen ? size * n : buflen);
 }
 
 WSS_EXPORT size_t __fread_unlocked_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
 {
 	REAL(__fread_unlocked_chk);
-	wss_touch_range(buf, size * n < buflen ? size * n : buflen);
-	return real___fread_unlocked_chk(buf, buflen, size, n, f);
+	GUARDED_STDIO(real___fread_unlocked_chk(buf, buflen, size, n, f), buf, size * n < buflen ? size * n : buflen);
 }
 
 WSS_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
 	REAL(fwrite);
-	wss_touch_range(buf, size * n);
-	return real_fwrite(buf, size, n, f);
+	GUARDED_STDIO(real_fwrite(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t fwrite_unlocked(const void *buf, size_t size, size_t n, FILE *f)
 {
 	REAL(fwrite_unlocked);
-	wss_touch_range(buf, size * n);
-	return real_fwrite_unlocked(buf, size, n, f);
+	GUARDED_STDIO(real_fwrite_unlocked(buf, size, n, f), buf, size * n);
 }

@@ -1,0 +1,216 @@
+/* Futex waits on synchronisation objects in tracked memory (a mutex in
+ * .bss, a condition variable in a heap object): the kernel reads the futex
+ * word itself and fails the wait with EFAULT when its page is armed, and the
+ * C library aborts ("The futex facility returned an unexpected error code").
+ * These wrappers pin the object, and the timeout it is given, for the call
+ * (engine.c).  Calls that may not block try the non-blocking variant first,
+ * so the uncontended path costs one extra trylock-sized call. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <threads.h>
+#include <time.h>
+
+#include "engine/engine.h"
+
+#define REAL(name) \
+	static __typeof__(name) *real_##name; \
+	if (!real_##name) \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+/* pthread_cond_* has an old GLIBC_2.2.5 version: name the current one. */
+#define REALV(name, ver) \
+	static __typeof__(name) *real_##name; \
+	if (!real_##name) \
+		real_##name = (__typeof__(name) *)dlvsym(RTLD_NEXT, #name, ver); \
+	if (!real_##name) \
+		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+#define PIN2(a, alen, b, blen, call) \
+	do { \
+		int pa_ = wss_engine_pin((a), (alen)); \
+		int pb_ = wss_engine_pin((b), (blen)); \
+		int r_ = call; \
+		wss_engine_unpin(pb_); \
+		wss_engine_unpin(pa_); \
+		return r_; \
+	} while (0)
+
+#define TS sizeof(struct timespec)
+
+/* jemalloc locks its mutexes through pthread_mutex_lock, also while it
+ * initialises on the first malloc, and dlsym may malloc: so these two never
+ * resolve lazily.  wss_sync_init (start-up) resolves them; before that, a
+ * trylock loop (trylock is not wrapped) stands in. */
+static int (*real_mutex_lock)(pthread_mutex_t *);
+static int (*real_rdlock)(pthread_rwlock_t *);
+static int (*real_wrlock)(pthread_rwlock_t *);
+
+void wss_sync_init(void)
+{
+	real_rdlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
+	real_wrlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
+	__atomic_store_n(&real_mutex_lock, (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock"),
+			 __ATOMIC_RELEASE);
+}
+
+WSS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int r = pthread_mutex_trylock(m);
+	if (r != EBUSY)
+		return r;
+	int (*real)(pthread_mutex_t *) = __atomic_load_n(&real_mutex_lock, __ATOMIC_ACQUIRE);
+	if (!real) {
+		while ((r = pthread_mutex_trylock(m)) == EBUSY)
+			sched_yield();
+		return r;
+	}
+	PIN2(m, sizeof *m, NULL, 0, real(m));
+}
+
+WSS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
+{
+	REAL(pthread_mutex_timedlock);
+	PIN2(m, sizeof *m, t, TS, real_pthread_mutex_timedlock(m, t));
+}
+
+WSS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *t)
+{
+	REAL(pthread_mutex_clocklock);
+	PIN2(m, sizeof *m, t, TS, real_pthread_mutex_clocklock(m, c, t));
+}
+
+WSS_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	REALV(pthread_cond_wait, "GLIBC_2.3.2");
+	PIN2(c, sizeof *c, m, sizeof *m, real_pthread_cond_wait(c, m));
+}
+
+WSS_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
+{
+	REALV(pthread_cond_timedwait, "GLIBC_2.3.2");
+	int pt = wss_engine_pin(t, TS);
+	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
+	int r = real_pthread_cond_timedwait(c, m, t);
+	wss_engine_unpin(pb);
+	wss_engine_unpin(pa);
+	wss_engine_unpin(pt);
+	return r;
+}
+
+WSS_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t)
+{
+	REAL(pthread_cond_clockwait);
+	int pt = wss_engine_pin(t, TS);
+	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
+	int r = real_pthread_cond_clockwait(c, m, k, t);
+	wss_engine_unpin(pb);
+	wss_engine_unpin(pa);
+	wss_engine_unpin(pt);
+	return r;
+}
+
+static int rwlock(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), int (*real)(pthread_rwlock_t *))
+{
+	int r = try(l);
+	if (r != EBUSY)
+		return r;
+	if (!real) {
+		while ((r = try(l)) == EBUSY)
+			sched_yield();
+		return r;
+	}
+	PIN2(l, sizeof *l, NULL, 0, real(l));
+}
+
+WSS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return rwlock(l, pthread_rwlock_tryrdlock, real_rdlock); }
+WSS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return rwlock(l, pthread_rwlock_trywrlock, real_wrlock); }
+
+WSS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t)
+{
+	REAL(pthread_rwlock_timedrdlock);
+	PIN2(l, sizeof *l, t, TS, real_pthread_rwlock_timedrdlock(l, t));
+}
+
+WSS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t)
+{
+	REAL(pthread_rwlock_timedwrlock);
+	PIN2(l, sizeof *l, t, TS, real_pthread_rwlock_timedwrlock(l, t));
+}
+
+WSS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	REAL(pthread_barrier_wait);
+	PIN2(b, sizeof *b, NULL, 0, real_pthread_barrier_wait(b));
+}
+
+WSS_EXPORT int pthread_once(pthread_once_t *o, void (*fn)(void))
+{
+	REAL(pthread_once);
+	PIN2(o, sizeof *o, NULL, 0, real_pthread_once(o, fn));
+}
+
+WSS_EXPORT int sem_wait(sem_t *s)
+{
+	REAL(sem_wait);
+	REAL(sem_trywait);
+	int e = errno;
+	if (real_sem_trywait(s) == 0)
+		return 0;
+	if (errno != EAGAIN)
+		return -1;
+	errno = e;
+	PIN2(s, sizeof *s, NULL, 0, real_sem_wait(s));
+}
+
+WSS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *t)
+{
+	REAL(sem_timedwait);
+	PIN2(s, sizeof *s, t, TS, real_sem_timedwait(s, t));
+}
+
+WSS_EXPORT int sem_clockwait(sem_t *s, clockid_t c, const struct timespec *t)
+{
+	REAL(sem_clockwait);
+	PIN2(s, sizeof *s, t, TS, real_sem_clockwait(s, c, t));
+}
+
+/* C11 threads call the pthread functions inside the C library, not ours. */
+WSS_EXPORT int mtx_lock(mtx_t *m)
+{
+	REAL(mtx_lock);
+	REAL(mtx_trylock);
+	int r = real_mtx_trylock(m);
+	if (r != thrd_busy)
+		return r;
+	PIN2(m, sizeof *m, NULL, 0, real_mtx_lock(m));
+}
+
+WSS_EXPORT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict t)
+{
+	REAL(mtx_timedlock);
+	PIN2(m, sizeof *m, t, TS, real_mtx_timedlock(m, t));
+}
+
+WSS_EXPORT int cnd_wait(cnd_t *c, mtx_t *m)
+{
+	REAL(cnd_wait);
+	PIN2(c, sizeof *c, m, sizeof *m, real_cnd_wait(c, m));
+}
+
+WSS_EXPORT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict t)
+{
+	REAL(cnd_timedwait);
+	int pt = wss_engine_pin(t, TS);
+	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
+	int r = real_cnd_timedwait(c, m, t);
+	wss_engine_unpin(pb);
+	wss_engine_unpin(pa);
+	wss_engine_unpin(pt);
+	return r;
+}
