@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,7 +56,10 @@ typedef struct wss_engine {
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
 	uint64_t unarmed;         /* ranges that could not be armed at the last tick */
-	int fd;
+	int fd;                   /* the profile */
+	uint64_t fd_dev, fd_ino;  /* its identity, checked before each write */
+	int err_fd;               /* a private copy of stderr, for the summary */
+	uint64_t err_dev, err_ino;
 	char path[PATH_MAX];
 	uint64_t t0_ns, cpu0_ns, last_tick_ns;
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
@@ -64,7 +68,7 @@ typedef struct wss_engine {
 	int stop;                 /* futex word: 1 asks the engine thread to stop */
 } wss_engine_t;
 
-static wss_engine_t E = {.fd = -1};
+static wss_engine_t E = {.fd = -1, .err_fd = -1};
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -482,11 +486,61 @@ bool wss_engine_relieve_locked(void)
 
 /* ---- the tick ----------------------------------------------------------- */
 
+/* The identity of an open file, or false if fd is not open. */
+static bool fd_identity(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (fd < 0 || wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)))
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+/* Is fd still the file we opened?  Programs close descriptors they do not
+ * know (daemons' closefrom, gnulib's close_stdout closing stderr) and the
+ * number may now name one of theirs: never write into that. */
+static bool fd_still(int fd, uint64_t dev, uint64_t ino)
+{
+	uint64_t d, i;
+	return fd_identity(fd, &d, &i) && d == dev && i == ino;
+}
+
 static void write_record(void)
 {
-	if (E.fd >= 0 && E.out.len && !E.out.overflow)
-		wss_write_all(E.fd, E.out.buf, E.out.len);
+	if (E.fd >= 0 && E.out.len && !E.out.overflow) {
+		if (!fd_still(E.fd, E.fd_dev, E.fd_ino)) {
+			/* Closed under us: open the same file again, if it is. */
+			int fd = wss_sys_openat(AT_FDCWD, E.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+			uint64_t d, i;
+			if (fd >= 0 && fd_identity(fd, &d, &i) && d == E.fd_dev && i == E.fd_ino) {
+				E.fd = fd;
+			} else {
+				if (fd >= 0)
+					wss_sys_close(fd);
+				E.fd = -1;
+			}
+		}
+		if (E.fd >= 0)
+			wss_write_all(E.fd, E.out.buf, E.out.len);
+	}
 	wss_fmt_reset(&E.out);
+}
+
+/* The stderr summary goes to our copy of stderr when the program closed
+ * its own. */
+static void say(const char *a, const char *b)
+{
+	char line[PATH_MAX + 64];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "wss: ");
+	wss_fmt_str(&f, a);
+	wss_fmt_str(&f, b);
+	wss_fmt_ch(&f, '\n');
+	int fd = fd_still(E.err_fd, E.err_dev, E.err_ino) ? E.err_fd : fd_still(2, E.err_dev, E.err_ino) ? 2 : -1;
+	if (fd >= 0)
+		wss_write_all(fd, f.buf, f.len);
 }
 
 static int64_t thread_cpu_ns(int tid)
@@ -722,6 +776,13 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	r = wss_profile_create(E.cfg.output, pid, prog, E.path, sizeof E.path, &E.fd, err, errlen);
 	if (r)
 		return r;
+	fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
+	E.err_fd = -1;
+	if (fd_identity(2, &E.err_dev, &E.err_ino)) {
+		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 100);
+		if (E.err_fd < 0)
+			E.err_fd = -1;
+	}
 
 	char exe[PATH_MAX];
 	readlink_exe(exe, sizeof exe);
@@ -829,8 +890,11 @@ void wss_engine_finish(void)
 	wss_fmt_t f;
 	wss_fmt_init(&f, line, sizeof line);
 	wss_profile_summary_text(&f, &sum);
-	wss_log(wss_fmt_cstr(&f), NULL);
-	wss_log("profile: ", E.path, NULL);
+	say(wss_fmt_cstr(&f), "");
+	say("profile: ", E.path);
+	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
+		wss_sys_close(E.err_fd);
+	E.err_fd = -1;
 }
 
 /* fork: extent hooks take the engine lock while jemalloc holds its own, so
@@ -852,6 +916,9 @@ void wss_engine_fork_child(void)
 	if (E.fd >= 0)
 		wss_sys_close(E.fd);
 	E.fd = -1;
+	if (E.err_fd >= 0)
+		wss_sys_close(E.err_fd);
+	E.err_fd = -1;
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		deactivate_locked();
 	E.finished = true;
