@@ -164,6 +164,37 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl)
 	inflight_exit(e);
 }
 
+/* Call fn on each part of [s, e) covered by a tracked region. */
+static void region_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++)
+		fn(E.regions.v[i].start > s ? E.regions.v[i].start : s, E.regions.v[i].end < e ? E.regions.v[i].end : e, arg);
+}
+
+/* Call fn on each run of pages in [s, e) not touched in interval epoch. */
+static void untouched_runs(uintptr_t s, uintptr_t e, uint32_t epoch, void (*fn)(uintptr_t, uintptr_t))
+{
+	uintptr_t run = 0;
+	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
+		bool closed = a < e && (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != epoch;
+		if (closed && !run)
+			run = a;
+		else if (!closed && run) {
+			fn(run, a);
+			run = 0;
+		}
+		if (a == e)
+			break;
+	}
+}
+
+static void arm_range(uintptr_t s, uintptr_t e) { E.backend->arm(s, e); }
+static void disarm_range(uintptr_t s, uintptr_t e) { E.backend->disarm(s, e); }
+
+static void rearm_part(uintptr_t s, uintptr_t e, void *arg) { untouched_runs(s, e, E.epoch, arm_range); }
+static void disarm_part(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
+
 /* ---- pins: buffers the kernel is about to access -------------------------
  * A system call given a buffer on an armed page fails with EFAULT.  The
  * caller pins the buffer for the duration of the call: the pin is published
@@ -229,19 +260,10 @@ struct open_arg {
 static void open_untouched(uintptr_t s, uintptr_t e, void *arg)
 {
 	struct open_arg *o = arg;
-	uintptr_t run = 0;
-	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
-		bool closed = a < e && (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != o->epoch;
-		if (closed && !run)
-			run = a;
-		else if (!closed && run) {
-			E.backend->disarm(run, a);
-			o->opened = true;
-			run = 0;
-		}
-		if (a == e)
-			break;
-	}
+	for (uintptr_t a = s; a < e && !o->opened; a += WSS_PAGE_SIZE)
+		o->opened = (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != o->epoch;
+	if (o->opened)
+		untouched_runs(s, e, o->epoch, disarm_range);
 }
 
 int wss_engine_pin(const void *buf, size_t len)
@@ -360,29 +382,15 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 	}
 }
 
-/* Arm the tracked pages of [s, e) that have not been touched in the current
- * interval (their protection was just reset by the application). */
-static void rearm_untouched_locked(uintptr_t s, uintptr_t e)
+static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
 {
-	uint32_t epoch = E.epoch;
-	size_t i = wss_regions_lower_bound(&E.regions, s);
-	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
-		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
-		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
-		uintptr_t run = 0;
-		for (; a <= b; a += WSS_PAGE_SIZE) {
-			bool arm = false;
-			if (a < b) {
-				wss_page_t *p = wss_shadow_page(a);
-				arm = (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) != epoch;
-			}
-			if (arm && !run)
-				run = a;
-			else if (!arm && run) {
-				E.backend->arm(run, a);
-				run = 0;
-			}
-		}
+	int prot = *(int *)arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		uint8_t old = __atomic_load_n(fl, __ATOMIC_RELAXED), nw;
+		do
+			nw = (uint8_t)((old & ~WSS_PF_PROT) | (prot & WSS_PF_PROT));
+		while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	}
 }
 
@@ -399,17 +407,7 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 		wss_engine_untrack_locked(s, e - s);
 		return;
 	}
-	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
-		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
-		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
-		for (; a < b; a += WSS_PAGE_SIZE) {
-			uint8_t *fl = wss_shadow_flags(a);
-			uint8_t old = __atomic_load_n(fl, __ATOMIC_RELAXED), nw;
-			do
-				nw = (uint8_t)((old & ~WSS_PF_PROT) | (prot & WSS_PF_PROT));
-			while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-		}
-	}
+	region_parts(s, e, set_prot_part, &prot);
 	/* Once more, now that the flags say so: a fault handler that restored
 	 * the old protection after the application's call re-reads the flags
 	 * after its own mprotect and follows (track_mprotect.c); this covers
@@ -418,20 +416,13 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 	/* The application's call opened pages we had armed: arm again those
 	 * not yet touched in this interval, so their next touch still counts. */
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && (prot & (PROT_READ | PROT_WRITE)))
-		rearm_untouched_locked(s, e);
+		region_parts(s, e, rearm_part, NULL);
 }
 
 void wss_engine_disarm_locked(uintptr_t start, size_t len)
 {
-	uintptr_t s = page_down(start), e = page_up(start + len);
-	if (!E.tracking)
-		return;
-	size_t i = wss_regions_lower_bound(&E.regions, s);
-	for (; i < E.regions.n && E.regions.v[i].start < e; i++) {
-		uintptr_t a = E.regions.v[i].start > s ? E.regions.v[i].start : s;
-		uintptr_t b = E.regions.v[i].end < e ? E.regions.v[i].end : e;
-		E.backend->disarm(a, b);
-	}
+	if (E.tracking)
+		region_parts(page_down(start), page_up(start + len), disarm_part, NULL);
 }
 
 void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen)

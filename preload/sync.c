@@ -41,6 +41,17 @@
 		return r_; \
 	} while (0)
 
+/* A condition wait: the condition, its mutex, and the timeout. */
+#define PIN3(c, m, t, call) \
+	do { \
+		int pt_ = wss_engine_pin((t), TS); \
+		PIN2(c, sizeof *(c), m, sizeof *(m), ({ \
+			int r3_ = call; \
+			wss_engine_unpin(pt_); \
+			r3_; \
+		})); \
+	} while (0)
+
 #define TS sizeof(struct timespec)
 
 /* jemalloc locks its mutexes through pthread_mutex_lock, also while it
@@ -94,25 +105,13 @@ WSS_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 WSS_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
 {
 	REALV(pthread_cond_timedwait, "GLIBC_2.3.2");
-	int pt = wss_engine_pin(t, TS);
-	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
-	int r = real_pthread_cond_timedwait(c, m, t);
-	wss_engine_unpin(pb);
-	wss_engine_unpin(pa);
-	wss_engine_unpin(pt);
-	return r;
+	PIN3(c, m, t, real_pthread_cond_timedwait(c, m, t));
 }
 
 WSS_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t)
 {
 	REAL(pthread_cond_clockwait);
-	int pt = wss_engine_pin(t, TS);
-	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
-	int r = real_pthread_cond_clockwait(c, m, k, t);
-	wss_engine_unpin(pb);
-	wss_engine_unpin(pa);
-	wss_engine_unpin(pt);
-	return r;
+	PIN3(c, m, t, real_pthread_cond_clockwait(c, m, k, t));
 }
 
 static int rwlock(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), int (*real)(pthread_rwlock_t *))
@@ -206,11 +205,5 @@ WSS_EXPORT int cnd_wait(cnd_t *c, mtx_t *m)
 WSS_EXPORT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict t)
 {
 	REAL(cnd_timedwait);
-	int pt = wss_engine_pin(t, TS);
-	int pa = wss_engine_pin(c, sizeof *c), pb = wss_engine_pin(m, sizeof *m);
-	int r = real_cnd_timedwait(c, m, t);
-	wss_engine_unpin(pb);
-	wss_engine_unpin(pa);
-	wss_engine_unpin(pt);
-	return r;
+	PIN3(c, m, t, real_cnd_timedwait(c, m, t));
 }
