@@ -56,6 +56,7 @@ typedef struct wss_engine {
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
 	uint64_t unarmed;         /* ranges that could not be armed at the last tick */
+	int pid;
 	int fd;                   /* the profile */
 	uint64_t fd_dev, fd_ino;  /* its identity, checked before each write */
 	int err_fd;               /* a private copy of stderr, for the summary */
@@ -164,36 +165,11 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl)
 	inflight_exit(e);
 }
 
-/* Call fn on each part of [s, e) covered by a tracked region. */
-static void region_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
 {
-	size_t i = wss_regions_lower_bound(&E.regions, s);
-	for (; i < E.regions.n && E.regions.v[i].start < e; i++)
-		fn(E.regions.v[i].start > s ? E.regions.v[i].start : s, E.regions.v[i].end < e ? E.regions.v[i].end : e, arg);
+	const wss_backend_t *b = E.backend;
+	return b && b->fault(addr, write, exec);
 }
-
-/* Call fn on each run of pages in [s, e) not touched in interval epoch. */
-static void untouched_runs(uintptr_t s, uintptr_t e, uint32_t epoch, void (*fn)(uintptr_t, uintptr_t))
-{
-	uintptr_t run = 0;
-	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
-		bool closed = a < e && (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != epoch;
-		if (closed && !run)
-			run = a;
-		else if (!closed && run) {
-			fn(run, a);
-			run = 0;
-		}
-		if (a == e)
-			break;
-	}
-}
-
-static void arm_range(uintptr_t s, uintptr_t e) { E.backend->arm(s, e); }
-static void disarm_range(uintptr_t s, uintptr_t e) { E.backend->disarm(s, e); }
-
-static void rearm_part(uintptr_t s, uintptr_t e, void *arg) { untouched_runs(s, e, E.epoch, arm_range); }
-static void disarm_part(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
 /* ---- pins: buffers the kernel is about to access -------------------------
  * A system call given a buffer on an armed page fails with EFAULT.  The
@@ -250,21 +226,7 @@ static void record_run(uintptr_t s, uintptr_t e, void *arg)
 		record(a, wss_shadow_flags(a), r->e, r->slot, false);
 }
 
-struct open_arg {
-	uint32_t epoch;
-	bool opened;
-};
-
-/* Open the pages of a tracked run not yet touched in this interval (those
- * touched are open already: a handler opens before it records). */
-static void open_untouched(uintptr_t s, uintptr_t e, void *arg)
-{
-	struct open_arg *o = arg;
-	for (uintptr_t a = s; a < e && !o->opened; a += WSS_PAGE_SIZE)
-		o->opened = (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != o->epoch;
-	if (o->opened)
-		untouched_runs(s, e, o->epoch, disarm_range);
-}
+static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
 int wss_engine_pin(const void *buf, size_t len)
 {
@@ -288,14 +250,19 @@ int wss_engine_pin(const void *buf, size_t len)
 	if (g & 1)
 		while (__atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST) == g)
 			wss_sys_sched_yield();
-	/* Open, then read the epoch (the handler's order), then record. */
-	struct open_arg o = {__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST), false};
-	tracked_runs(s, e, open_untouched, &o);
-	if (o.opened || __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) != o.epoch) {
-		struct record_arg r = {inflight_enter(), slot};
-		tracked_runs(s, e, record_run, &r);
-		inflight_exit(r.e);
-	}
+	/* Open, then read the epoch (the handler's order), then record.  A
+	 * page recorded in this interval is not necessarily open (a tick may
+	 * have armed it after a handler of the new interval recorded it), so
+	 * every tracked run is opened.  Asynchronous signals are blocked while
+	 * we are in flight: a handler that longjmp'd out, or waited for the
+	 * engine lock held by a tick waiting for us, would hang the tick. */
+	uint64_t block = ~SYNC_SIGNALS, old;
+	wss_sys_sigmask(SIG_BLOCK, &block, &old);
+	tracked_runs(s, e, open_run, NULL);
+	struct record_arg r = {inflight_enter(), slot};
+	tracked_runs(s, e, record_run, &r);
+	inflight_exit(r.e);
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	return i + 1;
 }
 
@@ -314,27 +281,85 @@ typedef struct pin_snap {
 	uint32_t slot;
 } pin_snap_t;
 
-/* Arm [s, e) except the pinned parts (snapshot sorted by start). */
-static int arm_unpinned(uintptr_t s, uintptr_t e, const pin_snap_t *pv, int np)
+/* The pins seen by the arming in progress (engine lock held). */
+static pin_snap_t pin_v[PIN_SLOTS];
+static int pin_n;
+
+/* Start an arming section: make arm_gen odd, then take the pins (sorted by
+ * start).  Pins of threads that have exited (cancelled in a wait, or
+ * longjmp'd out of one) are dropped here, so a leaked pin does not keep its
+ * pages open for ever.  Engine lock held. */
+static void arm_begin(void)
+{
+	__atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST);
+	pin_n = 0;
+	for (int i = 0; i < PIN_SLOTS; i++) {
+		if (!__atomic_load_n(&pins[i].cur, __ATOMIC_SEQ_CST))
+			continue;
+		uint64_t lo, hi;
+		wss_page_load(&pins[i], &lo, &hi);
+		if (!lo)
+			continue;
+		uint32_t slot = (uint32_t)(hi >> 48);
+		int tid = __atomic_load_n(&wss_threads_get(slot)->tid, __ATOMIC_RELAXED);
+		if (tid > 0 && wss_sys_tgkill(E.pid, tid, 0) == -ESRCH) {
+			wss_cas16(&pins[i], &lo, &hi, 0, 0);
+			continue;
+		}
+		int j = pin_n++;
+		for (; j > 0 && pin_v[j - 1].s > lo; j--)
+			pin_v[j] = pin_v[j - 1];
+		pin_v[j] = (pin_snap_t){lo, hi & ((1ULL << 48) - 1), slot};
+	}
+}
+
+static void arm_end(void) { __atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST); }
+
+/* Arm [s, e) except the pinned parts.  Returns non-zero on error. */
+static int arm_unpinned(uintptr_t s, uintptr_t e)
 {
 	int err = 0;
-	for (int i = 0; i < np && s < e; i++) {
-		if (pv[i].e <= s || pv[i].s >= e)
+	for (int i = 0; i < pin_n && s < e; i++) {
+		if (pin_v[i].e <= s || pin_v[i].s >= e)
 			continue;
-		if (pv[i].s > s)
-			err |= E.backend->arm(s, pv[i].s);
-		s = pv[i].e;
+		if (pin_v[i].s > s)
+			err |= E.backend->arm(s, pin_v[i].s);
+		s = pin_v[i].e;
 	}
 	if (s < e)
 		err |= E.backend->arm(s, e);
 	return err;
 }
 
-bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
+/* Call fn on each part of [s, e) covered by a tracked region. */
+static void region_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
 {
-	const wss_backend_t *b = E.backend;
-	return b && b->fault(addr, write, exec);
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++)
+		fn(E.regions.v[i].start > s ? E.regions.v[i].start : s, E.regions.v[i].end < e ? E.regions.v[i].end : e, arg);
 }
+
+/* Call fn on each run of pages in [s, e) not touched in interval epoch. */
+static void untouched_runs(uintptr_t s, uintptr_t e, uint32_t epoch, void (*fn)(uintptr_t, uintptr_t))
+{
+	uintptr_t run = 0;
+	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
+		bool closed = a < e && (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_ACQUIRE) != epoch;
+		if (closed && !run)
+			run = a;
+		else if (!closed && run) {
+			fn(run, a);
+			run = 0;
+		}
+		if (a == e)
+			break;
+	}
+}
+
+static void arm_range(uintptr_t s, uintptr_t e) { arm_unpinned(s, e); }
+
+static void rearm_part(uintptr_t s, uintptr_t e, void *arg) { untouched_runs(s, e, E.epoch, arm_range); }
+static void disarm_part(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
 /* ---- registry (engine lock held) --------------------------------------- */
 
@@ -415,14 +440,23 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 	wss_sys_mprotect((void *)s, e - s, prot);
 	/* The application's call opened pages we had armed: arm again those
 	 * not yet touched in this interval, so their next touch still counts. */
-	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && (prot & (PROT_READ | PROT_WRITE)))
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && (prot & (PROT_READ | PROT_WRITE))) {
+		arm_begin();
 		region_parts(s, e, rearm_part, NULL);
+		arm_end();
+	}
 }
 
 void wss_engine_disarm_locked(uintptr_t start, size_t len)
 {
 	if (E.tracking)
 		region_parts(page_down(start), page_up(start + len), disarm_part, NULL);
+}
+
+void wss_engine_exclude_locked(uintptr_t start, size_t len)
+{
+	wss_engine_disarm_locked(start, len);
+	wss_engine_untrack_locked(start, len);
 }
 
 void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen)
@@ -555,32 +589,18 @@ static void tick_locked(bool final)
 
 	uint64_t unarmed = 0;
 	if (!final) {
-		uint32_t g = __atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST); /* odd: arming */
-		static pin_snap_t pv[PIN_SLOTS];
-		int np = 0;
-		for (int i = 0; i < PIN_SLOTS; i++) {
-			if (!__atomic_load_n(&pins[i].cur, __ATOMIC_SEQ_CST))
-				continue;
-			uint64_t lo, hi;
-			wss_page_load(&pins[i], &lo, &hi);
-			if (!lo)
-				continue;
-			int j = np++;
-			for (; j > 0 && pv[j - 1].s > lo; j--)
-				pv[j] = pv[j - 1];
-			pv[j] = (pin_snap_t){lo, hi & ((1ULL << 48) - 1), (uint32_t)(hi >> 48)};
-		}
+		arm_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (arm_unpinned(E.regions.v[i].start, E.regions.v[i].end, pv, np))
+			if (arm_unpinned(E.regions.v[i].start, E.regions.v[i].end))
 				unarmed++;
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
-		for (int i = 0; i < np; i++) {
-			struct record_arg r = {k + 1, pv[i].slot};
-			tracked_runs(pv[i].s, pv[i].e, record_run, &r);
+		for (int i = 0; i < pin_n; i++) {
+			struct record_arg r = {k + 1, pin_v[i].slot};
+			tracked_runs(pin_v[i].s, pin_v[i].e, record_run, &r);
 		}
 		__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&arm_gen, g + 1, __ATOMIC_SEQ_CST); /* even: done */
+		arm_end();
 	}
 
 	uint32_t nt = wss_threads_count();
@@ -612,21 +632,21 @@ static void tick_locked(bool final)
 	uint64_t faults = 0;
 	for (uint32_t s = 1; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		uint64_t fs = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
-		faults += fs - t->faults_seen;
+		t->faults_now = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
+		faults += t->faults_now - t->faults_seen;
 	}
 	smp.faults = faults;
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
 	for (uint32_t s = 1; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		uint64_t fs = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
-		if (t->window_pages || fs != t->faults_seen) {
+		if (t->window_pages || t->faults_now != t->faults_seen) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
-			wss_profile_sample_thread(&E.out, first, tid, t->window_pages, fs - t->faults_seen, thread_cpu_ns(tid));
+			wss_profile_sample_thread(&E.out, first, tid, t->window_pages, t->faults_now - t->faults_seen,
+						  thread_cpu_ns(tid));
 			first = false;
 		}
-		t->faults_seen = fs;
+		t->faults_seen = t->faults_now;
 	}
 	wss_profile_sample_end(&E.out);
 	write_record();
@@ -763,6 +783,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		E.vma_budget = 64;
 
 	int pid = wss_sys_getpid();
+	E.pid = pid;
 	const char *prog = s->argc > 0 && s->argv ? s->argv[0] : NULL;
 	r = wss_profile_create(E.cfg.output, pid, prog, E.path, sizeof E.path, &E.fd, err, errlen);
 	if (r)

@@ -56,6 +56,10 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot);
 /* Give tracked pages in [start, len) the application's protection again
  * (before a call that needs one VMA, such as mremap). */
 void wss_engine_disarm_locked(uintptr_t start, size_t len);
+/* Stop tracking [start, len) for good, giving it its protection back: the
+ * program uses it as a stack (signal stack, coroutine stack), where the
+ * kernel writes signal frames and cannot meet an armed page. */
+void wss_engine_exclude_locked(uintptr_t start, size_t len);
 /* A mremap moved or resized [old, oldlen) to [new, newlen): tracking and
  * page history follow the data. */
 void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen);

@@ -15,6 +15,7 @@ typedef struct wss_thread {
 	uint64_t faults;    /* first touches recorded, all time (atomic) */
 	uint64_t new_pages; /* pages this thread touched first in the run (atomic) */
 	uint64_t faults_seen; /* engine-private: faults at the previous sample */
+	uint64_t faults_now;  /* engine-private: faults at this sample */
 	uint32_t window_pages; /* engine-private scratch for the scan */
 } __attribute__((aligned(64))) wss_thread_t;
 

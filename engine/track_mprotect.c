@@ -111,6 +111,22 @@ static bool neighbour_open(uintptr_t a, uint8_t want, uint32_t epoch)
 	return p && (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == epoch;
 }
 
+/* restore() over several pages re-reads only the faulting page's flags: if
+ * the application changed another page of the range meanwhile, give every
+ * page its own protection again.  Returns 0 or an errno. */
+static int restore_many(uintptr_t lo, uintptr_t hi, uint8_t *fl, uint8_t f)
+{
+	int r = restore(lo, hi - lo, fl, f);
+	if (r)
+		return r;
+	for (uintptr_t a = lo; a < hi; a += WSS_PAGE_SIZE)
+		if (!same_as(a, UNIFORM(f))) {
+			mp_disarm(lo, hi);
+			break;
+		}
+	return 0;
+}
+
 /* Under VMA pressure: open a larger uniform block around page.  Returns 0 or
  * an errno. */
 static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
@@ -121,7 +137,7 @@ static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
 	bool uniform = true;
 	for (uintptr_t a = b; a < b + bs && uniform; a += WSS_PAGE_SIZE)
 		uniform = same_as(a, want);
-	if (uniform && restore(b, bs, fl, f) == 0)
+	if (uniform && restore_many(b, b + bs, fl, f) == 0)
 		return 0;
 	/* The whole run of equally protected tracked pages: giving all of it
 	 * back its protection merges VMAs, so it cannot need a new one. */
@@ -130,7 +146,7 @@ static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
 		lo -= WSS_PAGE_SIZE;
 	while (hi < WSS_ADDR_LIMIT && same_as(hi, want))
 		hi += WSS_PAGE_SIZE;
-	return restore(lo, hi - lo, fl, f);
+	return restore_many(lo, hi, fl, f);
 }
 
 static bool mp_fault(uintptr_t addr, bool write, bool exec)

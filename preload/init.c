@@ -64,6 +64,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		return;
 	wss_heap_atfork_once();
 	wss_sync_init();
+	wss_io_init();
 	wss_config_t cfg;
 	char err[512];
 	wss_config_defaults(&cfg);

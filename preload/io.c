@@ -54,10 +54,20 @@ static void touch_iov(const struct iovec *iov, int n)
 		wss_touch_range(iov[i].iov_base, iov[i].iov_len);
 }
 
+/* The C library's functions, resolved at start-up (dlsym is not
+ * async-signal-safe, and write() may be called from a signal handler);
+ * lazily only for calls made before our constructor. */
+#define IO_FUNCS(X) \
+	X(read) X(write) X(pread) X(pwrite) X(readv) X(writev) X(__read_chk) X(__pread_chk) \
+	X(fread) X(fread_unlocked) X(__fread_chk) X(__fread_unlocked_chk) X(fwrite) X(fwrite_unlocked)
+#define DECLARE(name) static __typeof__(name) *real_##name;
+IO_FUNCS(DECLARE)
+#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
 #define REAL(name) \
-	static __typeof__(name) *real_##name; \
 	if (!real_##name) \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+	RESOLVE(name)
+
+void wss_io_init(void) { IO_FUNCS(RESOLVE) }
 
 /* Run call with [buf, buf+len) pinned; see the top of this file. */
 #define GUARDED(call, buf, len) \

@@ -41,6 +41,13 @@ size_t wss_je_malloc_usable_size(void *);
 void *wss_je_mallocx(size_t, int);
 void *wss_je_rallocx(void *, size_t, int);
 int wss_je_mallctl(const char *, void *, size_t *, void *, size_t);
+/* Called by jemalloc in place of mmap, munmap, mprotect and madvise. */
+void *wss_je_sys_mmap(void *a, size_t len, int prot, int flags, int fd, off_t off);
+int wss_je_sys_munmap(void *a, size_t len);
+int wss_je_sys_mprotect(void *a, size_t len, int prot);
+int wss_je_sys_madvise(void *a, size_t len, int adv);
+/* Not declared by glibc's headers any more, still exported by it. */
+void *pvalloc(size_t n);
 
 /* jemalloc reads its options from here (and from MALLOC_CONF).  Huge
  * allocations must stay in the calling thread's (tracked) arena instead of

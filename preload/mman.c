@@ -147,3 +147,21 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	wss_engine_unlock(&ls);
 	return result_ptr(r, saved);
 }
+
+void wss_exclude_stack(const void *p, unsigned long n)
+{
+	uintptr_t s = (uintptr_t)p & ~(WSS_PAGE_SIZE - 1), e = (uintptr_t)p + n;
+	if (!p || !n || !wss_engine_tracking())
+		return;
+	bool tracked = false;
+	for (uintptr_t a = s; a < e && !tracked; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		tracked = fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED);
+	}
+	if (!tracked)
+		return;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_exclude_locked(s, e - s);
+	wss_engine_unlock(&ls);
+}

@@ -17,8 +17,11 @@ int wss_heap_init(void);
 /* Register the fork handlers (idempotent; also called on the first malloc so
  * that they are registered before jemalloc's).  hook. */
 void wss_heap_atfork_once(void);
-/* Resolve the C library's locking functions we wrap.  init. */
+/* Resolve the C library's functions we wrap.  init. */
 void wss_sync_init(void);
+void wss_io_init(void);
+/* The program uses [p, p+n) as a stack: stop tracking it.  hook. */
+void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
 /* Make the pages of [p, p+n) that the kernel is about to access readable and

@@ -20,7 +20,19 @@
 /* glibc's own sigaction, under its public alias. */
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
-static struct sigaction app_segv; /* the application's SIGSEGV disposition */
+/* The application's SIGSEGV disposition, double-buffered: sigaction writes
+ * the spare copy, then publishes its index, so the handler never copies a
+ * half-written one (two updates racing one fault could still mix). */
+static struct sigaction app_segv_buf[2];
+static int app_segv_cur;
+#define app_segv (app_segv_buf[__atomic_load_n(&app_segv_cur, __ATOMIC_ACQUIRE)])
+
+static void app_segv_set(const struct sigaction *a)
+{
+	int spare = !__atomic_load_n(&app_segv_cur, __ATOMIC_RELAXED);
+	app_segv_buf[spare] = *a;
+	__atomic_store_n(&app_segv_cur, spare, __ATOMIC_RELEASE);
+}
 static bool installed;
 /* Whether each thread asked for SIGSEGV to be blocked (read back only). */
 static __thread bool tls_segv_blocked __attribute__((tls_model("initial-exec")));
@@ -47,8 +59,10 @@ static void chain(int sig, siginfo_t *si, ucontext_t *uc)
 		return;
 	}
 	if (a.sa_flags & SA_RESETHAND) {
-		app_segv.sa_handler = SIG_DFL;
-		app_segv.sa_flags &= ~SA_SIGINFO;
+		struct sigaction d = a;
+		d.sa_handler = SIG_DFL;
+		d.sa_flags &= ~SA_SIGINFO;
+		app_segv_set(&d);
 	}
 	uint64_t mask;
 	memcpy(&mask, &uc->uc_sigmask, sizeof mask);
@@ -89,7 +103,7 @@ int wss_signals_init(void)
 	 * stack (stack-overflow handlers) keeps using it. */
 	sigfillset(&ours.sa_mask);
 	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	if (__sigaction(SIGSEGV, &ours, &app_segv))
+	if (__sigaction(SIGSEGV, &ours, &app_segv_buf[0]))
 		return errno;
 	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
 	return 0;
@@ -105,7 +119,7 @@ WSS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 		if (old)
 			*old = app_segv;
 		if (act)
-			app_segv = *act;
+			app_segv_set(act);
 		return 0;
 	}
 	if (act && sigismember(&act->sa_mask, SIGSEGV)) {
@@ -116,18 +130,29 @@ WSS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 	return __sigaction(sig, act, old);
 }
 
-WSS_EXPORT sighandler_t signal(int sig, sighandler_t h)
+/* Declared by glibc's headers only for some feature macros. */
+sighandler_t bsd_signal(int sig, sighandler_t h);
+
+static sighandler_t install(int sig, sighandler_t h, int flags)
 {
 	struct sigaction a, old;
 	memset(&a, 0, sizeof a);
 	a.sa_handler = h;
-	a.sa_flags = SA_RESTART; /* glibc's signal() has BSD semantics */
+	a.sa_flags = flags;
 	sigemptyset(&a.sa_mask);
-	sigaddset(&a.sa_mask, sig);
+	if (!(flags & SA_NODEFER))
+		sigaddset(&a.sa_mask, sig);
 	if (sigaction(sig, &a, &old))
 		return SIG_ERR;
 	return old.sa_handler;
 }
+
+/* glibc's signal() and bsd_signal() have BSD semantics, sysv_signal() the
+ * System V ones; all three install through __sigaction internally, so they
+ * are wrapped here to reach ours. */
+WSS_EXPORT sighandler_t signal(int sig, sighandler_t h) { return install(sig, h, SA_RESTART); }
+WSS_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) { return install(sig, h, SA_RESTART); }
+WSS_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h) { return install(sig, h, SA_RESETHAND | SA_NODEFER); }
 
 /* Apply a mask change without ever blocking SIGSEGV; remember what the
  * thread asked for so that it reads its own mask back.  Returns 0 or an

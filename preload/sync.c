@@ -18,23 +18,35 @@
 
 #include "engine/engine.h"
 
+/* The C library's functions, resolved at start-up (see io.c); the current
+ * version of pthread_cond_* (there is an old GLIBC_2.2.5 one). */
+#define SYNC_FUNCS(X) \
+	X(pthread_mutex_timedlock) X(pthread_mutex_clocklock) X(pthread_cond_clockwait) \
+	X(pthread_rwlock_timedrdlock) X(pthread_rwlock_timedwrlock) X(pthread_barrier_wait) X(pthread_once) \
+	X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait) \
+	X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(cnd_wait) X(cnd_timedwait)
+#define VERSIONED_FUNCS(X) X(pthread_cond_wait) X(pthread_cond_timedwait)
+#define DECLARE(name) static __typeof__(name) *real_##name;
+SYNC_FUNCS(DECLARE)
+VERSIONED_FUNCS(DECLARE)
+#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
+#define RESOLVEV(name) \
+	real_##name = (__typeof__(name) *)(dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2") ?: dlsym(RTLD_NEXT, #name));
 #define REAL(name) \
-	static __typeof__(name) *real_##name; \
 	if (!real_##name) \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
-
-/* pthread_cond_* has an old GLIBC_2.2.5 version: name the current one. */
+	RESOLVE(name)
 #define REALV(name, ver) \
-	static __typeof__(name) *real_##name; \
 	if (!real_##name) \
-		real_##name = (__typeof__(name) *)dlvsym(RTLD_NEXT, #name, ver); \
-	if (!real_##name) \
-		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+	RESOLVEV(name)
 
 #define PIN2(a, alen, b, blen, call) \
 	do { \
 		int pa_ = wss_engine_pin((a), (alen)); \
 		int pb_ = wss_engine_pin((b), (blen)); \
+		if (pa_ < 0) \
+			wss_touch_range((a), (alen)); \
+		if (pb_ < 0) \
+			wss_touch_range((b), (blen)); \
 		int r_ = call; \
 		wss_engine_unpin(pb_); \
 		wss_engine_unpin(pa_); \
@@ -45,6 +57,8 @@
 #define PIN3(c, m, t, call) \
 	do { \
 		int pt_ = wss_engine_pin((t), TS); \
+		if (pt_ < 0) \
+			wss_touch_range((t), TS); \
 		PIN2(c, sizeof *(c), m, sizeof *(m), ({ \
 			int r3_ = call; \
 			wss_engine_unpin(pt_); \
@@ -64,6 +78,8 @@ static int (*real_wrlock)(pthread_rwlock_t *);
 
 void wss_sync_init(void)
 {
+	SYNC_FUNCS(RESOLVE)
+	VERSIONED_FUNCS(RESOLVEV)
 	real_rdlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
 	real_wrlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
 	__atomic_store_n(&real_mutex_lock, (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock"),

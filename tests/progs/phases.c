@@ -4,7 +4,9 @@
  * "expect_tid SEQ TID LO HI".  LO is the exact count of pages the phase
  * touched; HI adds a few pages of slack for the runtime's own touches.
  * usage: phases basic|window|threads */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -14,7 +14,9 @@
  * the program finishes and the profile is consistent.
  *
  * usage: stress_touch manual|wall THREADS PAGES ROUNDS|SECONDS */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
