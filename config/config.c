@@ -167,6 +167,14 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 		}
 		c->src_time_base = WSS_SRC_ENV;
 	}
+	if ((v = env_find(envp, "WSS_TEST_VMA_BUDGET"))) {
+		uint64_t n;
+		if (wss_dur_parse(v, &n) || n < 8 || n > 1000000) {
+			set_err(err, errlen, "WSS_TEST_VMA_BUDGET: expected a count from 8 to 1000000, got \"", v, "\"");
+			return EINVAL;
+		}
+		c->test_vma_budget = (uint32_t)n;
+	}
 	return wss_config_validate(c, err, errlen);
 }
 

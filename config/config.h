@@ -23,6 +23,9 @@ typedef struct wss_config {
 	uint64_t window_ns;
 	uint32_t window_intervals;
 	wss_source_t src_output, src_time_base, src_interval, src_window;
+	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA
+	 * budget so the coarse path can be tested; 0 = derive it. */
+	uint32_t test_vma_budget;
 } wss_config_t;
 
 /* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window = 1 interval. */

@@ -781,6 +781,8 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	E.vma_budget = max_map / 2 - 1024;
 	if (E.vma_budget < 64)
 		E.vma_budget = 64;
+	if (E.cfg.test_vma_budget)
+		E.vma_budget = E.cfg.test_vma_budget;
 
 	int pid = wss_sys_getpid();
 	E.pid = pid;

@@ -26,4 +26,15 @@ check() {
 check basic 100ms
 check window 300ms
 check threads 300ms
+
+# VMA pressure: with a budget of 300 VMAs the backend opens coarse blocks.
+WSS_TEST_VMA_BUDGET=300 WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/coarse.jsonl" \
+	LD_PRELOAD="$WSS_LIB" "$PROGS/phases" coarse >"$TMP/coarse.out" 2>/dev/null
+ok $? "coarse: the program runs under VMA pressure"
+between "$($PROFILE get "$TMP/coarse.jsonl" summary.coarse)" 1 100000 "coarse: blocks were opened instead of pages"
+between "$(awk '/^maps/ {print $2}' "$TMP/coarse.out")" 1 900 "coarse: the VMA count stays bounded (4096 without the budget)"
+# Without the budget every lone page is a VMA of its own.
+WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/fine.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/phases" coarse >"$TMP/fine.out" 2>/dev/null
+between "$(awk '/^maps/ {print $2}' "$TMP/fine.out")" 4096 100000 "fine: one VMA per opened page, as the budget assumes"
+is "$($PROFILE get "$TMP/fine.jsonl" summary.coarse)" 0 "fine: no coarse blocks"
 done_testing

@@ -3,7 +3,7 @@
  * Lines: "expect SEQ LO HI" (data_pages of sample SEQ in LO..HI) and
  * "expect_tid SEQ TID LO HI".  LO is the exact count of pages the phase
  * touched; HI adds a few pages of slack for the runtime's own touches.
- * usage: phases basic|window|threads */
+ * usage: phases basic|window|threads|coarse */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -165,6 +165,34 @@ static void threads(void)
 	expect(50);
 }
 
+static int count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Every second page of 4096, five times: each open of a lone page splits a
+ * VMA in three.  Run with a small WSS_TEST_VMA_BUDGET, the backend must
+ * switch to coarse blocks and keep the VMA count bounded. */
+static void coarse(void)
+{
+	char *a = map(4096);
+	int most = 0;
+	for (int r = 0; r < 5; r++) {
+		for (int i = 0; i < 4096; i += 2)
+			((volatile char *)a)[(size_t)i * PAGE] += 1;
+		int m = count_maps();
+		most = m > most ? m : most;
+		wss_tick();
+	}
+	printf("maps %d\n", most);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "basic";
@@ -174,6 +202,8 @@ int main(int argc, char **argv)
 		window();
 	else if (!strcmp(what, "threads"))
 		threads();
+	else if (!strcmp(what, "coarse"))
+		coarse();
 	else
 		return 2;
 	return 0;
