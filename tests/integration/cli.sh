@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 27
+plan 30
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -39,6 +39,17 @@ is "$(ls "$TMP/cwd" | grep -c '^wss\.[0-9]*\.jsonl$')" 1 "bare LD_PRELOAD writes
 WSS_SESSION_INTERVAL=soon LD_PRELOAD="$WSS_LIB" touch "$TMP/ran2" 2>"$TMP/err"; is $? 2 "bad setting under LD_PRELOAD exits 2 before main"
 test ! -e "$TMP/ran2" && grep -q '^wss: WSS_SESSION_INTERVAL' "$TMP/err"; ok $? "without running the program, naming the variable"
 WSS_SESSION_OUTPUT=/nonexistent-dir/p.jsonl LD_PRELOAD="$WSS_LIB" /bin/true 2>"$TMP/err"; is $? 2 "unwritable output exits 2"
+
+# CPU time base: two busy threads for 1 s of wall time make ~2 s of CPU
+# time, so a 20 ms CPU interval gives many samples, each ~20 ms of CPU apart.
+"$WSS" run -o "$TMP/cpu.jsonl" --time-base cpu --interval 20ms -- "$top_builddir/tests/stress/stress_touch" wall 2 256 1 >/dev/null 2>&1
+is $? 0 "--time-base cpu runs"
+is "$($PROFILE get "$TMP/cpu.jsonl" header.time_base)" cpu "the header says cpu"
+n=$(python3 -c 'import json,sys
+s=[json.loads(l) for l in open(sys.argv[1]) if "\"sample\"" in l and "\"final\"" not in l]
+gaps=[b["cpu_ns"]-a["cpu_ns"] for a,b in zip(s,s[1:])]
+print(sum(1 for g in gaps if g >= 19000000) if len(s) >= 10 else 0)' "$TMP/cpu.jsonl")
+between "$n" 9 100000 "samples come every 20 ms of CPU time ($n intervals checked)"
 
 # Same output and status with and without the preload.
 "$PROGS/signals" recover >"$TMP/native" 2>&1; s1=$?
