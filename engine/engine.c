@@ -389,13 +389,22 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	E.backend->attach(s, e);
 }
 
+/* The page-rounded span of [start, start+len) in *s, *e; false when the
+ * registry is off or no tracked region overlaps the span. */
+static bool tracked_span(uintptr_t start, size_t len, uintptr_t *s, uintptr_t *e)
+{
+	*s = page_down(start);
+	*e = page_up(start + len);
+	if (!E.tracking || *s >= *e)
+		return false;
+	size_t i = wss_regions_lower_bound(&E.regions, *s);
+	return i < E.regions.n && E.regions.v[i].start < *e;
+}
+
 void wss_engine_untrack_locked(uintptr_t start, size_t len)
 {
-	uintptr_t s = page_down(start), e = page_up(start + len);
-	if (!E.tracking || s >= e)
-		return;
-	size_t i = wss_regions_lower_bound(&E.regions, s);
-	if (i == E.regions.n || E.regions.v[i].start >= e)
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
 		return;
 	wss_regions_remove(&E.regions, s, e);
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
@@ -421,11 +430,8 @@ static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
 
 void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 {
-	uintptr_t s = page_down(start), e = page_up(start + len);
-	if (!E.tracking || s >= e)
-		return;
-	size_t i = wss_regions_lower_bound(&E.regions, s);
-	if (i == E.regions.n || E.regions.v[i].start >= e)
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
 		return;
 	if (prot & PROT_EXEC) {
 		/* Code is not data: stop tracking it. */
