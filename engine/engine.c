@@ -70,6 +70,9 @@ typedef struct wss_engine {
 } wss_engine_t;
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
+static void (*on_tick)(void);
+
+void wss_engine_on_tick(void (*fn)(void)) { on_tick = fn; }
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -587,6 +590,8 @@ static int64_t thread_cpu_ns(int tid)
 
 static void tick_locked(bool final)
 {
+	if (on_tick)
+		on_tick();
 	uint32_t k = E.epoch;
 	uint32_t w = E.cfg.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
@@ -796,10 +801,16 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	r = wss_profile_create(E.cfg.output, pid, prog, E.path, sizeof E.path, &E.fd, err, errlen);
 	if (r)
 		return r;
+	/* Keep the low descriptor numbers the program would get natively. */
+	int high = (int)wss_sys3(SYS_fcntl, E.fd, F_DUPFD_CLOEXEC, 500);
+	if (high >= 0) {
+		wss_sys_close(E.fd);
+		E.fd = high;
+	}
 	fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
 	E.err_fd = -1;
 	if (fd_identity(2, &E.err_dev, &E.err_ino)) {
-		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 100);
+		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 500);
 		if (E.err_fd < 0)
 			E.err_fd = -1;
 	}

@@ -36,6 +36,10 @@ bool wss_engine_active(void);
  * forked child): mapping hooks must report changes while this holds. */
 bool wss_engine_tracking(void);
 
+/* A function the tick calls first (the preload checks its signal handler
+ * there).  init. */
+void wss_engine_on_tick(void (*fn)(void));
+
 /* End the current interval now (time_base manual).  hook. */
 void wss_engine_tick_manual(void);
 

@@ -65,6 +65,9 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	wss_heap_atfork_once();
 	wss_sync_init();
 	wss_io_init();
+	wss_syscalls_init();
+	wss_exec_init();
+	wss_paths_init();
 	wss_config_t cfg;
 	char err[512];
 	wss_config_defaults(&cfg);
@@ -72,6 +75,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		fail(err, "");
 	if (wss_signals_init())
 		fail("cannot install the SIGSEGV handler", "");
+	wss_engine_on_tick(wss_signals_check);
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg};
 	if (wss_engine_init(&s, err, sizeof err))
 		fail(err, "");

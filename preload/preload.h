@@ -11,6 +11,9 @@
  * an earlier constructor) set as the one we chain to.  Returns 0 or an
  * errno.  init. */
 int wss_signals_init(void);
+/* Put our SIGSEGV handler back if something replaced it behind our back.
+ * Called at every tick (engine thread or wss_tick). */
+void wss_signals_check(void);
 /* Create the tracked arenas and bind threads to them from now on; learn the
  * C library's text range.  Returns 0 or an errno.  init. */
 int wss_heap_init(void);
@@ -20,6 +23,11 @@ void wss_heap_atfork_once(void);
 /* Resolve the C library's functions we wrap.  init. */
 void wss_sync_init(void);
 void wss_io_init(void);
+void wss_syscalls_init(void);
+void wss_exec_init(void);
+void wss_paths_init(void);
+/* Open the pages of a NUL-terminated string the kernel will read.  hook. */
+void wss_open_str(const char *s);
 /* The program uses [p, p+n) as a stack: stop tracking it.  hook. */
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */

@@ -41,6 +41,11 @@ static __thread bool tls_segv_blocked __attribute__((tls_model("initial-exec")))
 /* glibc reserves these two for itself and never lets them be blocked. */
 #define GLIBC_RESERVED ((1ULL << 31) | (1ULL << 32))
 
+static bool intercepting(void) { return __atomic_load_n(&installed, __ATOMIC_ACQUIRE); }
+
+static void segv_handler(int sig, siginfo_t *si, void *ctx);
+static int install_ours(void);
+
 static void chain(int sig, siginfo_t *si, ucontext_t *uc)
 {
 	struct sigaction a = app_segv;
@@ -93,7 +98,7 @@ static void segv_handler(int sig, siginfo_t *si, void *ctx)
 	chain(sig, si, uc);
 }
 
-int wss_signals_init(void)
+static int install_ours(void)
 {
 	struct sigaction ours;
 	memset(&ours, 0, sizeof ours);
@@ -103,13 +108,19 @@ int wss_signals_init(void)
 	 * stack (stack-overflow handlers) keeps using it. */
 	sigfillset(&ours.sa_mask);
 	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	if (__sigaction(SIGSEGV, &ours, &app_segv_buf[0]))
-		return errno;
-	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
-	return 0;
+	return __sigaction(SIGSEGV, &ours, NULL) ? errno : 0;
 }
 
-static bool intercepting(void) { return __atomic_load_n(&installed, __ATOMIC_ACQUIRE); }
+int wss_signals_init(void)
+{
+	if (__sigaction(SIGSEGV, NULL, &app_segv_buf[0]))
+		return errno;
+	int r = install_ours();
+	if (r == 0)
+		__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
+	return r;
+}
+
 
 WSS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -132,6 +143,7 @@ WSS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 
 /* Declared by glibc's headers only for some feature macros. */
 sighandler_t bsd_signal(int sig, sighandler_t h);
+sighandler_t __sysv_signal(int sig, sighandler_t h);
 
 static sighandler_t install(int sig, sighandler_t h, int flags)
 {
@@ -153,6 +165,35 @@ static sighandler_t install(int sig, sighandler_t h, int flags)
 WSS_EXPORT sighandler_t signal(int sig, sighandler_t h) { return install(sig, h, SA_RESTART); }
 WSS_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) { return install(sig, h, SA_RESTART); }
 WSS_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h) { return install(sig, h, SA_RESETHAND | SA_NODEFER); }
+/* What <signal.h> maps signal() to under some feature macros (zstd uses it). */
+WSS_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h) { return install(sig, h, SA_RESETHAND | SA_NODEFER); }
+
+/* The kernel's view of the SIGSEGV disposition (x86-64 struct
+ * kernel_sigaction). */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+/* Called at every tick: if something replaced our handler without going
+ * through these wrappers (a raw rt_sigaction, a library calling an alias we
+ * do not wrap), adopt what it installed as the program's handler and put
+ * ours back, so the next armed page does not kill the program. */
+void wss_signals_check(void)
+{
+	struct ksigaction k;
+	if (!intercepting() || wss_sys4(SYS_rt_sigaction, SIGSEGV, NULL, &k, 8) || k.handler == (void *)segv_handler)
+		return;
+	struct sigaction a;
+	memset(&a, 0, sizeof a);
+	a.sa_handler = (sighandler_t)k.handler;
+	a.sa_flags = (int)k.flags & ~0x04000000; /* SA_RESTORER: the kernel-side field */
+	memcpy(&a.sa_mask, &k.mask, sizeof k.mask);
+	app_segv_set(&a);
+	install_ours();
+}
 
 /* Apply a mask change without ever blocking SIGSEGV; remember what the
  * thread asked for so that it reads its own mask back.  Returns 0 or an

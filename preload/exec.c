@@ -1,0 +1,168 @@
+/* exec and spawn: the kernel reads the path, the argv and envp arrays and
+ * every string in them, which may sit on armed pages (a program building
+ * argv in its heap), and fails with EFAULT.  The wrappers open them just
+ * before the call and retry once if a tick re-armed one in between (an
+ * exec that fails with EFAULT has done nothing, so the retry is safe).  The
+ * l-variants build their argv and go through these. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXEC_FUNCS(X) X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(posix_spawn) X(posix_spawnp) X(system)
+#define DECLARE(name) static __typeof__(name) *real_##name;
+EXEC_FUNCS(DECLARE)
+#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
+#define REAL(name) \
+	if (!real_##name) \
+	RESOLVE(name)
+
+void wss_exec_init(void) { EXEC_FUNCS(RESOLVE) }
+
+static void open_strv(char *const *v)
+{
+	for (size_t i = 0; v; i++) {
+		wss_touch_range(&v[i], sizeof v[i]);
+		if (!v[i])
+			break;
+		wss_open_str(v[i]);
+	}
+}
+
+#define OPEN_ALL(path, argv, envp) \
+	do { \
+		wss_open_str(path); \
+		open_strv(argv); \
+		open_strv(envp); \
+	} while (0)
+
+/* exec*: -1 with errno on failure. */
+#define EXEC(call, path, argv, envp) \
+	do { \
+		OPEN_ALL(path, argv, envp); \
+		int r_ = call; \
+		if (r_ < 0 && errno == EFAULT) { \
+			OPEN_ALL(path, argv, envp); \
+			r_ = call; \
+		} \
+		return r_; \
+	} while (0)
+
+WSS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(execve);
+	EXEC(real_execve(path, argv, envp), path, argv, envp);
+}
+
+WSS_EXPORT int execv(const char *path, char *const argv[])
+{
+	REAL(execv);
+	EXEC(real_execv(path, argv), path, argv, environ);
+}
+
+WSS_EXPORT int execvp(const char *file, char *const argv[])
+{
+	REAL(execvp);
+	EXEC(real_execvp(file, argv), file, argv, environ);
+}
+
+WSS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	REAL(execvpe);
+	EXEC(real_execvpe(file, argv, envp), file, argv, envp);
+}
+
+WSS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	REAL(fexecve);
+	EXEC(real_fexecve(fd, argv, envp), NULL, argv, envp);
+}
+
+/* The l-variants: collect the arguments, then exec through the v-variants
+ * above.  Returns -1 with E2BIG past 4096 arguments. */
+#define MAX_LARGS 4096
+#define COLLECT(arg0, ap, argv, envp_out) \
+	do { \
+		argv[0] = (char *)(arg0); \
+		size_t n_ = 1; \
+		while (argv[n_ - 1]) { \
+			if (n_ == MAX_LARGS) { \
+				va_end(ap); \
+				errno = E2BIG; \
+				return -1; \
+			} \
+			argv[n_++] = va_arg(ap, char *); \
+		} \
+		envp_out; \
+		va_end(ap); \
+	} while (0)
+
+WSS_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	char *argv[MAX_LARGS];
+	va_list ap;
+	va_start(ap, arg0);
+	COLLECT(arg0, ap, argv, (void)0);
+	return execv(path, argv);
+}
+
+WSS_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	char *argv[MAX_LARGS];
+	va_list ap;
+	va_start(ap, arg0);
+	COLLECT(arg0, ap, argv, (void)0);
+	return execvp(file, argv);
+}
+
+WSS_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	char *argv[MAX_LARGS];
+	char **envp;
+	va_list ap;
+	va_start(ap, arg0);
+	COLLECT(arg0, ap, argv, envp = va_arg(ap, char **));
+	return execve(path, argv, envp);
+}
+
+/* posix_spawn*: an error number. */
+#define SPAWN(call, path, argv, envp) \
+	do { \
+		OPEN_ALL(path, argv, envp); \
+		int r_ = call; \
+		if (r_ == EFAULT) { \
+			OPEN_ALL(path, argv, envp); \
+			r_ = call; \
+		} \
+		return r_; \
+	} while (0)
+
+WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
+{
+	REAL(posix_spawn);
+	wss_touch_range(pid, sizeof *pid);
+	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), path, argv, envp);
+}
+
+WSS_EXPORT int posix_spawnp(pid_t *restrict pid, const char *restrict file, const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
+{
+	REAL(posix_spawnp);
+	wss_touch_range(pid, sizeof *pid);
+	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), file, argv, envp);
+}
+
+WSS_EXPORT int system(const char *cmd)
+{
+	REAL(system);
+	wss_open_str(cmd);
+	open_strv(environ);
+	return real_system(cmd);
+}

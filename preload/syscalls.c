@@ -1,0 +1,216 @@
+/* More calls that hand user memory to the kernel (see io.c for the
+ * mechanism): each pins the structures and buffers the kernel reads or
+ * writes for the duration of the call.  These are the ones real programs
+ * were seen to fail without: getcwd (CPython at start-up), waitpid (gcc's
+ * driver, shells), pipe and socketpair, the stat family, poll/select/epoll,
+ * nanosleep, socket I/O. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+#define SYS_FUNCS(X) \
+	X(getcwd) X(readlink) X(readlinkat) X(waitpid) X(wait) X(wait3) X(wait4) X(waitid) \
+	X(pipe) X(pipe2) X(socketpair) X(stat) X(fstat) X(lstat) X(fstatat) X(statx) \
+	X(poll) X(ppoll) X(select) X(pselect) X(epoll_wait) X(epoll_pwait) X(epoll_ctl) \
+	X(nanosleep) X(clock_nanosleep) X(recv) X(recvfrom) X(send) X(sendto) X(recvmsg) X(sendmsg) \
+	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
+	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage)
+#define DECLARE(name) static __typeof__(name) *real_##name;
+SYS_FUNCS(DECLARE)
+#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
+#define REAL(name) \
+	if (!real_##name) \
+	RESOLVE(name)
+
+void wss_syscalls_init(void) { SYS_FUNCS(RESOLVE) }
+
+/* Up to four (pointer, length) pairs pinned around one call. */
+typedef struct pinset {
+	int pin[4];
+	int n;
+} pinset_t;
+
+static void pin(pinset_t *ps, const void *p, size_t len)
+{
+	int h = p && len ? wss_engine_pin(p, len) : 0;
+	if (h < 0)
+		wss_touch_range(p, len);
+	if (ps->n < 4)
+		ps->pin[ps->n++] = h;
+}
+
+static void unpin(pinset_t *ps)
+{
+	for (int i = 0; i < ps->n; i++)
+		wss_engine_unpin(ps->pin[i]);
+}
+
+#define CALL(type, name, args, pins) \
+	do { \
+		REAL(name); \
+		pinset_t ps_ = {.n = 0}; \
+		pins; \
+		type r_ = real_##name args; \
+		unpin(&ps_); \
+		return r_; \
+	} while (0)
+#define P(p, len) pin(&ps_, (p), (len))
+#define SOCKLEN(lp) ((lp) ? *(lp) : 0)
+
+WSS_EXPORT char *getcwd(char *buf, size_t n) { CALL(char *, getcwd, (buf, n), P(buf, n)); }
+WSS_EXPORT ssize_t readlink(const char *restrict path, char *restrict buf, size_t n)
+{
+	CALL(ssize_t, readlink, (path, buf, n), (wss_open_str(path), P(buf, n)));
+}
+WSS_EXPORT ssize_t readlinkat(int d, const char *restrict path, char *restrict buf, size_t n)
+{
+	CALL(ssize_t, readlinkat, (d, path, buf, n), (wss_open_str(path), P(buf, n)));
+}
+
+WSS_EXPORT pid_t waitpid(pid_t pid, int *st, int opt) { CALL(pid_t, waitpid, (pid, st, opt), P(st, sizeof *st)); }
+WSS_EXPORT pid_t wait(int *st) { CALL(pid_t, wait, (st), P(st, sizeof *st)); }
+WSS_EXPORT pid_t wait3(int *st, int opt, struct rusage *ru)
+{
+	CALL(pid_t, wait3, (st, opt, ru), (P(st, sizeof *st), P(ru, sizeof *ru)));
+}
+WSS_EXPORT pid_t wait4(pid_t pid, int *st, int opt, struct rusage *ru)
+{
+	CALL(pid_t, wait4, (pid, st, opt, ru), (P(st, sizeof *st), P(ru, sizeof *ru)));
+}
+WSS_EXPORT int waitid(idtype_t t, id_t id, siginfo_t *si, int opt)
+{
+	CALL(int, waitid, (t, id, si, opt), P(si, sizeof *si));
+}
+
+WSS_EXPORT int pipe(int fd[2]) { CALL(int, pipe, (fd), P(fd, 2 * sizeof *fd)); }
+WSS_EXPORT int pipe2(int fd[2], int fl) { CALL(int, pipe2, (fd, fl), P(fd, 2 * sizeof *fd)); }
+WSS_EXPORT int socketpair(int d, int t, int p, int sv[2]) { CALL(int, socketpair, (d, t, p, sv), P(sv, 2 * sizeof *sv)); }
+
+WSS_EXPORT int stat(const char *restrict path, struct stat *restrict st) { CALL(int, stat, (path, st), (wss_open_str(path), P(st, sizeof *st))); }
+WSS_EXPORT int fstat(int fd, struct stat *st) { CALL(int, fstat, (fd, st), P(st, sizeof *st)); }
+WSS_EXPORT int lstat(const char *restrict path, struct stat *restrict st) { CALL(int, lstat, (path, st), (wss_open_str(path), P(st, sizeof *st))); }
+WSS_EXPORT int fstatat(int d, const char *restrict path, struct stat *restrict st, int fl)
+{
+	CALL(int, fstatat, (d, path, st, fl), (wss_open_str(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int statx(int d, const char *restrict path, int fl, unsigned mask, struct statx *restrict st)
+{
+	CALL(int, statx, (d, path, fl, mask, st), (wss_open_str(path), P(st, sizeof *st)));
+}
+
+WSS_EXPORT int poll(struct pollfd *fds, nfds_t n, int t) { CALL(int, poll, (fds, n, t), P(fds, n * sizeof *fds)); }
+WSS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)
+{
+	CALL(int, ppoll, (fds, n, t, m), (P(fds, n * sizeof *fds), P(t, sizeof *t)));
+}
+WSS_EXPORT int select(int n, fd_set *restrict r, fd_set *restrict w, fd_set *restrict e, struct timeval *restrict t)
+{
+	CALL(int, select, (n, r, w, e, t), (P(r, sizeof *r), P(w, sizeof *w), P(e, sizeof *e), P(t, sizeof *t)));
+}
+WSS_EXPORT int pselect(int n, fd_set *restrict r, fd_set *restrict w, fd_set *restrict e,
+		       const struct timespec *restrict t, const sigset_t *restrict m)
+{
+	CALL(int, pselect, (n, r, w, e, t, m), (P(r, sizeof *r), P(w, sizeof *w), P(e, sizeof *e), P(t, sizeof *t)));
+}
+WSS_EXPORT int epoll_wait(int fd, struct epoll_event *ev, int n, int t)
+{
+	CALL(int, epoll_wait, (fd, ev, n, t), P(ev, n > 0 ? (size_t)n * sizeof *ev : 0));
+}
+WSS_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int n, int t, const sigset_t *m)
+{
+	CALL(int, epoll_pwait, (fd, ev, n, t, m), P(ev, n > 0 ? (size_t)n * sizeof *ev : 0));
+}
+WSS_EXPORT int epoll_ctl(int fd, int op, int fd2, struct epoll_event *ev)
+{
+	CALL(int, epoll_ctl, (fd, op, fd2, ev), P(ev, sizeof *ev));
+}
+
+WSS_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	CALL(int, nanosleep, (req, rem), (P(req, sizeof *req), P(rem, sizeof *rem)));
+}
+WSS_EXPORT int clock_nanosleep(clockid_t c, int fl, const struct timespec *req, struct timespec *rem)
+{
+	CALL(int, clock_nanosleep, (c, fl, req, rem), (P(req, sizeof *req), P(rem, sizeof *rem)));
+}
+
+WSS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int fl) { CALL(ssize_t, recv, (fd, buf, n, fl), P(buf, n)); }
+WSS_EXPORT ssize_t send(int fd, const void *buf, size_t n, int fl) { CALL(ssize_t, send, (fd, buf, n, fl), P(buf, n)); }
+WSS_EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t n, int fl, struct sockaddr *restrict a,
+			    socklen_t *restrict al)
+{
+	CALL(ssize_t, recvfrom, (fd, buf, n, fl, a, al), (P(buf, n), P(al, sizeof *al), P(a, SOCKLEN(al))));
+}
+WSS_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int fl, const struct sockaddr *a, socklen_t al)
+{
+	CALL(ssize_t, sendto, (fd, buf, n, fl, a, al), (P(buf, n), P(a, al)));
+}
+
+/* msghdr: the header, the iovec array, the name and the control data are
+ * pinned, and the first iovec buffer; further buffers are opened by
+ * touching (the pin set holds four). */
+static void pin_msg(pinset_t *ps, const struct msghdr *m)
+{
+	pin(ps, m, sizeof *m);
+	if (!m)
+		return;
+	pin(ps, m->msg_iov, m->msg_iovlen * sizeof *m->msg_iov);
+	pin(ps, m->msg_control, m->msg_controllen);
+	pin(ps, m->msg_name, m->msg_namelen);
+	for (size_t i = 0; m->msg_iov && i < m->msg_iovlen; i++)
+		wss_touch_range(m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
+}
+
+WSS_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int fl) { CALL(ssize_t, recvmsg, (fd, m, fl), pin_msg(&ps_, m)); }
+WSS_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int fl) { CALL(ssize_t, sendmsg, (fd, m, fl), pin_msg(&ps_, m)); }
+
+WSS_EXPORT int accept(int fd, struct sockaddr *restrict a, socklen_t *restrict al)
+{
+	CALL(int, accept, (fd, a, al), (P(al, sizeof *al), P(a, SOCKLEN(al))));
+}
+WSS_EXPORT int accept4(int fd, struct sockaddr *restrict a, socklen_t *restrict al, int fl)
+{
+	CALL(int, accept4, (fd, a, al, fl), (P(al, sizeof *al), P(a, SOCKLEN(al))));
+}
+WSS_EXPORT int getsockname(int fd, struct sockaddr *restrict a, socklen_t *restrict al)
+{
+	CALL(int, getsockname, (fd, a, al), (P(al, sizeof *al), P(a, SOCKLEN(al))));
+}
+WSS_EXPORT int getpeername(int fd, struct sockaddr *restrict a, socklen_t *restrict al)
+{
+	CALL(int, getpeername, (fd, a, al), (P(al, sizeof *al), P(a, SOCKLEN(al))));
+}
+WSS_EXPORT int getsockopt(int fd, int lv, int nm, void *restrict v, socklen_t *restrict vl)
+{
+	CALL(int, getsockopt, (fd, lv, nm, v, vl), (P(vl, sizeof *vl), P(v, SOCKLEN(vl))));
+}
+WSS_EXPORT int setsockopt(int fd, int lv, int nm, const void *v, socklen_t vl)
+{
+	CALL(int, setsockopt, (fd, lv, nm, v, vl), P(v, vl));
+}
+
+WSS_EXPORT ssize_t getdents64(int fd, void *buf, size_t n) { CALL(ssize_t, getdents64, (fd, buf, n), P(buf, n)); }
+WSS_EXPORT int uname(struct utsname *u) { CALL(int, uname, (u), P(u, sizeof *u)); }
+WSS_EXPORT int getrlimit(__rlimit_resource_t r, struct rlimit *l) { CALL(int, getrlimit, (r, l), P(l, sizeof *l)); }
+WSS_EXPORT int prlimit(pid_t pid, __rlimit_resource_t r, const struct rlimit *n, struct rlimit *o)
+{
+	CALL(int, prlimit, (pid, r, n, o), (P(n, sizeof *n), P(o, sizeof *o)));
+}
+WSS_EXPORT int getrusage(__rusage_who_t w, struct rusage *u) { CALL(int, getrusage, (w, u), P(u, sizeof *u)); }
