@@ -151,8 +151,13 @@ static int cmd_run(int argc, char **argv)
 			return die_usage("run: -o: unknown %-sequence (use %p, %n or %%) in ", output);
 		if (!strchr(output, '%')) {
 			struct stat st;
-			if (lstat(output, &st) == 0)
-				return die_usage(output, ": File exists (wss never overwrites a profile)");
+			if (lstat(output, &st) == 0) {
+				fprintf(stderr, "wss: %s: %s\n", output,
+					S_ISDIR(st.st_mode)   ? "is a directory (-o names the profile file)"
+					: S_ISLNK(st.st_mode) ? "is a symbolic link (wss never writes through one)"
+							      : "File exists (wss never overwrites a profile)");
+				return EXIT_USAGE;
+			}
 		}
 		char dir[WSS_OUTPUT_MAX];
 		snprintf(dir, sizeof dir, "%s", output);
@@ -161,8 +166,10 @@ static int cmd_run(int argc, char **argv)
 			slash[slash == dir ? 1 : 0] = '\0';
 		else
 			strcpy(dir, ".");
-		if (access(dir, W_OK | X_OK))
-			return die_usage(dir, errno == ENOENT ? ": No such directory" : ": directory not writable");
+		if (access(dir, W_OK | X_OK)) {
+			fprintf(stderr, "wss: %s: %s\n", dir, errno == ENOENT ? "No such directory" : "directory not writable");
+			return EXIT_USAGE;
+		}
 	}
 	if (wss_config_validate(&cfg, err, sizeof err))
 		return die_usage("run: ", err);

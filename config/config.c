@@ -117,13 +117,28 @@ static const char *env_find(char *const *envp, const char *name)
 int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 {
 	if (c->interval_ns < WSS_INTERVAL_MIN_NS) {
-		set_err(err, errlen, "interval must be at least 100us", NULL, NULL);
+		set_err(err, errlen, "interval must be at least 100us",
+			c->interval_ns > 0 && c->interval_ns < 1000 ? " (a number without a unit is nanoseconds: 10ms?)" : "",
+			NULL);
 		return EINVAL;
 	}
 	if (c->window_ns == 0)
 		c->window_ns = c->interval_ns;
 	if (c->window_ns % c->interval_ns != 0) {
-		set_err(err, errlen, "window must be a whole multiple of interval", NULL, NULL);
+		char a[32], b[32];
+		wss_fmt_t fa, fb;
+		wss_fmt_init(&fa, a, sizeof a);
+		wss_fmt_u64(&fa, c->window_ns);
+		wss_fmt_init(&fb, b, sizeof b);
+		wss_fmt_u64(&fb, c->interval_ns);
+		wss_fmt_t e;
+		wss_fmt_init(&e, err, errlen);
+		wss_fmt_str(&e, "window must be a whole multiple of interval (window ");
+		wss_fmt_str(&e, wss_fmt_cstr(&fa));
+		wss_fmt_str(&e, "ns, interval ");
+		wss_fmt_str(&e, wss_fmt_cstr(&fb));
+		wss_fmt_str(&e, "ns)");
+		wss_fmt_cstr(&e);
 		return EINVAL;
 	}
 	uint64_t w = c->window_ns / c->interval_ns;
