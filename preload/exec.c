@@ -16,14 +16,9 @@
 #include <unistd.h>
 
 #define EXEC_FUNCS(X) X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(posix_spawn) X(posix_spawnp) X(system)
-#define DECLARE(name) static __typeof__(name) *real_##name;
-EXEC_FUNCS(DECLARE)
-#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
-#define REAL(name) \
-	if (!real_##name) \
-	RESOLVE(name)
+EXEC_FUNCS(WSS_REAL_DECLARE)
 
-void wss_exec_init(void) { EXEC_FUNCS(RESOLVE) }
+void wss_exec_init(void) { EXEC_FUNCS(WSS_REAL_RESOLVE) }
 
 static void open_strv(char *const *v)
 {
@@ -56,31 +51,31 @@ static void open_strv(char *const *v)
 
 WSS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	REAL(execve);
+	WSS_REAL(execve);
 	EXEC(real_execve(path, argv, envp), path, argv, envp);
 }
 
 WSS_EXPORT int execv(const char *path, char *const argv[])
 {
-	REAL(execv);
+	WSS_REAL(execv);
 	EXEC(real_execv(path, argv), path, argv, environ);
 }
 
 WSS_EXPORT int execvp(const char *file, char *const argv[])
 {
-	REAL(execvp);
+	WSS_REAL(execvp);
 	EXEC(real_execvp(file, argv), file, argv, environ);
 }
 
 WSS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	REAL(execvpe);
+	WSS_REAL(execvpe);
 	EXEC(real_execvpe(file, argv, envp), file, argv, envp);
 }
 
 WSS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	REAL(fexecve);
+	WSS_REAL(fexecve);
 	EXEC(real_fexecve(fd, argv, envp), NULL, argv, envp);
 }
 
@@ -146,7 +141,7 @@ WSS_EXPORT int execle(const char *path, const char *arg0, ...)
 WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
-	REAL(posix_spawn);
+	WSS_REAL(posix_spawn);
 	wss_touch_range(pid, sizeof *pid);
 	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), path, argv, envp);
 }
@@ -154,14 +149,14 @@ WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const
 WSS_EXPORT int posix_spawnp(pid_t *restrict pid, const char *restrict file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
-	REAL(posix_spawnp);
+	WSS_REAL(posix_spawnp);
 	wss_touch_range(pid, sizeof *pid);
 	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), file, argv, envp);
 }
 
 WSS_EXPORT int system(const char *cmd)
 {
-	REAL(system);
+	WSS_REAL(system);
 	wss_open_str(cmd);
 	open_strv(environ);
 	return real_system(cmd);

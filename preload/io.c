@@ -60,14 +60,9 @@ static void touch_iov(const struct iovec *iov, int n)
 #define IO_FUNCS(X) \
 	X(read) X(write) X(pread) X(pwrite) X(readv) X(writev) X(__read_chk) X(__pread_chk) \
 	X(fread) X(fread_unlocked) X(__fread_chk) X(__fread_unlocked_chk) X(fwrite) X(fwrite_unlocked)
-#define DECLARE(name) static __typeof__(name) *real_##name;
-IO_FUNCS(DECLARE)
-#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
-#define REAL(name) \
-	if (!real_##name) \
-	RESOLVE(name)
+IO_FUNCS(WSS_REAL_DECLARE)
 
-void wss_io_init(void) { IO_FUNCS(RESOLVE) }
+void wss_io_init(void) { IO_FUNCS(WSS_REAL_RESOLVE) }
 
 /* Run call with [buf, buf+len) pinned; see the top of this file. */
 #define GUARDED(call, buf, len) \
@@ -130,25 +125,25 @@ static bool pin_iov(const struct iovec *iov, int n, int *pins)
 
 WSS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	REAL(read);
+	WSS_REAL(read);
 	GUARDED(real_read(fd, buf, n), buf, n);
 }
 
 WSS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	REAL(write);
+	WSS_REAL(write);
 	GUARDED(real_write(fd, buf, n), buf, n);
 }
 
 WSS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-	REAL(pread);
+	WSS_REAL(pread);
 	GUARDED(real_pread(fd, buf, n, off), buf, n);
 }
 
 WSS_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	REAL(pwrite);
+	WSS_REAL(pwrite);
 	GUARDED(real_pwrite(fd, buf, n, off), buf, n);
 }
 
@@ -157,26 +152,26 @@ WSS_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attr
 
 WSS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	REAL(readv);
+	WSS_REAL(readv);
 	GUARDED_IOV(real_readv(fd, iov, n), iov, n);
 }
 
 WSS_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	REAL(writev);
+	WSS_REAL(writev);
 	GUARDED_IOV(real_writev(fd, iov, n), iov, n);
 }
 
 /* _FORTIFY_SOURCE builds (Debian's default) call these instead. */
 WSS_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	REAL(__read_chk);
+	WSS_REAL(__read_chk);
 	GUARDED(real___read_chk(fd, buf, n, buflen), buf, n < buflen ? n : buflen);
 }
 
 WSS_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
-	REAL(__pread_chk);
+	WSS_REAL(__pread_chk);
 	GUARDED(real___pread_chk(fd, buf, n, off, buflen), buf, n < buflen ? n : buflen);
 }
 
@@ -187,36 +182,36 @@ WSS_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t 
  * kernel. */
 WSS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
-	REAL(fread);
+	WSS_REAL(fread);
 	GUARDED_STDIO(real_fread(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t fread_unlocked(void *buf, size_t size, size_t n, FILE *f)
 {
-	REAL(fread_unlocked);
+	WSS_REAL(fread_unlocked);
 	GUARDED_STDIO(real_fread_unlocked(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
 {
-	REAL(__fread_chk);
+	WSS_REAL(__fread_chk);
 	GUARDED_STDIO(real___fread_chk(buf, buflen, size, n, f), buf, size * n < buflen ? size * n : buflen);
 }
 
 WSS_EXPORT size_t __fread_unlocked_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f)
 {
-	REAL(__fread_unlocked_chk);
+	WSS_REAL(__fread_unlocked_chk);
 	GUARDED_STDIO(real___fread_unlocked_chk(buf, buflen, size, n, f), buf, size * n < buflen ? size * n : buflen);
 }
 
 WSS_EXPORT size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
-	REAL(fwrite);
+	WSS_REAL(fwrite);
 	GUARDED_STDIO(real_fwrite(buf, size, n, f), buf, size * n);
 }
 
 WSS_EXPORT size_t fwrite_unlocked(const void *buf, size_t size, size_t n, FILE *f)
 {
-	REAL(fwrite_unlocked);
+	WSS_REAL(fwrite_unlocked);
 	GUARDED_STDIO(real_fwrite_unlocked(buf, size, n, f), buf, size * n);
 }

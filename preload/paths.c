@@ -28,14 +28,9 @@ FILE *fopen64(const char *restrict path, const char *restrict mode);
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(access) X(faccessat) X(unlink) X(unlinkat) \
 	X(mkdir) X(mkdirat) X(rmdir) X(rename) X(renameat) X(chdir) X(chmod) X(fchmodat) X(truncate) \
 	X(link) X(symlink) X(fopen) X(fopen64) X(freopen) X(opendir) X(mkstemp) X(mkostemp)
-#define DECLARE(name) static __typeof__(name) *real_##name;
-PATH_FUNCS(DECLARE)
-#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
-#define REAL(name) \
-	if (!real_##name) \
-	RESOLVE(name)
+PATH_FUNCS(WSS_REAL_DECLARE)
 
-void wss_paths_init(void) { PATH_FUNCS(RESOLVE) }
+void wss_paths_init(void) { PATH_FUNCS(WSS_REAL_RESOLVE) }
 
 void wss_open_str(const char *s)
 {
@@ -71,7 +66,7 @@ WSS_EXPORT int open(const char *path, int fl, ...)
 	va_start(ap, fl);
 	mode_t m = open_mode(fl, ap);
 	va_end(ap);
-	REAL(open);
+	WSS_REAL(open);
 	INT_CALL(real_open(path, fl, m), path, NULL);
 }
 
@@ -81,7 +76,7 @@ WSS_EXPORT int open64(const char *path, int fl, ...)
 	va_start(ap, fl);
 	mode_t m = open_mode(fl, ap);
 	va_end(ap);
-	REAL(open64);
+	WSS_REAL(open64);
 	INT_CALL(real_open64(path, fl, m), path, NULL);
 }
 
@@ -91,7 +86,7 @@ WSS_EXPORT int openat(int d, const char *path, int fl, ...)
 	va_start(ap, fl);
 	mode_t m = open_mode(fl, ap);
 	va_end(ap);
-	REAL(openat);
+	WSS_REAL(openat);
 	INT_CALL(real_openat(d, path, fl, m), path, NULL);
 }
 
@@ -101,117 +96,117 @@ WSS_EXPORT int openat64(int d, const char *path, int fl, ...)
 	va_start(ap, fl);
 	mode_t m = open_mode(fl, ap);
 	va_end(ap);
-	REAL(openat64);
+	WSS_REAL(openat64);
 	INT_CALL(real_openat64(d, path, fl, m), path, NULL);
 }
 
 WSS_EXPORT int creat(const char *path, mode_t m)
 {
-	REAL(creat);
+	WSS_REAL(creat);
 	INT_CALL(real_creat(path, m), path, NULL);
 }
 WSS_EXPORT int access(const char *path, int m)
 {
-	REAL(access);
+	WSS_REAL(access);
 	INT_CALL(real_access(path, m), path, NULL);
 }
 WSS_EXPORT int faccessat(int d, const char *path, int m, int fl)
 {
-	REAL(faccessat);
+	WSS_REAL(faccessat);
 	INT_CALL(real_faccessat(d, path, m, fl), path, NULL);
 }
 WSS_EXPORT int unlink(const char *path)
 {
-	REAL(unlink);
+	WSS_REAL(unlink);
 	INT_CALL(real_unlink(path), path, NULL);
 }
 WSS_EXPORT int unlinkat(int d, const char *path, int fl)
 {
-	REAL(unlinkat);
+	WSS_REAL(unlinkat);
 	INT_CALL(real_unlinkat(d, path, fl), path, NULL);
 }
 WSS_EXPORT int mkdir(const char *path, mode_t m)
 {
-	REAL(mkdir);
+	WSS_REAL(mkdir);
 	INT_CALL(real_mkdir(path, m), path, NULL);
 }
 WSS_EXPORT int mkdirat(int d, const char *path, mode_t m)
 {
-	REAL(mkdirat);
+	WSS_REAL(mkdirat);
 	INT_CALL(real_mkdirat(d, path, m), path, NULL);
 }
 WSS_EXPORT int rmdir(const char *path)
 {
-	REAL(rmdir);
+	WSS_REAL(rmdir);
 	INT_CALL(real_rmdir(path), path, NULL);
 }
 WSS_EXPORT int rename(const char *a, const char *b)
 {
-	REAL(rename);
+	WSS_REAL(rename);
 	INT_CALL(real_rename(a, b), a, b);
 }
 WSS_EXPORT int renameat(int da, const char *a, int db, const char *b)
 {
-	REAL(renameat);
+	WSS_REAL(renameat);
 	INT_CALL(real_renameat(da, a, db, b), a, b);
 }
 WSS_EXPORT int chdir(const char *path)
 {
-	REAL(chdir);
+	WSS_REAL(chdir);
 	INT_CALL(real_chdir(path), path, NULL);
 }
 WSS_EXPORT int chmod(const char *path, mode_t m)
 {
-	REAL(chmod);
+	WSS_REAL(chmod);
 	INT_CALL(real_chmod(path, m), path, NULL);
 }
 WSS_EXPORT int fchmodat(int d, const char *path, mode_t m, int fl)
 {
-	REAL(fchmodat);
+	WSS_REAL(fchmodat);
 	INT_CALL(real_fchmodat(d, path, m, fl), path, NULL);
 }
 WSS_EXPORT int truncate(const char *path, off_t n)
 {
-	REAL(truncate);
+	WSS_REAL(truncate);
 	INT_CALL(real_truncate(path, n), path, NULL);
 }
 WSS_EXPORT int link(const char *a, const char *b)
 {
-	REAL(link);
+	WSS_REAL(link);
 	INT_CALL(real_link(a, b), a, b);
 }
 WSS_EXPORT int symlink(const char *a, const char *b)
 {
-	REAL(symlink);
+	WSS_REAL(symlink);
 	INT_CALL(real_symlink(a, b), a, b);
 }
 WSS_EXPORT FILE *fopen(const char *restrict path, const char *restrict mode)
 {
-	REAL(fopen);
+	WSS_REAL(fopen);
 	PTR_CALL(FILE *, real_fopen(path, mode), path, NULL);
 }
 WSS_EXPORT FILE *fopen64(const char *restrict path, const char *restrict mode)
 {
-	REAL(fopen64);
+	WSS_REAL(fopen64);
 	PTR_CALL(FILE *, real_fopen64(path, mode), path, NULL);
 }
 WSS_EXPORT FILE *freopen(const char *restrict path, const char *restrict mode, FILE *restrict f)
 {
-	REAL(freopen);
+	WSS_REAL(freopen);
 	PTR_CALL(FILE *, real_freopen(path, mode, f), path, NULL);
 }
 WSS_EXPORT DIR *opendir(const char *path)
 {
-	REAL(opendir);
+	WSS_REAL(opendir);
 	PTR_CALL(DIR *, real_opendir(path), path, NULL);
 }
 WSS_EXPORT int mkstemp(char *tmpl)
 {
-	REAL(mkstemp);
+	WSS_REAL(mkstemp);
 	INT_CALL(real_mkstemp(tmpl), tmpl, NULL);
 }
 WSS_EXPORT int mkostemp(char *tmpl, int fl)
 {
-	REAL(mkostemp);
+	WSS_REAL(mkostemp);
 	INT_CALL(real_mkostemp(tmpl, fl), tmpl, NULL);
 }

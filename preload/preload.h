@@ -7,6 +7,17 @@
  * (-fvisibility=hidden, preload/exports.map). */
 #define WSS_EXPORT __attribute__((visibility("default")))
 
+/* The C library's function behind one of our wrappers: a file lists its
+ * wrapped names in an X-macro, declares a pointer for each with
+ * WSS_REAL_DECLARE, resolves them all at start-up with WSS_REAL_RESOLVE
+ * (dlsym is not async-signal-safe, and a wrapper may first run in a signal
+ * handler), and WSS_REAL resolves lazily for calls made before that. */
+#define WSS_REAL_DECLARE(name) static __typeof__(name) *real_##name;
+#define WSS_REAL_RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
+#define WSS_REAL(name) \
+	if (!real_##name) \
+	WSS_REAL_RESOLVE(name)
+
 /* Install the SIGSEGV handler, keeping the disposition the application (or
  * an earlier constructor) set as the one we chain to.  Returns 0 or an
  * errno.  init. */

@@ -26,15 +26,10 @@
 	X(sem_wait) X(sem_trywait) X(sem_timedwait) X(sem_clockwait) \
 	X(mtx_lock) X(mtx_trylock) X(mtx_timedlock) X(cnd_wait) X(cnd_timedwait)
 #define VERSIONED_FUNCS(X) X(pthread_cond_wait) X(pthread_cond_timedwait)
-#define DECLARE(name) static __typeof__(name) *real_##name;
-SYNC_FUNCS(DECLARE)
-VERSIONED_FUNCS(DECLARE)
-#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
+SYNC_FUNCS(WSS_REAL_DECLARE)
+VERSIONED_FUNCS(WSS_REAL_DECLARE)
 #define RESOLVEV(name) \
 	real_##name = (__typeof__(name) *)(dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2") ?: dlsym(RTLD_NEXT, #name));
-#define REAL(name) \
-	if (!real_##name) \
-	RESOLVE(name)
 #define REALV(name, ver) \
 	if (!real_##name) \
 	RESOLVEV(name)
@@ -78,7 +73,7 @@ static int (*real_wrlock)(pthread_rwlock_t *);
 
 void wss_sync_init(void)
 {
-	SYNC_FUNCS(RESOLVE)
+	SYNC_FUNCS(WSS_REAL_RESOLVE)
 	VERSIONED_FUNCS(RESOLVEV)
 	real_rdlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
 	real_wrlock = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
@@ -102,13 +97,13 @@ WSS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 
 WSS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 {
-	REAL(pthread_mutex_timedlock);
+	WSS_REAL(pthread_mutex_timedlock);
 	PIN2(m, sizeof *m, t, TS, real_pthread_mutex_timedlock(m, t));
 }
 
 WSS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *t)
 {
-	REAL(pthread_mutex_clocklock);
+	WSS_REAL(pthread_mutex_clocklock);
 	PIN2(m, sizeof *m, t, TS, real_pthread_mutex_clocklock(m, c, t));
 }
 
@@ -126,7 +121,7 @@ WSS_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, con
 
 WSS_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t)
 {
-	REAL(pthread_cond_clockwait);
+	WSS_REAL(pthread_cond_clockwait);
 	PIN3(c, m, t, real_pthread_cond_clockwait(c, m, k, t));
 }
 
@@ -148,32 +143,32 @@ WSS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return rwlock(l, pth
 
 WSS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t)
 {
-	REAL(pthread_rwlock_timedrdlock);
+	WSS_REAL(pthread_rwlock_timedrdlock);
 	PIN2(l, sizeof *l, t, TS, real_pthread_rwlock_timedrdlock(l, t));
 }
 
 WSS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t)
 {
-	REAL(pthread_rwlock_timedwrlock);
+	WSS_REAL(pthread_rwlock_timedwrlock);
 	PIN2(l, sizeof *l, t, TS, real_pthread_rwlock_timedwrlock(l, t));
 }
 
 WSS_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
-	REAL(pthread_barrier_wait);
+	WSS_REAL(pthread_barrier_wait);
 	PIN2(b, sizeof *b, NULL, 0, real_pthread_barrier_wait(b));
 }
 
 WSS_EXPORT int pthread_once(pthread_once_t *o, void (*fn)(void))
 {
-	REAL(pthread_once);
+	WSS_REAL(pthread_once);
 	PIN2(o, sizeof *o, NULL, 0, real_pthread_once(o, fn));
 }
 
 WSS_EXPORT int sem_wait(sem_t *s)
 {
-	REAL(sem_wait);
-	REAL(sem_trywait);
+	WSS_REAL(sem_wait);
+	WSS_REAL(sem_trywait);
 	int e = errno;
 	if (real_sem_trywait(s) == 0)
 		return 0;
@@ -185,21 +180,21 @@ WSS_EXPORT int sem_wait(sem_t *s)
 
 WSS_EXPORT int sem_timedwait(sem_t *s, const struct timespec *t)
 {
-	REAL(sem_timedwait);
+	WSS_REAL(sem_timedwait);
 	PIN2(s, sizeof *s, t, TS, real_sem_timedwait(s, t));
 }
 
 WSS_EXPORT int sem_clockwait(sem_t *s, clockid_t c, const struct timespec *t)
 {
-	REAL(sem_clockwait);
+	WSS_REAL(sem_clockwait);
 	PIN2(s, sizeof *s, t, TS, real_sem_clockwait(s, c, t));
 }
 
 /* C11 threads call the pthread functions inside the C library, not ours. */
 WSS_EXPORT int mtx_lock(mtx_t *m)
 {
-	REAL(mtx_lock);
-	REAL(mtx_trylock);
+	WSS_REAL(mtx_lock);
+	WSS_REAL(mtx_trylock);
 	int r = real_mtx_trylock(m);
 	if (r != thrd_busy)
 		return r;
@@ -208,18 +203,18 @@ WSS_EXPORT int mtx_lock(mtx_t *m)
 
 WSS_EXPORT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict t)
 {
-	REAL(mtx_timedlock);
+	WSS_REAL(mtx_timedlock);
 	PIN2(m, sizeof *m, t, TS, real_mtx_timedlock(m, t));
 }
 
 WSS_EXPORT int cnd_wait(cnd_t *c, mtx_t *m)
 {
-	REAL(cnd_wait);
+	WSS_REAL(cnd_wait);
 	PIN2(c, sizeof *c, m, sizeof *m, real_cnd_wait(c, m));
 }
 
 WSS_EXPORT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict t)
 {
-	REAL(cnd_timedwait);
+	WSS_REAL(cnd_timedwait);
 	PIN3(c, m, t, real_cnd_timedwait(c, m, t));
 }

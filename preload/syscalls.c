@@ -32,14 +32,9 @@
 	X(nanosleep) X(clock_nanosleep) X(recv) X(recvfrom) X(send) X(sendto) X(recvmsg) X(sendmsg) \
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
 	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage)
-#define DECLARE(name) static __typeof__(name) *real_##name;
-SYS_FUNCS(DECLARE)
-#define RESOLVE(name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);
-#define REAL(name) \
-	if (!real_##name) \
-	RESOLVE(name)
+SYS_FUNCS(WSS_REAL_DECLARE)
 
-void wss_syscalls_init(void) { SYS_FUNCS(RESOLVE) }
+void wss_syscalls_init(void) { SYS_FUNCS(WSS_REAL_RESOLVE) }
 
 /* Up to four (pointer, length) pairs pinned around one call. */
 typedef struct pinset {
@@ -64,7 +59,7 @@ static void unpin(pinset_t *ps)
 
 #define CALL(type, name, args, pins) \
 	do { \
-		REAL(name); \
+		WSS_REAL(name); \
 		pinset_t ps_ = {.n = 0}; \
 		pins; \
 		type r_ = real_##name args; \
