@@ -55,14 +55,13 @@ typedef struct wss_engine {
 	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
-	uint64_t unarmed;         /* ranges that could not be armed at the last tick */
 	int pid;
 	int fd;                   /* the profile */
 	uint64_t fd_dev, fd_ino;  /* its identity, checked before each write */
 	int err_fd;               /* a private copy of stderr, for the summary */
 	uint64_t err_dev, err_ino;
 	char path[PATH_MAX];
-	uint64_t t0_ns, cpu0_ns, last_tick_ns;
+	uint64_t t0_ns, cpu0_ns;
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
 	wss_fmt_t out;
 	pthread_t thread;
@@ -668,7 +667,6 @@ static void tick_locked(bool final)
 		E.peak_pages = pages;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
-	E.last_tick_ns = now;
 }
 
 void wss_engine_tick_manual(void)
