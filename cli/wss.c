@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "config/config.h"
 
 #define EXIT_USAGE 2
@@ -25,17 +27,27 @@
 
 static void usage(FILE *to)
 {
-	fputs("usage: wss run [-o PATH] [--interval DUR] [--window DUR] [--time-base wall|cpu|manual] -- PROG [ARGS...]\n"
+	fputs("usage: wss run [-c FILE] [-o PATH] [--interval DUR] [--window DUR]\n"
+	      "               [--time-base wall|cpu|manual] [--backend auto|mprotect] -- PROG [ARGS...]\n"
+	      "       wss config check [FILE]\n"
+	      "       wss config example\n"
 	      "       wss --version | --help\n"
 	      "\n"
-	      "Measures the working set of PROG (no recompilation, no root) and writes a\n"
-	      "JSON Lines profile, by default wss.<pid>.jsonl in the current directory.\n"
-	      "  -o, --output PATH     profile path; %p is the pid, %n the program name\n"
+	      "wss run measures the working set of PROG (no recompilation, no root) and\n"
+	      "writes a JSON Lines profile, by default wss.<pid>.jsonl in the current directory.\n"
+	      "  -c, --config FILE     TOML session file (default: $WSS_CONFIG, if set)\n"
+	      "  -o, --output PATH     profile path; %p pid, %t start time, %n program name\n"
 	      "  --interval DUR        sampling interval (default 100ms); DUR: 500us, 10ms, 2s\n"
 	      "  --window DUR          working-set window, a whole multiple of the interval\n"
 	      "                        (default: one interval)\n"
 	      "  --time-base BASE      wall (default), cpu (process CPU time), or manual\n"
-	      "                        (the program calls wss_tick())\n",
+	      "                        (the program calls wss_tick())\n"
+	      "  --backend NAME        auto (default) or mprotect\n"
+	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
+	      "\n"
+	      "wss config check validates a session file and prints the effective settings\n"
+	      "with where each came from; wss config example prints a commented file with\n"
+	      "every key and its default.  See docs/config.md.\n",
 	      to);
 }
 
@@ -85,14 +97,96 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
+/* `wss run` flags: each sets one key, and reaches the library as that key's
+ * environment variable (listed in WSS_RUN_FLAGS so the profile records the
+ * flag as the source). */
+static const struct run_flag {
+	const char *shortname, *longname, *key;
+	wss_key_t id;
+} run_flags[] = {
+	{"-o", "--output", "session.output", WSS_KEY_SESSION_OUTPUT},
+	{NULL, "--interval", "session.interval", WSS_KEY_SESSION_INTERVAL},
+	{NULL, "--window", "session.window", WSS_KEY_SESSION_WINDOW},
+	{NULL, "--time-base", "session.time_base", WSS_KEY_SESSION_TIME_BASE},
+	{NULL, "--backend", "track.backend", WSS_KEY_TRACK_BACKEND},
+};
+#define NFLAGS (sizeof run_flags / sizeof *run_flags)
+
+/* Does a match option name (exactly, or as "name=value")? */
+static bool opt_is(const char *a, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	return name && !strncmp(a, name, n) && (a[n] == '\0' || (a[n] == '=' && name[1] == '-'));
+}
+
+/* Defaults, the session file (path, or $WSS_CONFIG), the environment:
+ * exactly the layers the library applies.  Returns 0 or prints the error
+ * and returns EXIT_USAGE. */
+static int build_config(wss_config_t *cfg, const char *path)
+{
+	extern char **environ;
+	char err[1024];
+	wss_config_defaults(cfg);
+	if (!path)
+		path = getenv("WSS_CONFIG");
+	if (path && *path) {
+		char *buf;
+		size_t len;
+		int r = wss_file_read(path, WSS_CONFIG_FILE_MAX, &buf, &len);
+		if (r) {
+			wss_config_file_error(path, r, err, sizeof err);
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+		r = wss_config_load(cfg, path, buf, len, NULL, err, sizeof err);
+		wss_file_free(buf, WSS_CONFIG_FILE_MAX);
+		if (r) {
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+	}
+	if (wss_config_from_env(cfg, environ, err, sizeof err)) {
+		fprintf(stderr, "wss: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Refuse up front what the library would refuse at start: an existing
+ * profile (never overwritten), a missing or unwritable directory. */
+static int check_output(const char *output)
+{
+	if (!strchr(output, '%')) {
+		struct stat st;
+		if (lstat(output, &st) == 0) {
+			fprintf(stderr, "wss: %s: %s\n", output,
+				S_ISDIR(st.st_mode)   ? "is a directory (the output names the profile file)"
+				: S_ISLNK(st.st_mode) ? "is a symbolic link (wss never writes through one)"
+						      : "File exists (wss never overwrites a profile)");
+			return EXIT_USAGE;
+		}
+	}
+	char dir[WSS_OUTPUT_MAX];
+	snprintf(dir, sizeof dir, "%s", output);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	else
+		strcpy(dir, ".");
+	if (!strchr(dir, '%') && access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "wss: %s: %s\n", dir, errno == ENOENT ? "No such directory" : "directory not writable");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	const char *output = NULL, *interval = NULL, *window = NULL, *time_base = NULL;
+	const char *values[NFLAGS] = {NULL};
+	const char *config = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
-		const char **slot = NULL;
-		const char *name = NULL;
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
@@ -103,15 +197,18 @@ static int cmd_run(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (!strcmp(a, "-o") || !strncmp(a, "--output", 8))
-			slot = &output, name = a[1] == 'o' ? "-o" : "--output";
-		else if (!strncmp(a, "--interval", 10))
-			slot = &interval, name = "--interval";
-		else if (!strncmp(a, "--window", 8))
-			slot = &window, name = "--window";
-		else if (!strncmp(a, "--time-base", 11))
-			slot = &time_base, name = "--time-base";
-		if (!slot || (a[strlen(name)] != '\0' && a[strlen(name)] != '='))
+		const char *name = NULL;
+		const char **slot = NULL;
+		if (opt_is(a, "-c") || opt_is(a, "--config")) {
+			name = a[1] == 'c' ? "-c" : "--config";
+			slot = &config;
+		}
+		for (size_t k = 0; k < NFLAGS && !slot; k++)
+			if (opt_is(a, run_flags[k].shortname) || opt_is(a, run_flags[k].longname)) {
+				name = opt_is(a, run_flags[k].shortname) ? run_flags[k].shortname : run_flags[k].longname;
+				slot = &values[k];
+			}
+		if (!slot)
 			return die_usage("run: unknown option ", a);
 		const char *v = flag_value(argc, argv, &i, name);
 		if (!v)
@@ -121,58 +218,23 @@ static int cmd_run(int argc, char **argv)
 	if (i >= argc)
 		return die_usage("run: no program given (wss run [options] -- PROG [ARGS...])", NULL);
 
-	/* Validate exactly as the library will: environment first, flags on top. */
+	/* Validate exactly as the library will, flags on top. */
 	wss_config_t cfg;
-	char err[512];
-	extern char **environ;
-	wss_config_defaults(&cfg);
-	if (wss_config_from_env(&cfg, environ, err, sizeof err))
-		return die_usage(err, NULL);
-	uint64_t ns;
-	if (interval) {
-		if (wss_dur_parse(interval, &ns))
-			return die_usage("run: --interval: not a duration (e.g. 100ms): ", interval);
-		cfg.interval_ns = ns;
-		if (!window && cfg.src_window == WSS_SRC_DEFAULT)
-			cfg.window_ns = 0;
-	}
-	if (window) {
-		if (wss_dur_parse(window, &ns))
-			return die_usage("run: --window: not a duration (e.g. 300ms): ", window);
-		cfg.window_ns = ns;
-	}
-	if (time_base && wss_time_base_parse(time_base, &cfg.time_base))
-		return die_usage("run: --time-base: expected wall, cpu or manual, got ", time_base);
-	if (output) {
-		if (!*output || strlen(output) >= sizeof cfg.output)
-			return die_usage("run: -o: ", *output ? "path too long" : "empty path");
-		char probe[WSS_OUTPUT_MAX];
-		if (wss_output_expand(output, 1, "prog", probe, sizeof probe))
-			return die_usage("run: -o: unknown %-sequence (use %p, %n or %%) in ", output);
-		if (!strchr(output, '%')) {
-			struct stat st;
-			if (lstat(output, &st) == 0) {
-				fprintf(stderr, "wss: %s: %s\n", output,
-					S_ISDIR(st.st_mode)   ? "is a directory (-o names the profile file)"
-					: S_ISLNK(st.st_mode) ? "is a symbolic link (wss never writes through one)"
-							      : "File exists (wss never overwrites a profile)");
-				return EXIT_USAGE;
-			}
-		}
-		char dir[WSS_OUTPUT_MAX];
-		snprintf(dir, sizeof dir, "%s", output);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir ? 1 : 0] = '\0';
-		else
-			strcpy(dir, ".");
-		if (access(dir, W_OK | X_OK)) {
-			fprintf(stderr, "wss: %s: %s\n", dir, errno == ENOENT ? "No such directory" : "directory not writable");
-			return EXIT_USAGE;
-		}
+	char err[1024];
+	int r = build_config(&cfg, config);
+	if (r)
+		return r;
+	for (size_t k = 0; k < NFLAGS; k++) {
+		if (!values[k])
+			continue;
+		const char *flag = run_flags[k].longname;
+		if (wss_config_set_flag(&cfg, run_flags[k].key, values[k], flag, err, sizeof err))
+			return die_usage(err, NULL);
 	}
 	if (wss_config_validate(&cfg, err, sizeof err))
-		return die_usage("run: ", err);
+		return die_usage(err, NULL);
+	if ((r = check_output(cfg.output)))
+		return r;
 
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof lib)) {
@@ -187,14 +249,33 @@ static int cmd_run(int argc, char **argv)
 	}
 	sprintf(preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
-	if (output)
-		setenv("WSS_SESSION_OUTPUT", output, 1);
-	if (interval)
-		setenv("WSS_SESSION_INTERVAL", interval, 1);
-	if (window)
-		setenv("WSS_SESSION_WINDOW", window, 1);
-	if (time_base)
-		setenv("WSS_SESSION_TIME_BASE", time_base, 1);
+	if (config) {
+		/* The program (and what it execs, possibly elsewhere) reads the
+		 * file again: pass an absolute path, and only one that can be
+		 * read twice. */
+		struct stat st;
+		char abs[PATH_MAX];
+		if (stat(config, &st) || !S_ISREG(st.st_mode) || !realpath(config, abs)) {
+			fprintf(stderr, "wss: %s: not a regular file (the measured program reads it again)\n", config);
+			return EXIT_USAGE;
+		}
+		setenv("WSS_CONFIG", abs, 1);
+	}
+	char flags[512] = "";
+	for (size_t k = 0; k < NFLAGS; k++) {
+		if (!values[k])
+			continue;
+		char env[96];
+		wss_config_env_name(run_flags[k].id, env, sizeof env);
+		setenv(env, values[k], 1);
+		if (*flags)
+			strcat(flags, ",");
+		strcat(flags, env);
+	}
+	if (*flags)
+		setenv("WSS_RUN_FLAGS", flags, 1);
+	else
+		unsetenv("WSS_RUN_FLAGS");
 
 	/* Terminal signals reach the program through its process group; we
 	 * ignore them while waiting (like system(3)) and forward the ones sent
@@ -233,6 +314,40 @@ static int cmd_run(int argc, char **argv)
 	return 1;
 }
 
+static int print_fmt(wss_fmt_t *f)
+{
+	fwrite(f->buf, 1, f->len, stdout);
+	wss_fmt_release(f);
+	return fflush(stdout) || ferror(stdout) ? 1 : 0;
+}
+
+static int cmd_config(int argc, char **argv)
+{
+	wss_fmt_t f;
+	if (argc >= 2 && !strcmp(argv[1], "example") && argc == 2) {
+		if (wss_fmt_init_growable(&f, 1 << 14))
+			return 1;
+		wss_config_example(&f);
+		return print_fmt(&f);
+	}
+	if (argc >= 2 && !strcmp(argv[1], "check") && argc <= 3) {
+		wss_config_t cfg;
+		char err[1024];
+		int r = build_config(&cfg, argc == 3 ? argv[2] : NULL);
+		if (r)
+			return r;
+		if (wss_config_validate(&cfg, err, sizeof err)) {
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+		if (wss_fmt_init_growable(&f, 1 << 14))
+			return 1;
+		wss_config_print(&cfg, &f);
+		return print_fmt(&f);
+	}
+	return die_usage("usage: wss config check [FILE] | wss config example", NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -249,5 +364,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "config"))
+		return cmd_config(argc - 1, argv + 1);
 	return die_usage("unknown command: ", argv[1]);
 }

@@ -5,6 +5,7 @@
 #include "common/sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 
 int wss_write_all(int fd, const void *buf, size_t len)
@@ -35,3 +36,35 @@ void wss_sys_free(void *p, size_t len)
 	if (p)
 		wss_sys_munmap(p, len);
 }
+
+int wss_file_read(const char *path, size_t max, char **buf, size_t *len)
+{
+	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -fd;
+	/* max + 1 bytes of address space, committed only as far as read. */
+	char *b = wss_sys_alloc(max + 1);
+	int rc = b ? 0 : ENOMEM;
+	size_t n = 0;
+	while (!rc) {
+		long r = wss_sys_read(fd, b + n, max + 1 - n);
+		if (r == -EINTR)
+			continue;
+		if (wss_sys_failed(r))
+			rc = (int)-r;
+		else if (r == 0)
+			break;
+		else if ((n += (size_t)r) > max)
+			rc = EFBIG;
+	}
+	wss_sys_close(fd);
+	if (rc) {
+		wss_sys_free(b, max + 1);
+		return rc;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+void wss_file_free(char *buf, size_t max) { wss_sys_free(buf, max + 1); }

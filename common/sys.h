@@ -76,4 +76,12 @@ int wss_write_all(int fd, const void *buf, size_t len);
 void *wss_sys_alloc(size_t len);
 void wss_sys_free(void *p, size_t len);
 
+/* Read the whole file at path (any kind that read(2) works on: a pipe from
+ * `<(...)` too) into a buffer from wss_sys_alloc.  Returns 0 with the
+ * buffer and its length, EFBIG when it holds more than max bytes, or the
+ * errno of open/read (EISDIR for a directory).  Release the buffer with
+ * wss_file_free(buf, max).  init. */
+int wss_file_read(const char *path, size_t max, char **buf, size_t *len);
+void wss_file_free(char *buf, size_t max);
+
 #endif

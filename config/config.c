@@ -1,12 +1,72 @@
-/* Session settings from the environment, with the validation rules shared by
- * the library and the `wss` command (see config.h). */
+/* The session schema: one table of keys (below) drives the TOML file layer,
+ * the environment layer, `wss run` flags, validation, the example file,
+ * `wss config check` and the profile header.  Keys that later versions will
+ * implement are recognised, so that using one is a clear "not implemented
+ * in this version" instead of an unknown key or, worse, silence. */
 #include "config.h"
 #include "config/config.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "common/fmt.h"
+typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM } ktype_t;
+
+typedef struct keydef {
+	const char *section, *name;
+	int id; /* wss_key_t, or -1: recognised, not implemented in this version */
+	ktype_t type;
+	const char *const *choices; /* T_ENUM */
+	const char *help;
+} keydef_t;
+
+static const char *const time_bases[] = {"wall", "cpu", "manual", NULL};
+static const char *const backends[] = {"auto", "mprotect", NULL};
+/* Backends DESIGN.md names that this version does not have yet. */
+static const char *const backends_later[] = {"uffd-wp", "hybrid", "refbits", NULL};
+
+static const char *const sections[] = {"session", "track", "peaks", "report", NULL};
+
+static const keydef_t keys[] = {
+	{"session", "output", WSS_KEY_SESSION_OUTPUT, T_STRING, NULL,
+	 "Profile path.  %p pid, %t start time (UTC, YYYYMMDD-HHMMSS), %n program name, %% a '%'.\n"
+	 "An existing file is never overwritten and a symbolic link never followed."},
+	{"session", "time_base", WSS_KEY_SESSION_TIME_BASE, T_ENUM, time_bases,
+	 "What drives the clock: \"wall\" time, process \"cpu\" time, or \"manual\"\n"
+	 "(the program calls wss_tick() from <wss.h>)."},
+	{"session", "interval", WSS_KEY_SESSION_INTERVAL, T_DURATION, NULL,
+	 "Sampling interval T: a duration (\"100ms\", \"500us\", \"2s\") or integer nanoseconds;\n"
+	 "at least 100us."},
+	{"session", "window", WSS_KEY_SESSION_WINDOW, T_DURATION, NULL,
+	 "Working-set window tau: a whole multiple of interval; a page counts in a\n"
+	 "sample if it was touched in the last window.  Default: one interval."},
+	{"session", "follow_fork", -1, T_BOOL, NULL, NULL},
+	{"session", "follow_exec", -1, T_BOOL, NULL, NULL},
+	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
+	 "How first touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV, reads and writes),\n"
+	 "or \"auto\", the best this kernel supports (in this version: mprotect)."},
+	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
+	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
+	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
+	 "Track the program's writable data segment (.data and .bss)."},
+	{"track", "code", -1, T_BOOL, NULL, NULL},
+	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
+	{"track", "sampling_rate", -1, T_STRING, NULL, NULL},
+	{"peaks", "enabled", -1, T_BOOL, NULL, NULL},
+	{"peaks", "sensitivity", -1, T_STRING, NULL, NULL},
+	{"peaks", "max", -1, T_STRING, NULL, NULL},
+	{"report", "hot_pages", -1, T_STRING, NULL, NULL},
+	{"report", "summary", WSS_KEY_REPORT_SUMMARY, T_BOOL, NULL,
+	 "Print the working-set summary and the profile's path on stderr at exit."},
+};
+#define NKEYS (sizeof keys / sizeof *keys)
+
+static const keydef_t *def_of(wss_key_t id)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].id == (int)id)
+			return &keys[i];
+	return NULL;
+}
 
 void wss_config_defaults(wss_config_t *c)
 {
@@ -16,6 +76,9 @@ void wss_config_defaults(wss_config_t *c)
 	c->interval_ns = 100000000ULL;
 	c->window_ns = 0; /* 0: one interval */
 	c->window_intervals = 1;
+	c->backend = WSS_BACKEND_AUTO;
+	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
+	c->report_summary = true;
 }
 
 int wss_dur_parse(const char *s, uint64_t *ns)
@@ -63,49 +126,34 @@ int wss_dur_parse(const char *s, uint64_t *ns)
 	} else {
 		return EINVAL;
 	}
-	if (whole > UINT64_MAX / mult)
+	if (whole > UINT64_MAX / mult || whole * mult > UINT64_MAX - frac * mult / frac_div)
 		return ERANGE;
 	*ns = whole * mult + frac * mult / frac_div;
 	return 0;
 }
 
+static int choice(const char *const *list, const char *s)
+{
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(list[i], s))
+			return i;
+	return -1;
+}
+
 int wss_time_base_parse(const char *s, wss_time_base_t *tb)
 {
-	if (!strcmp(s, "wall"))
-		*tb = WSS_TIME_WALL;
-	else if (!strcmp(s, "cpu"))
-		*tb = WSS_TIME_CPU;
-	else if (!strcmp(s, "manual"))
-		*tb = WSS_TIME_MANUAL;
-	else
+	int i = choice(time_bases, s);
+	if (i < 0)
 		return EINVAL;
+	*tb = (wss_time_base_t)i;
 	return 0;
 }
 
-const char *wss_time_base_name(wss_time_base_t tb)
-{
-	switch (tb) {
-	case WSS_TIME_CPU: return "cpu";
-	case WSS_TIME_MANUAL: return "manual";
-	default: return "wall";
-	}
-}
+const char *wss_time_base_name(wss_time_base_t tb) { return time_bases[tb <= WSS_TIME_MANUAL ? tb : 0]; }
 
-static void set_err(char *err, size_t errlen, const char *a, const char *b, const char *c)
-{
-	wss_fmt_t f;
-	if (!err || !errlen)
-		return;
-	wss_fmt_init(&f, err, errlen);
-	wss_fmt_str(&f, a);
-	if (b)
-		wss_fmt_str(&f, b);
-	if (c)
-		wss_fmt_str(&f, c);
-	wss_fmt_cstr(&f);
-}
+const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_MPROTECT ? b : 0]; }
 
-static const char *env_find(char *const *envp, const char *name)
+const char *wss_config_getenv(char *const *envp, const char *name)
 {
 	size_t n = strlen(name);
 	for (; envp && *envp; envp++)
@@ -114,86 +162,887 @@ static const char *env_find(char *const *envp, const char *name)
 	return NULL;
 }
 
-int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
+/* ---- suggestions ---- */
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+/* Levenshtein distance, ignoring ASCII case; names longer than 63 bytes
+ * are never close to anything. */
+static unsigned distance(const char *a, const char *b)
 {
-	if (c->interval_ns < WSS_INTERVAL_MIN_NS) {
-		set_err(err, errlen, "interval must be at least 100us",
-			c->interval_ns > 0 && c->interval_ns < 1000 ? " (a number without a unit is nanoseconds: 10ms?)" : "",
-			NULL);
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 1000;
+	unsigned row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (lower(a[i - 1]) != lower(b[j - 1]));
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static bool close_enough(const char *typed, const char *known)
+{
+	size_t n = strlen(known);
+	return distance(typed, known) <= (n >= 8 ? 3u : n >= 4 ? 2u : 1u);
+}
+
+static const char *closest_section(const char *typed)
+{
+	const char *best = NULL;
+	unsigned bd = 1000;
+	for (int i = 0; sections[i]; i++) {
+		unsigned d = distance(typed, sections[i]);
+		if (close_enough(typed, sections[i]) && d < bd)
+			bd = d, best = sections[i];
+	}
+	return best;
+}
+
+/* The key closest to typed: in section sec (NULL: any section). */
+static const keydef_t *closest_key(const char *sec, const char *typed)
+{
+	const keydef_t *best = NULL;
+	unsigned bd = 1000;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (sec && strcmp(keys[i].section, sec))
+			continue;
+		unsigned d = distance(typed, keys[i].name);
+		if (close_enough(typed, keys[i].name) && d < bd)
+			bd = d, best = &keys[i];
+	}
+	return best;
+}
+
+static const keydef_t *find_key(const char *sec, const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].section, sec) && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static const keydef_t *find_key_any_section(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+/* ---- formatting helpers ---- */
+
+static void fmt_dur(wss_fmt_t *f, uint64_t ns)
+{
+	static const struct { uint64_t div; const char *unit; } u[] = {
+		{1000000000ULL, "s"}, {1000000ULL, "ms"}, {1000ULL, "us"}, {1, "ns"}};
+	for (size_t i = 0; i < 4; i++)
+		if (ns % u[i].div == 0 || u[i].div == 1) {
+			wss_fmt_u64(f, ns / u[i].div);
+			wss_fmt_str(f, u[i].unit);
+			return;
+		}
+}
+
+/* A TOML basic string. */
+static void fmt_toml_str(wss_fmt_t *f, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	wss_fmt_ch(f, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			wss_fmt_ch(f, '\\');
+			wss_fmt_ch(f, (char)c);
+		} else if (c < 0x20 || c == 0x7f) {
+			wss_fmt_str(f, "\\u00");
+			wss_fmt_ch(f, hex[c >> 4]);
+			wss_fmt_ch(f, hex[c & 15]);
+		} else {
+			wss_fmt_ch(f, (char)c);
+		}
+	}
+	wss_fmt_ch(f, '"');
+}
+
+static void env_name(const keydef_t *k, wss_fmt_t *f)
+{
+	wss_fmt_str(f, "WSS_");
+	for (const char *p = k->section; *p; p++)
+		wss_fmt_ch(f, (char)(*p - 'a' + 'A'));
+	wss_fmt_ch(f, '_');
+	for (const char *p = k->name; *p; p++)
+		wss_fmt_ch(f, *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p);
+}
+
+const char *wss_config_env_name(wss_key_t id, char *buf, size_t len)
+{
+	wss_fmt_t f;
+	wss_fmt_init(&f, buf, len);
+	const keydef_t *k = def_of(id);
+	if (k)
+		env_name(k, &f);
+	return wss_fmt_cstr(&f);
+}
+
+static void key_name(const keydef_t *k, wss_fmt_t *f)
+{
+	wss_fmt_str(f, k->section);
+	wss_fmt_ch(f, '.');
+	wss_fmt_str(f, k->name);
+}
+
+/* "name:line:col: " */
+static void at_file(wss_fmt_t *e, const char *name, unsigned line, unsigned col)
+{
+	wss_fmt_str(e, name);
+	wss_fmt_ch(e, ':');
+	wss_fmt_u64(e, line);
+	wss_fmt_ch(e, ':');
+	wss_fmt_u64(e, col);
+	wss_fmt_str(e, ": ");
+}
+
+/* Where key id's value came from, as a message prefix. */
+static void at_origin(const wss_config_t *c, wss_key_t id, wss_fmt_t *e)
+{
+	const wss_origin_t *o = &c->src[id];
+	if (o->kind == WSS_SRC_FILE) {
+		at_file(e, c->file, o->line, o->col);
+	} else if (o->kind == WSS_SRC_ENV) {
+		env_name(def_of(id), e);
+		wss_fmt_str(e, ": ");
+	} else if (o->kind == WSS_SRC_FLAG) {
+		wss_fmt_str(e, o->flag);
+		wss_fmt_str(e, ": ");
+	}
+}
+
+static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, bool toml)
+{
+	switch ((wss_key_t)k->id) {
+	case WSS_KEY_SESSION_OUTPUT:
+		if (toml)
+			fmt_toml_str(f, c->output);
+		else
+			wss_fmt_json_str(f, c->output);
+		return;
+	case WSS_KEY_SESSION_TIME_BASE:
+	case WSS_KEY_TRACK_BACKEND:
+		wss_fmt_ch(f, '"');
+		wss_fmt_str(f, k->id == WSS_KEY_TRACK_BACKEND ? wss_backend_name(c->backend) : wss_time_base_name(c->time_base));
+		wss_fmt_ch(f, '"');
+		return;
+	case WSS_KEY_SESSION_INTERVAL:
+	case WSS_KEY_SESSION_WINDOW: {
+		uint64_t ns = k->id == WSS_KEY_SESSION_INTERVAL ? c->interval_ns : c->window_ns ? c->window_ns : c->interval_ns;
+		if (toml) {
+			wss_fmt_ch(f, '"');
+			fmt_dur(f, ns);
+			wss_fmt_ch(f, '"');
+		} else {
+			wss_fmt_u64(f, ns);
+		}
+		return;
+	}
+	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
+	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
+	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
+	case WSS_KEY_REPORT_SUMMARY: wss_fmt_str(f, c->report_summary ? "true" : "false"); return;
+	case WSS_KEY_COUNT: return;
+	}
+}
+
+/* ---- setting one key ---- */
+
+typedef struct input {
+	const wss_toml_value_t *tv; /* from the file */
+	const char *s;              /* from the environment or a flag */
+} input_t;
+
+static const char *a_type(wss_toml_type_t t)
+{
+	switch (t) {
+	case WSS_TOML_STRING: return "a string";
+	case WSS_TOML_INTEGER: return "an integer";
+	case WSS_TOML_FLOAT: return "a float";
+	case WSS_TOML_BOOL: return "a boolean";
+	case WSS_TOML_ARRAY: return "an array";
+	case WSS_TOML_TABLE: return "a table";
+	default: return "a date/time";
+	}
+}
+
+static int wrong_type(wss_fmt_t *e, const keydef_t *k, const char *want, const wss_toml_value_t *tv)
+{
+	key_name(k, e);
+	wss_fmt_str(e, ": expected ");
+	wss_fmt_str(e, want);
+	wss_fmt_str(e, ", got ");
+	wss_fmt_str(e, a_type(tv->type));
+	return EINVAL;
+}
+
+static int bad(wss_fmt_t *e, const keydef_t *k, const char *a, const char *quoted, const char *b)
+{
+	key_name(k, e);
+	wss_fmt_str(e, ": ");
+	wss_fmt_str(e, a);
+	if (quoted)
+		wss_fmt_json_str(e, quoted);
+	if (b)
+		wss_fmt_str(e, b);
+	return EINVAL;
+}
+
+/* The string form of the input, or NULL after reporting a type error. */
+static const char *string_input(wss_fmt_t *e, const keydef_t *k, const input_t *in, const char *want, int *r)
+{
+	*r = 0;
+	if (!in->tv)
+		return in->s;
+	if (in->tv->type != WSS_TOML_STRING) {
+		*r = wrong_type(e, k, want, in->tv);
+		return NULL;
+	}
+	if (strlen(in->tv->u.s.ptr) != in->tv->u.s.len) {
+		*r = bad(e, k, "contains a NUL character", NULL, NULL);
+		return NULL;
+	}
+	return in->tv->u.s.ptr;
+}
+
+static int set_duration(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	uint64_t ns;
+	const char *want = "a duration such as \"100ms\" or integer nanoseconds";
+	if (in->tv && in->tv->type == WSS_TOML_INTEGER) {
+		if (in->tv->u.i <= 0)
+			return bad(e, k, "must be positive", NULL, NULL);
+		ns = (uint64_t)in->tv->u.i;
+	} else {
+		int r;
+		const char *s = string_input(e, k, in, want, &r);
+		if (!s)
+			return r;
+		r = wss_dur_parse(s, &ns);
+		if (r == ERANGE)
+			return bad(e, k, "duration too large: ", s, NULL);
+		if (r)
+			return bad(e, k, "not a duration: ", s, " (a number and ns, us, ms or s, e.g. \"100ms\")");
+		if (ns == 0)
+			return bad(e, k, "must be positive", NULL, NULL);
+	}
+	if (k->id == WSS_KEY_SESSION_INTERVAL)
+		c->interval_ns = ns;
+	else
+		c->window_ns = ns;
+	return 0;
+}
+
+static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	bool v;
+	if (in->tv) {
+		if (in->tv->type != WSS_TOML_BOOL)
+			return wrong_type(e, k, "true or false", in->tv);
+		v = in->tv->u.b;
+	} else if (!strcmp(in->s, "true") || !strcmp(in->s, "1")) {
+		v = true;
+	} else if (!strcmp(in->s, "false") || !strcmp(in->s, "0")) {
+		v = false;
+	} else {
+		return bad(e, k, "expected true or false (or 1 or 0), got ", in->s, NULL);
+	}
+	switch (k->id) {
+	case WSS_KEY_TRACK_HEAP: c->track_heap = v; break;
+	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
+	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
+	default: c->report_summary = v; break;
+	}
+	return 0;
+}
+
+static int set_enum(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	int r;
+	const char *s = string_input(e, k, in, "a string", &r);
+	if (!s)
+		return r;
+	int i = choice(k->choices, s);
+	if (i >= 0) {
+		if (k->id == WSS_KEY_TRACK_BACKEND)
+			c->backend = (wss_backend_id_t)i;
+		else
+			c->time_base = (wss_time_base_t)i;
+		return 0;
+	}
+	if (k->id == WSS_KEY_TRACK_BACKEND && choice(backends_later, s) >= 0)
+		return bad(e, k, "backend ", s, " is not available in this version of wss (available: auto, mprotect)");
+	key_name(k, e);
+	wss_fmt_str(e, ": unknown value ");
+	wss_fmt_json_str(e, s);
+	wss_fmt_str(e, " (expected ");
+	const char *best = NULL;
+	for (int j = 0; k->choices[j]; j++) {
+		if (j)
+			wss_fmt_str(e, k->choices[j + 1] ? ", " : " or ");
+		wss_fmt_json_str(e, k->choices[j]);
+		if (close_enough(s, k->choices[j]) && !best)
+			best = k->choices[j];
+	}
+	wss_fmt_ch(e, ')');
+	if (best) {
+		wss_fmt_str(e, "; did you mean ");
+		wss_fmt_json_str(e, best);
+		wss_fmt_ch(e, '?');
+	}
+	return EINVAL;
+}
+
+static int set_output(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	int r;
+	const char *s = string_input(e, k, in, "a string", &r);
+	if (!s)
+		return r;
+	if (!*s)
+		return bad(e, k, "empty path", NULL, NULL);
+	if (strlen(s) >= sizeof c->output)
+		return bad(e, k, "path longer than 1023 bytes", NULL, NULL);
+	char probe[WSS_OUTPUT_MAX + 64];
+	if (wss_output_expand(s, 1, 0, "prog", probe, sizeof probe) == EINVAL)
+		return bad(e, k, "unknown %-sequence in ", s, " (use %p, %t, %n or %%)");
+	strcpy(c->output, s);
+	return 0;
+}
+
+static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_origin_t origin, wss_fmt_t *e)
+{
+	int r;
+	switch (k->type) {
+	case T_STRING: r = set_output(c, k, in, e); break;
+	case T_DURATION: r = set_duration(c, k, in, e); break;
+	case T_BOOL: r = set_bool(c, k, in, e); break;
+	default: r = set_enum(c, k, in, e); break;
+	}
+	if (!r)
+		c->src[k->id] = origin;
+	return r;
+}
+
+static int not_implemented(wss_fmt_t *e, const keydef_t *k)
+{
+	key_name(k, e);
+	wss_fmt_str(e, " is not implemented in this version of wss; remove it");
+	return EINVAL;
+}
+
+/* ---- the file layer ---- */
+
+static int apply_section(wss_config_t *c, const wss_toml_doc_t *doc, const char *sec, const wss_toml_value_t *t,
+			 const char *name, wss_fmt_t *e)
+{
+	for (size_t i = 0; i < t->u.tab.n; i++) {
+		const wss_toml_kv_t *kv = &t->u.tab.kv[i];
+		unsigned line, col;
+		const keydef_t *k = strlen(kv->key) == kv->keylen ? find_key(sec, kv->key) : NULL;
+		if (!k || k->id < 0) {
+			wss_toml_locate(doc, kv->off, &line, &col);
+			at_file(e, name, line, col);
+			if (k)
+				return not_implemented(e, k);
+			wss_fmt_str(e, "unknown key ");
+			wss_fmt_json_str(e, kv->key);
+			wss_fmt_str(e, " in [");
+			wss_fmt_str(e, sec);
+			wss_fmt_ch(e, ']');
+			const keydef_t *s = closest_key(sec, kv->key);
+			const keydef_t *other = s ? NULL : find_key_any_section(kv->key);
+			if (s) {
+				wss_fmt_str(e, "; did you mean ");
+				wss_fmt_json_str(e, s->name);
+				wss_fmt_ch(e, '?');
+			} else if (other) {
+				wss_fmt_str(e, "; it belongs in [");
+				wss_fmt_str(e, other->section);
+				wss_fmt_ch(e, ']');
+			}
+			return EINVAL;
+		}
+		wss_toml_locate(doc, kv->val->off, &line, &col);
+		input_t in = {.tv = kv->val};
+		wss_fmt_t sub = *e;
+		at_file(&sub, name, line, col);
+		wss_origin_t o = {.kind = WSS_SRC_FILE, .line = line, .col = col};
+		if (set_key(c, k, &in, o, &sub)) {
+			*e = sub;
+			return EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int apply_doc(wss_config_t *c, const wss_toml_doc_t *doc, const char *name, wss_fmt_t *e)
+{
+	const wss_toml_value_t *root = wss_toml_root(doc);
+	for (size_t i = 0; i < root->u.tab.n; i++) {
+		const wss_toml_kv_t *kv = &root->u.tab.kv[i];
+		const wss_toml_value_t *v = kv->val;
+		int si = strlen(kv->key) == kv->keylen ? choice(sections, kv->key) : -1;
+		if (si >= 0 && v->type == WSS_TOML_TABLE) {
+			if (apply_section(c, doc, sections[si], v, name, e))
+				return EINVAL;
+			continue;
+		}
+		unsigned line, col;
+		wss_toml_locate(doc, kv->off, &line, &col);
+		at_file(e, name, line, col);
+		if (si >= 0) {
+			wss_fmt_ch(e, '[');
+			wss_fmt_str(e, sections[si]);
+			wss_fmt_str(e, v->type == WSS_TOML_ARRAY ? "] must be a table, not an array" : "] must be a table");
+			return EINVAL;
+		}
+		const keydef_t *k = find_key_any_section(kv->key);
+		if (v->type != WSS_TOML_TABLE && k) {
+			wss_fmt_str(e, "key ");
+			wss_fmt_json_str(e, kv->key);
+			wss_fmt_str(e, " must be in the [");
+			wss_fmt_str(e, k->section);
+			wss_fmt_str(e, "] section");
+			return EINVAL;
+		}
+		wss_fmt_str(e, v->type == WSS_TOML_TABLE ? "unknown section [" : "unknown key ");
+		if (v->type == WSS_TOML_TABLE)
+			wss_fmt_str(e, kv->key);
+		else
+			wss_fmt_json_str(e, kv->key);
+		if (v->type == WSS_TOML_TABLE)
+			wss_fmt_ch(e, ']');
+		const char *s = closest_section(kv->key);
+		if (s) {
+			wss_fmt_str(e, "; did you mean [");
+			wss_fmt_str(e, s);
+			wss_fmt_str(e, "]?");
+		} else {
+			wss_fmt_str(e, " (sections: [session], [track], [peaks], [report])");
+		}
 		return EINVAL;
 	}
-	if (c->window_ns == 0)
-		c->window_ns = c->interval_ns;
-	if (c->window_ns % c->interval_ns != 0) {
-		char a[32], b[32];
-		wss_fmt_t fa, fb;
-		wss_fmt_init(&fa, a, sizeof a);
-		wss_fmt_u64(&fa, c->window_ns);
-		wss_fmt_init(&fb, b, sizeof b);
-		wss_fmt_u64(&fb, c->interval_ns);
-		wss_fmt_t e;
-		wss_fmt_init(&e, err, errlen);
-		wss_fmt_str(&e, "window must be a whole multiple of interval (window ");
-		wss_fmt_str(&e, wss_fmt_cstr(&fa));
-		wss_fmt_str(&e, "ns, interval ");
-		wss_fmt_str(&e, wss_fmt_cstr(&fb));
-		wss_fmt_str(&e, "ns)");
+	return 0;
+}
+
+int wss_config_load(wss_config_t *c, const char *name, const char *buf, size_t len, const wss_toml_alloc_t *a,
+		    char *err, size_t errlen)
+{
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	size_t nl = strlen(name);
+	if (nl >= sizeof c->file) {
+		wss_fmt_str(&e, "session file name longer than 1023 bytes");
 		wss_fmt_cstr(&e);
 		return EINVAL;
 	}
-	uint64_t w = c->window_ns / c->interval_ns;
-	if (w > WSS_WINDOW_MAX_INTERVALS) {
-		set_err(err, errlen, "window is more than 1000000 intervals", NULL, NULL);
-		return EINVAL;
+	memcpy(c->file, name, nl + 1);
+	wss_toml_doc_t *doc;
+	wss_toml_error_t te;
+	int r = wss_toml_parse(buf, len, a, &doc, &te);
+	if (r) {
+		if (te.line)
+			at_file(&e, name, te.line, te.col);
+		else {
+			wss_fmt_str(&e, name);
+			wss_fmt_str(&e, ": ");
+		}
+		wss_fmt_str(&e, te.msg);
+		wss_fmt_cstr(&e);
+		return r == ENOMEM ? ENOMEM : EINVAL;
 	}
-	c->window_intervals = (uint32_t)w;
-	return 0;
+	r = apply_doc(c, doc, name, &e);
+	wss_fmt_cstr(&e);
+	wss_toml_free(doc);
+	return r;
+}
+
+void wss_config_file_error(const char *name, int rc, char *err, size_t errlen)
+{
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	wss_fmt_str(&e, name);
+	wss_fmt_str(&e, ": ");
+	switch (rc) {
+	case ENOENT: wss_fmt_str(&e, "cannot read the session file: No such file or directory"); break;
+	case EACCES: wss_fmt_str(&e, "cannot read the session file: Permission denied"); break;
+	case EISDIR: wss_fmt_str(&e, "is a directory, not a session file"); break;
+	case ENOTDIR: wss_fmt_str(&e, "cannot read the session file: Not a directory"); break;
+	case ELOOP: wss_fmt_str(&e, "cannot read the session file: Too many symbolic links"); break;
+	case EFBIG: wss_fmt_str(&e, "session file larger than 1 MiB"); break;
+	case ENOMEM: wss_fmt_str(&e, "out of memory reading the session file"); break;
+	default:
+		wss_fmt_str(&e, "cannot read the session file (errno ");
+		wss_fmt_u64(&e, (uint64_t)rc);
+		wss_fmt_ch(&e, ')');
+	}
+	wss_fmt_cstr(&e);
+}
+
+/* ---- the environment and flags ---- */
+
+/* Is NAME listed in WSS_RUN_FLAGS (comma-separated)? */
+static bool from_flag(char *const *envp, const char *name, size_t n)
+{
+	const char *l = wss_config_getenv(envp, "WSS_RUN_FLAGS");
+	while (l && *l) {
+		const char *end = strchr(l, ',');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+		if (len == n && !strncmp(l, name, n))
+			return true;
+		l = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static bool settings_prefix(const char *v)
+{
+	static const char *const p[] = {"WSS_SESSION_", "WSS_TRACK_", "WSS_PEAKS_", "WSS_REPORT_", NULL};
+	for (int i = 0; p[i]; i++)
+		if (!strncmp(v, p[i], strlen(p[i])))
+			return true;
+	return false;
+}
+
+static int env_unknown(const char *var, size_t n, wss_fmt_t *e)
+{
+	char name[96];
+	if (n >= sizeof name)
+		n = sizeof name - 1;
+	memcpy(name, var, n);
+	name[n] = '\0';
+	wss_fmt_str(e, name);
+	wss_fmt_str(e, ": unknown setting");
+	const keydef_t *best = NULL;
+	unsigned bd = 1000;
+	char cand[96];
+	for (size_t i = 0; i < NKEYS; i++) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, cand, sizeof cand);
+		env_name(&keys[i], &f);
+		unsigned d = distance(name, wss_fmt_cstr(&f));
+		if (close_enough(name, cand) && d < bd)
+			bd = d, best = &keys[i];
+	}
+	if (best) {
+		wss_fmt_str(e, "; did you mean ");
+		env_name(best, e);
+		wss_fmt_ch(e, '?');
+	}
+	return EINVAL;
 }
 
 int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t errlen)
 {
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	int r = 0;
+	/* Unknown names first: a misspelt override must not go unnoticed. */
+	for (char *const *v = envp; v && *v && !r; v++) {
+		if (!settings_prefix(*v))
+			continue;
+		const char *eq = strchr(*v, '=');
+		size_t n = eq ? (size_t)(eq - *v) : strlen(*v);
+		bool known = false;
+		for (size_t i = 0; i < NKEYS && !known; i++) {
+			char cand[96];
+			wss_fmt_t f;
+			wss_fmt_init(&f, cand, sizeof cand);
+			env_name(&keys[i], &f);
+			wss_fmt_cstr(&f);
+			if (strlen(cand) == n && !strncmp(cand, *v, n)) {
+				known = true;
+				if (keys[i].id < 0) {
+					wss_fmt_str(&e, cand);
+					wss_fmt_str(&e, ": ");
+					r = not_implemented(&e, &keys[i]);
+				}
+			}
+		}
+		if (!known)
+			r = env_unknown(*v, n, &e);
+	}
+	for (size_t i = 0; i < NKEYS && !r; i++) {
+		if (keys[i].id < 0)
+			continue;
+		char name[96];
+		wss_fmt_t f;
+		wss_fmt_init(&f, name, sizeof name);
+		env_name(&keys[i], &f);
+		wss_fmt_cstr(&f);
+		const char *val = wss_config_getenv(envp, name);
+		if (!val)
+			continue;
+		wss_fmt_t sub = e;
+		wss_fmt_str(&sub, name);
+		wss_fmt_str(&sub, ": ");
+		input_t in = {.s = val};
+		wss_origin_t o = {.kind = from_flag(envp, name, strlen(name)) ? WSS_SRC_FLAG : WSS_SRC_ENV};
+		if (o.kind == WSS_SRC_FLAG)
+			o.flag = "wss run";
+		if (set_key(c, &keys[i], &in, o, &sub)) {
+			e = sub;
+			r = EINVAL;
+		}
+	}
 	const char *v;
-	if ((v = env_find(envp, "WSS_SESSION_OUTPUT"))) {
-		if (!*v || strlen(v) >= sizeof c->output) {
-			set_err(err, errlen, "WSS_SESSION_OUTPUT: ", *v ? "path too long" : "empty path", NULL);
-			return EINVAL;
-		}
-		strcpy(c->output, v);
-		c->src_output = WSS_SRC_ENV;
-	}
-	if ((v = env_find(envp, "WSS_SESSION_INTERVAL"))) {
-		if (wss_dur_parse(v, &c->interval_ns)) {
-			set_err(err, errlen, "WSS_SESSION_INTERVAL: not a duration (e.g. 100ms): \"", v, "\"");
-			return EINVAL;
-		}
-		c->src_interval = WSS_SRC_ENV;
-	}
-	if ((v = env_find(envp, "WSS_SESSION_WINDOW"))) {
-		if (wss_dur_parse(v, &c->window_ns)) {
-			set_err(err, errlen, "WSS_SESSION_WINDOW: not a duration (e.g. 300ms): \"", v, "\"");
-			return EINVAL;
-		}
-		c->src_window = WSS_SRC_ENV;
-	}
-	if ((v = env_find(envp, "WSS_SESSION_TIME_BASE"))) {
-		if (wss_time_base_parse(v, &c->time_base)) {
-			set_err(err, errlen, "WSS_SESSION_TIME_BASE: expected wall, cpu or manual, got \"", v, "\"");
-			return EINVAL;
-		}
-		c->src_time_base = WSS_SRC_ENV;
-	}
-	if ((v = env_find(envp, "WSS_TEST_VMA_BUDGET"))) {
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_VMA_BUDGET"))) {
 		uint64_t n;
 		if (wss_dur_parse(v, &n) || n < 8 || n > 1000000) {
-			set_err(err, errlen, "WSS_TEST_VMA_BUDGET: expected a count from 8 to 1000000, got \"", v, "\"");
-			return EINVAL;
+			wss_fmt_str(&e, "WSS_TEST_VMA_BUDGET: expected a count from 8 to 1000000, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		} else {
+			c->test_vma_budget = (uint32_t)n;
 		}
-		c->test_vma_budget = (uint32_t)n;
 	}
-	return wss_config_validate(c, err, errlen);
+	wss_fmt_cstr(&e);
+	return r;
 }
 
-int wss_output_expand(const char *pattern, int pid, const char *prog, char *out, size_t outlen)
+int wss_config_set_flag(wss_config_t *c, const char *key, const char *value, const char *flag, char *err,
+			size_t errlen)
+{
+	const char *dot = strchr(key, '.');
+	const keydef_t *k = NULL;
+	for (size_t i = 0; dot && i < NKEYS && !k; i++)
+		if (strlen(keys[i].section) == (size_t)(dot - key) && !strncmp(keys[i].section, key, (size_t)(dot - key)) &&
+		    !strcmp(keys[i].name, dot + 1) && keys[i].id >= 0)
+			k = &keys[i];
+	if (!k)
+		return ENOENT;
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	wss_fmt_str(&e, flag);
+	wss_fmt_str(&e, ": ");
+	input_t in = {.s = value};
+	wss_origin_t o = {.kind = WSS_SRC_FLAG, .flag = flag};
+	int r = set_key(c, k, &in, o, &e);
+	wss_fmt_cstr(&e);
+	return r;
+}
+
+int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
+{
+	wss_fmt_t e;
+	wss_fmt_init(&e, err, errlen);
+	if (c->interval_ns < WSS_INTERVAL_MIN_NS) {
+		at_origin(c, WSS_KEY_SESSION_INTERVAL, &e);
+		wss_fmt_str(&e, "session.interval must be at least 100us");
+		if (c->interval_ns < 1000)
+			wss_fmt_str(&e, " (a number without a unit is nanoseconds: 10ms?)");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
+	uint64_t w = c->window_ns ? c->window_ns : c->interval_ns;
+	if (w % c->interval_ns != 0) {
+		at_origin(c, c->src[WSS_KEY_SESSION_WINDOW].kind ? WSS_KEY_SESSION_WINDOW : WSS_KEY_SESSION_INTERVAL, &e);
+		wss_fmt_str(&e, "session.window must be a whole multiple of session.interval (window ");
+		fmt_dur(&e, w);
+		wss_fmt_str(&e, ", interval ");
+		fmt_dur(&e, c->interval_ns);
+		wss_fmt_ch(&e, ')');
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
+	if (w / c->interval_ns > WSS_WINDOW_MAX_INTERVALS) {
+		at_origin(c, WSS_KEY_SESSION_WINDOW, &e);
+		wss_fmt_str(&e, "session.window is more than 1000000 intervals");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
+	c->window_ns = w;
+	c->window_intervals = (uint32_t)(w / c->interval_ns);
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void source_text(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f)
+{
+	const wss_origin_t *o = &c->src[k->id];
+	switch (o->kind) {
+	case WSS_SRC_FILE:
+		wss_fmt_str(f, c->file);
+		wss_fmt_ch(f, ':');
+		wss_fmt_u64(f, o->line);
+		wss_fmt_ch(f, ':');
+		wss_fmt_u64(f, o->col);
+		break;
+	case WSS_SRC_ENV:
+		wss_fmt_str(f, "environment ");
+		env_name(k, f);
+		break;
+	case WSS_SRC_FLAG:
+		wss_fmt_str(f, "flag ");
+		wss_fmt_str(f, o->flag);
+		break;
+	default:
+		wss_fmt_str(f, "default");
+		if (k->id == WSS_KEY_SESSION_WINDOW)
+			wss_fmt_str(f, " (one interval)");
+	}
+}
+
+void wss_config_print(const wss_config_t *c, wss_fmt_t *f)
+{
+	wss_fmt_str(f, "# wss: the effective session configuration (defaults < ");
+	wss_fmt_str(f, *c->file ? c->file : "no file");
+	wss_fmt_str(f, " < environment < flags)\n");
+	for (int s = 0; sections[s]; s++) {
+		bool any = false;
+		for (size_t i = 0; i < NKEYS; i++) {
+			const keydef_t *k = &keys[i];
+			if (strcmp(k->section, sections[s]) || k->id < 0)
+				continue;
+			if (!any) {
+				wss_fmt_str(f, "\n[");
+				wss_fmt_str(f, sections[s]);
+				wss_fmt_str(f, "]\n");
+				any = true;
+			}
+			wss_fmt_str(f, k->name);
+			wss_fmt_str(f, " = ");
+			value_of(c, k, f, true);
+			wss_fmt_str(f, "  # ");
+			source_text(c, k, f);
+			wss_fmt_ch(f, '\n');
+		}
+	}
+}
+
+static void comment_lines(wss_fmt_t *f, const char *text)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		wss_fmt_str(f, "# ");
+		wss_fmt_mem(f, text, n);
+		wss_fmt_ch(f, '\n');
+		text += n + (nl ? 1 : 0);
+	}
+}
+
+void wss_config_example(wss_fmt_t *f)
+{
+	wss_config_t d;
+	wss_config_defaults(&d);
+	comment_lines(f, "A wss session file (TOML 1.0).  Every key is optional and shown with its\n"
+			 "default.  Use it with\n"
+			 "    WSS_CONFIG=session.toml LD_PRELOAD=libwss.so ./app\n"
+			 "    wss run -c session.toml -- ./app\n"
+			 "Each key has an environment override WSS_<SECTION>_<KEY> (for example\n"
+			 "WSS_SESSION_INTERVAL=10ms), and `wss run` flags override both.\n"
+			 "Check a file with: wss config check session.toml");
+	for (int s = 0; sections[s]; s++) {
+		wss_fmt_str(f, "\n[");
+		wss_fmt_str(f, sections[s]);
+		wss_fmt_str(f, "]\n");
+		for (size_t i = 0; i < NKEYS; i++) {
+			const keydef_t *k = &keys[i];
+			if (strcmp(k->section, sections[s]))
+				continue;
+			if (k->id < 0) {
+				wss_fmt_str(f, "# ");
+				wss_fmt_str(f, k->name);
+				wss_fmt_str(f, ": not implemented in this version of wss\n");
+				continue;
+			}
+			comment_lines(f, k->help);
+			wss_fmt_str(f, k->name);
+			wss_fmt_str(f, " = ");
+			value_of(&d, k, f, true);
+			wss_fmt_ch(f, '\n');
+		}
+	}
+}
+
+void wss_config_json(const wss_config_t *c, wss_fmt_t *f)
+{
+	const char *open = NULL;
+	wss_fmt_ch(f, '{');
+	for (size_t i = 0; i < NKEYS; i++) {
+		const keydef_t *k = &keys[i];
+		if (k->id < 0)
+			continue;
+		if (!open || strcmp(open, k->section)) {
+			wss_fmt_str(f, open ? "}," : "");
+			wss_fmt_json_str(f, k->section);
+			wss_fmt_str(f, ":{");
+			open = k->section;
+		} else {
+			wss_fmt_ch(f, ',');
+		}
+		wss_fmt_json_str(f, k->name);
+		wss_fmt_ch(f, ':');
+		value_of(c, k, f, false);
+	}
+	wss_fmt_str(f, open ? "}}" : "}");
+}
+
+void wss_config_sources_json(const wss_config_t *c, wss_fmt_t *f)
+{
+	static const char *const names[] = {"default", "file", "env", "flag"};
+	bool first = true;
+	wss_fmt_ch(f, '{');
+	for (size_t i = 0; i < NKEYS; i++) {
+		const keydef_t *k = &keys[i];
+		if (k->id < 0)
+			continue;
+		if (!first)
+			wss_fmt_ch(f, ',');
+		first = false;
+		wss_fmt_ch(f, '"');
+		key_name(k, f);
+		wss_fmt_str(f, "\":");
+		wss_fmt_json_str(f, names[c->src[k->id].kind]);
+	}
+	wss_fmt_ch(f, '}');
+}
+
+/* Days since 1970-01-01 to a civil date (proleptic Gregorian), by the
+ * era/day-of-era arithmetic: 400-year eras of 146097 days, years starting
+ * in March so that the leap day is the last of the year. */
+static void civil(uint64_t days, unsigned *y, unsigned *m, unsigned *d)
+{
+	uint64_t z = days + 719468;
+	uint64_t era = z / 146097, doe = z % 146097;
+	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	uint64_t mp = (5 * doy + 2) / 153;
+	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (unsigned)(yoe + era * 400 + (*m <= 2));
+}
+
+static void fmt_2(wss_fmt_t *f, unsigned v)
+{
+	wss_fmt_ch(f, (char)('0' + v / 10 % 10));
+	wss_fmt_ch(f, (char)('0' + v % 10));
+}
+
+int wss_output_expand(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *out,
+		      size_t outlen)
 {
 	wss_fmt_t f;
 	wss_fmt_init(&f, out, outlen);
@@ -204,6 +1053,18 @@ int wss_output_expand(const char *pattern, int pid, const char *prog, char *out,
 		}
 		switch (*++p) {
 		case 'p': wss_fmt_u64(&f, (uint64_t)pid); break;
+		case 't': {
+			unsigned y, m, d, s = (unsigned)(start_unix_s % 86400);
+			civil(start_unix_s / 86400, &y, &m, &d);
+			wss_fmt_u64(&f, y);
+			fmt_2(&f, m);
+			fmt_2(&f, d);
+			wss_fmt_ch(&f, '-');
+			fmt_2(&f, s / 3600);
+			fmt_2(&f, s / 60 % 60);
+			fmt_2(&f, s % 60);
+			break;
+		}
 		case 'n': {
 			const char *b = prog ? strrchr(prog, '/') : NULL;
 			wss_fmt_str(&f, b ? b + 1 : (prog && *prog ? prog : "unknown"));

@@ -1,34 +1,69 @@
-/* The session settings the engine runs with, and where they come from.
- * This issue reads them from the environment (WSS_<SECTION>_<KEY>); the TOML
- * file layer sits under it.  Pure: no OS calls, only the strings it is given,
- * so `wss run` validates flags with exactly the rules the library applies. */
+/* The session settings the engine runs with, and where each came from.
+ * Layers, lowest to highest: defaults, the TOML session file (WSS_CONFIG or
+ * `wss run -c`), environment variables WSS_<SECTION>_<KEY>, `wss run`
+ * flags.  One table of keys drives parsing, the environment names, the
+ * example file, `wss config check` and the profile header.  Pure: no OS
+ * calls, only the strings and buffers it is given, so `wss run` validates
+ * with exactly the rules the library applies. */
 #ifndef WSS_CONFIG_CONFIG_H
 #define WSS_CONFIG_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fmt.h"
+#include "config/toml.h"
+
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
+typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT } wss_backend_id_t;
 
 #define WSS_OUTPUT_MAX 1024
-#define WSS_INTERVAL_MIN_NS 100000ULL        /* 100 us */
+#define WSS_CONFIG_PATH_MAX 1024
+#define WSS_CONFIG_FILE_MAX (1024 * 1024) /* a session file larger than this is an error */
+#define WSS_INTERVAL_MIN_NS 100000ULL     /* 100 us */
 #define WSS_WINDOW_MAX_INTERVALS 1000000U
 
-typedef enum { WSS_SRC_DEFAULT = 0, WSS_SRC_ENV } wss_source_t;
+/* Every key that works in this version. */
+typedef enum {
+	WSS_KEY_SESSION_OUTPUT,
+	WSS_KEY_SESSION_TIME_BASE,
+	WSS_KEY_SESSION_INTERVAL,
+	WSS_KEY_SESSION_WINDOW,
+	WSS_KEY_TRACK_BACKEND,
+	WSS_KEY_TRACK_HEAP,
+	WSS_KEY_TRACK_ANON_MMAP,
+	WSS_KEY_TRACK_DATA_SEGMENTS,
+	WSS_KEY_REPORT_SUMMARY,
+	WSS_KEY_COUNT
+} wss_key_t;
+
+typedef enum { WSS_SRC_DEFAULT = 0, WSS_SRC_FILE, WSS_SRC_ENV, WSS_SRC_FLAG } wss_source_t;
+
+typedef struct wss_origin {
+	wss_source_t kind;
+	unsigned line, col; /* WSS_SRC_FILE */
+	const char *flag;   /* WSS_SRC_FLAG: the option's name, a static string */
+} wss_origin_t;
 
 typedef struct wss_config {
-	char output[WSS_OUTPUT_MAX]; /* pattern: %p pid, %n program name, %% */
+	char output[WSS_OUTPUT_MAX]; /* pattern: %p pid, %t start time, %n program name, %% */
 	wss_time_base_t time_base;
 	uint64_t interval_ns;
-	uint64_t window_ns;
+	uint64_t window_ns;          /* 0 until validated: one interval */
 	uint32_t window_intervals;
-	wss_source_t src_output, src_time_base, src_interval, src_window;
+	wss_backend_id_t backend;
+	bool track_heap, track_anon_mmap, track_data_segments;
+	bool report_summary;
+	char file[WSS_CONFIG_PATH_MAX]; /* the session file, "" for none */
+	wss_origin_t src[WSS_KEY_COUNT];
 	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA
 	 * budget so the coarse path can be tested; 0 = derive it. */
 	uint32_t test_vma_budget;
 } wss_config_t;
 
-/* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window = 1 interval. */
+/* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window one
+ * interval, backend auto, heap/anon_mmap/data_segments tracked, summary on. */
 void wss_config_defaults(wss_config_t *c);
 
 /* Parse a duration: an integer with an optional fraction and a unit of
@@ -39,19 +74,60 @@ int wss_dur_parse(const char *s, uint64_t *ns);
 /* Parse "wall", "cpu" or "manual".  Returns 0 or EINVAL. */
 int wss_time_base_parse(const char *s, wss_time_base_t *tb);
 const char *wss_time_base_name(wss_time_base_t tb);
+const char *wss_backend_name(wss_backend_id_t b);
 
-/* Apply WSS_SESSION_{OUTPUT,INTERVAL,WINDOW,TIME_BASE} from envp, then
- * validate.  Returns 0, or EINVAL with a one-line reason (naming the
- * variable) in err.  Reads nothing but envp: safe before the C library's
- * getenv is usable. */
+/* The value of NAME in envp, or NULL.  Reads nothing but envp: safe before
+ * the C library's getenv is usable. */
+const char *wss_config_getenv(char *const *envp, const char *name);
+
+/* Apply a TOML session file held in buf (name is how messages call it).
+ * Memory for parsing comes from a (NULL: malloc) and is released before
+ * returning.  Returns 0, or EINVAL/ENOMEM with "name:line:col: reason" in
+ * err. */
+int wss_config_load(wss_config_t *c, const char *name, const char *buf, size_t len, const wss_toml_alloc_t *a,
+		    char *err, size_t errlen);
+
+/* The message for a session file that could not be read (rc is an errno
+ * from wss_file_read). */
+void wss_config_file_error(const char *name, int rc, char *err, size_t errlen);
+
+/* Apply WSS_<SECTION>_<KEY> variables from envp.  Variables named in
+ * WSS_RUN_FLAGS (set by `wss run`) are recorded as flags.  An unknown
+ * WSS_SESSION_/TRACK_/PEAKS_/REPORT_ name is an error with a suggestion.
+ * Returns 0 or EINVAL with "VARIABLE: reason" in err.  Does not validate. */
 int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t errlen);
 
+/* Set one key ("session.interval") from a string, as a flag named flag
+ * (a static string).  Returns 0, ENOENT for an unknown key, or EINVAL with
+ * "flag: reason" in err. */
+int wss_config_set_flag(wss_config_t *c, const char *key, const char *value, const char *flag, char *err,
+			size_t errlen);
+
+/* The environment variable for a key ("WSS_SESSION_INTERVAL") into buf. */
+const char *wss_config_env_name(wss_key_t k, char *buf, size_t len);
+
 /* Check the cross-key rules (window a whole multiple of interval, bounds)
- * and fill window_intervals.  Returns 0 or EINVAL with a reason in err. */
+ * and fill window_ns and window_intervals.  Returns 0 or EINVAL with the
+ * reason, prefixed by where the offending value came from, in err. */
 int wss_config_validate(wss_config_t *c, char *err, size_t errlen);
 
-/* Expand the output pattern: %p pid, %n program name (basename), %% a
- * percent sign.  Returns 0, ENAMETOOLONG, or EINVAL for an unknown %x. */
-int wss_output_expand(const char *pattern, int pid, const char *prog, char *out, size_t outlen);
+/* The effective configuration as a TOML document, each value commented
+ * with its source (`wss config check`). */
+void wss_config_print(const wss_config_t *c, wss_fmt_t *f);
+
+/* A commented session file with every key and its default
+ * (`wss config example`). */
+void wss_config_example(wss_fmt_t *f);
+
+/* The profile header's "config" object ({"session":{...},...}) and its
+ * "config_source" object ({"session.interval":"file",...}). */
+void wss_config_json(const wss_config_t *c, wss_fmt_t *f);
+void wss_config_sources_json(const wss_config_t *c, wss_fmt_t *f);
+
+/* Expand the output pattern: %p pid, %t start time as UTC YYYYMMDD-HHMMSS
+ * (from start_unix_s), %n program name (basename), %% a percent sign.
+ * Returns 0, ENAMETOOLONG, or EINVAL for an unknown %x. */
+int wss_output_expand(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *out,
+		      size_t outlen);
 
 #endif

@@ -796,7 +796,9 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	int pid = wss_sys_getpid();
 	E.pid = pid;
 	const char *prog = s->argc > 0 && s->argv ? s->argv[0] : NULL;
-	r = wss_profile_create(E.cfg.output, pid, prog, E.path, sizeof E.path, &E.fd, err, errlen);
+	uint64_t start_unix_ns = clock_ns(CLOCK_REALTIME);
+	r = wss_profile_create(E.cfg.output, pid, start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path, &E.fd,
+			       err, errlen);
 	if (r)
 		return r;
 	/* Keep the low descriptor numbers the program would get natively. */
@@ -826,9 +828,10 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		.argv = s->argv,
 		.kernel = u.release,
 		.backend = E.backend->name,
-		.backend_reason = "the only backend in this version",
+		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO ? "auto: mprotect is the only backend in this version"
+								      : "requested",
 		.cfg = &E.cfg,
-		.start_unix_ns = clock_ns(CLOCK_REALTIME),
+		.start_unix_ns = start_unix_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
 		.max_map_count = max_map,
 		.vma_budget = E.vma_budget,
@@ -919,8 +922,10 @@ void wss_engine_finish(void)
 	wss_fmt_t f;
 	wss_fmt_init(&f, line, sizeof line);
 	wss_profile_summary_text(&f, &sum);
-	say(wss_fmt_cstr(&f), "");
-	say("profile: ", E.path);
+	if (E.cfg.report_summary) {
+		say(wss_fmt_cstr(&f), "");
+		say("profile: ", E.path);
+	}
 	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
 		wss_sys_close(E.err_fd);
 	E.err_fd = -1;

@@ -27,8 +27,6 @@ static void key_str(wss_fmt_t *f, const char *k, const char *v)
 	wss_fmt_json_str(f, v ? v : "");
 }
 
-static const char *source_name(wss_source_t s) { return s == WSS_SRC_ENV ? "env" : "default"; }
-
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 {
 	const wss_config_t *c = h->cfg;
@@ -58,27 +56,20 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
 	key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
 	key(f, "track");
-	wss_fmt_str(f, "{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true}");
+	wss_fmt_str(f, "{\"heap\":");
+	wss_fmt_str(f, c->track_heap ? "true" : "false");
+	wss_fmt_str(f, ",\"anon_mmap\":");
+	wss_fmt_str(f, c->track_anon_mmap ? "true" : "false");
+	wss_fmt_str(f, ",\"data_segments\":");
+	wss_fmt_str(f, c->track_data_segments ? "true" : "false");
+	wss_fmt_ch(f, '}');
+	if (*c->file)
+		key_str(f, "config_file", c->file);
 	key(f, "config");
-	wss_fmt_str(f, "{\"session\":{\"output\":");
-	wss_fmt_json_str(f, c->output);
-	wss_fmt_str(f, ",\"time_base\":");
-	wss_fmt_json_str(f, wss_time_base_name(c->time_base));
-	wss_fmt_str(f, ",\"interval\":");
-	wss_fmt_u64(f, c->interval_ns);
-	wss_fmt_str(f, ",\"window\":");
-	wss_fmt_u64(f, c->window_ns);
-	wss_fmt_str(f, "}}");
+	wss_config_json(c, f);
 	key(f, "config_source");
-	wss_fmt_str(f, "{\"session.output\":");
-	wss_fmt_json_str(f, source_name(c->src_output));
-	wss_fmt_str(f, ",\"session.time_base\":");
-	wss_fmt_json_str(f, source_name(c->src_time_base));
-	wss_fmt_str(f, ",\"session.interval\":");
-	wss_fmt_json_str(f, source_name(c->src_interval));
-	wss_fmt_str(f, ",\"session.window\":");
-	wss_fmt_json_str(f, source_name(c->src_window));
-	wss_fmt_str(f, "}}\n");
+	wss_config_sources_json(c, f);
+	wss_fmt_str(f, "}\n");
 }
 
 void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
@@ -162,17 +153,17 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 	wss_fmt_str(f, " MiB)");
 }
 
-int wss_profile_create(const char *pattern, int pid, const char *prog, char *path, size_t pathlen, int *fd,
-		       char *err, size_t errlen)
+int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
+		       size_t pathlen, int *fd, char *err, size_t errlen)
 {
 	wss_fmt_t e;
 	wss_fmt_init(&e, err, errlen);
 	char base[WSS_OUTPUT_MAX];
-	int r = wss_output_expand(pattern, pid, prog, base, sizeof base);
+	int r = wss_output_expand(pattern, pid, start_unix_s, prog, base, sizeof base);
 	if (r) {
 		wss_fmt_str(&e, "output ");
 		wss_fmt_json_str(&e, pattern);
-		wss_fmt_str(&e, r == EINVAL ? ": unknown %-sequence (use %p, %n or %%)" : ": path too long");
+		wss_fmt_str(&e, r == EINVAL ? ": unknown %-sequence (use %p, %t, %n or %%)" : ": path too long");
 		wss_fmt_cstr(&e);
 		return r;
 	}

@@ -56,7 +56,7 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s);
  * mode 0644.  If the expanded name exists (a process that exec'd keeps its
  * pid), ".2", ".3", ... are tried after it.  Returns 0 with the fd and the
  * path, or an errno with a reason in err. */
-int wss_profile_create(const char *pattern, int pid, const char *prog, char *path, size_t pathlen, int *fd,
-		       char *err, size_t errlen);
+int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
+		       size_t pathlen, int *fd, char *err, size_t errlen);
 
 #endif

@@ -57,6 +57,44 @@ static void fail(const char *what, const char *why)
 	_exit(WSS_EXIT_USAGE);
 }
 
+static void *parse_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return wss_sys_alloc(n);
+}
+
+static void parse_release(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	wss_sys_free(p, n);
+}
+
+/* Defaults, then the session file named by WSS_CONFIG, then WSS_<SECTION>_<KEY>
+ * variables (and `wss run` flags, which arrive as variables).  The parser's
+ * memory comes straight from mmap and is returned before main. */
+static void load_config(wss_config_t *cfg, char **envp)
+{
+	char err[512];
+	wss_config_defaults(cfg);
+	const char *path = wss_config_getenv(envp, "WSS_CONFIG");
+	if (path && *path) {
+		char *buf;
+		size_t len;
+		int r = wss_file_read(path, WSS_CONFIG_FILE_MAX, &buf, &len);
+		if (r) {
+			wss_config_file_error(path, r, err, sizeof err);
+			fail(err, "");
+		}
+		wss_toml_alloc_t a = {parse_alloc, parse_release, NULL};
+		r = wss_config_load(cfg, path, buf, len, &a, err, sizeof err);
+		wss_file_free(buf, WSS_CONFIG_FILE_MAX);
+		if (r)
+			fail(err, "");
+	}
+	if (wss_config_from_env(cfg, envp, err, sizeof err) || wss_config_validate(cfg, err, sizeof err))
+		fail(err, "");
+}
+
 __attribute__((constructor)) static void wss_preload_init(int argc, char **argv, char **envp)
 {
 	/* Secure-execution mode (setuid and the like): do nothing at all. */
@@ -70,18 +108,18 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	wss_paths_init();
 	wss_config_t cfg;
 	char err[512];
-	wss_config_defaults(&cfg);
-	if (wss_config_from_env(&cfg, envp, err, sizeof err))
-		fail(err, "");
+	load_config(&cfg, envp);
 	if (wss_signals_init())
 		fail("cannot install the SIGSEGV handler", "");
 	wss_engine_on_tick(wss_signals_check);
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg};
 	if (wss_engine_init(&s, err, sizeof err))
 		fail(err, "");
-	if (wss_heap_init())
+	wss_mman_init(cfg.track_anon_mmap);
+	if (cfg.track_heap && wss_heap_init())
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
-	wss_data_init();
+	if (cfg.track_data_segments)
+		wss_data_init();
 	if (wss_engine_start())
 		fail("cannot start the engine thread", "");
 }

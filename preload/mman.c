@@ -18,9 +18,13 @@
 #include "engine/shadow.h"
 #include "preload/preload.h"
 
+static bool track_anon;
+
+void wss_mman_init(bool track) { track_anon = track; }
+
 static bool trackable(int prot, int flags)
 {
-	if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC))
+	if (!track_anon || !(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC))
 		return false;
 	int skip = MAP_GROWSDOWN;
 #if HAVE_DECL_MAP_STACK

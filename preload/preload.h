@@ -3,6 +3,8 @@
 #ifndef WSS_PRELOAD_PRELOAD_H
 #define WSS_PRELOAD_PRELOAD_H
 
+#include <stdbool.h>
+
 /* Interposed functions and the public API; everything else is hidden
  * (-fvisibility=hidden, preload/exports.map). */
 #define WSS_EXPORT __attribute__((visibility("default")))
@@ -43,6 +45,8 @@ void wss_open_str(const char *s);
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
+/* Whether private anonymous mmap()s are tracked (track.anon_mmap).  init. */
+void wss_mman_init(bool track_anon);
 /* Make the pages of [p, p+n) that the kernel is about to access readable and
  * writable for the call, counting them as touched.  hook. */
 void wss_touch_range(const void *p, unsigned long n);

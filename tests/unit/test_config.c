@@ -1,18 +1,75 @@
-/* Durations, time bases, environment settings and output patterns. */
+/* The session schema: durations, the file layer (types, ranges, unknown and
+ * not-yet-implemented keys with suggestions, each error with file:line:col),
+ * the environment layer, flags, precedence, validation and output patterns. */
 #include "config.h"
 #include "config/config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/tap/tap.h"
 
 static int dur(const char *s, uint64_t *v) { return wss_dur_parse(s, v); }
 
+static char err[1024];
+
+/* Load TOML text into c (after defaults); returns the error code. */
+static int load(wss_config_t *c, const char *text)
+{
+	wss_config_defaults(c);
+	err[0] = '\0';
+	return wss_config_load(c, "s.toml", text, strlen(text), NULL, err, sizeof err);
+}
+
+/* A file that must be rejected with exactly this message. */
+static const struct {
+	const char *toml, *msg;
+} bad_files[] = {
+	{"[session]\ninterval \"10ms\"\n", "s.toml:2:10: expected '=' after key \"interval\""},
+	{"[session]\nintervall = \"10ms\"\n", "s.toml:2:1: unknown key \"intervall\" in [session]; did you mean \"interval\"?"},
+	{"[sesion]\n", "s.toml:1:2: unknown section [sesion]; did you mean [session]?"},
+	{"[frob]\n", "s.toml:1:2: unknown section [frob] (sections: [session], [track], [peaks], [report])"},
+	{"interval = \"10ms\"\n", "s.toml:1:1: key \"interval\" must be in the [session] section"},
+	{"[track]\ninterval = \"1s\"\n", "s.toml:2:1: unknown key \"interval\" in [track]; it belongs in [session]"},
+	{"[session]\ninterval = 0\n", "s.toml:2:12: session.interval: must be positive"},
+	{"[session]\ninterval = -5\n", "s.toml:2:12: session.interval: must be positive"},
+	{"[session]\ninterval = \"0ms\"\n", "s.toml:2:12: session.interval: must be positive"},
+	{"[session]\ninterval = 1.5\n",
+	 "s.toml:2:12: session.interval: expected a duration such as \"100ms\" or integer nanoseconds, got a float"},
+	{"[session]\ninterval = \"10 ms\"\n",
+	 "s.toml:2:12: session.interval: not a duration: \"10 ms\" (a number and ns, us, ms or s, e.g. \"100ms\")"},
+	{"[session]\ntime_base = \"wal\"\n",
+	 "s.toml:2:13: session.time_base: unknown value \"wal\" (expected \"wall\", \"cpu\" or \"manual\"); did you mean "
+	 "\"wall\"?"},
+	{"[track]\nbackend = \"uffd-wp\"\n",
+	 "s.toml:2:11: track.backend: backend \"uffd-wp\" is not available in this version of wss (available: auto, "
+	 "mprotect)"},
+	{"[track]\nbackend = \"mprotec\"\n",
+	 "s.toml:2:11: track.backend: unknown value \"mprotec\" (expected \"auto\" or \"mprotect\"); did you mean "
+	 "\"mprotect\"?"},
+	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},
+	{"[peaks]\nenabled = true\n", "s.toml:2:1: peaks.enabled is not implemented in this version of wss; remove it"},
+	{"[session]\nfollow_fork = false\n",
+	 "s.toml:2:1: session.follow_fork is not implemented in this version of wss; remove it"},
+	{"[[session]]\n", "s.toml:1:3: [session] must be a table, not an array"},
+	{"session = 3\n", "s.toml:1:1: [session] must be a table"},
+	{"[session]\noutput = \"\"\n", "s.toml:2:10: session.output: empty path"},
+	{"[session]\noutput = \"x.%q\"\n",
+	 "s.toml:2:10: session.output: unknown %-sequence in \"x.%q\" (use %p, %t, %n or %%)"},
+	{"[session]\noutput = \"a\\u0000b\"\n", "s.toml:2:10: session.output: contains a NUL character"},
+	{"[session]\ninterval = \"10ms\"\ninterval = \"20ms\"\n", "s.toml:3:1: duplicate key \"interval\""},
+	{"[session]\nwindow = 2021-01-01\n",
+	 "s.toml:2:10: session.window: expected a duration such as \"100ms\" or integer nanoseconds, got a date/time"},
+	{"\xef\xbb\xbf[session]\noutput = \"caf\xc3\xa9\xff\"\n", "s.toml:2:15: invalid UTF-8"},
+};
+
 int main(void)
 {
 	uint64_t v = 0;
-	plan(27);
+	wss_config_t c;
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 41);
+
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
 	ok(dur("2s", &v) == 0 && v == 2000000000ULL, "2s");
@@ -27,43 +84,162 @@ int main(void)
 	is_int(dur("-1s", &v), EINVAL, "negative");
 	is_int(dur("99999999999999999999s", &v), ERANGE, "overflow");
 
-	wss_config_t c;
-	char err[256];
-	char *env1[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_SESSION_WINDOW=30ms", "WSS_SESSION_TIME_BASE=manual",
-			"WSS_SESSION_OUTPUT=out.%p", "OTHER=1", NULL};
-	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env1, err, sizeof err) == 0, "environment settings accepted");
-	ok(c.interval_ns == 10000000ULL && c.window_intervals == 3 && c.time_base == WSS_TIME_MANUAL,
-	   "interval 10ms, window 3 intervals, manual");
-	is_str(c.output, "out.%p", "output pattern");
-	ok(c.src_interval == WSS_SRC_ENV && c.src_output == WSS_SRC_ENV, "sources recorded");
+	for (size_t i = 0; i < sizeof bad_files / sizeof *bad_files; i++) {
+		int r = load(&c, bad_files[i].toml);
+		ok(r == EINVAL && !strcmp(err, bad_files[i].msg), "rejected: %s", bad_files[i].msg);
+		if (strcmp(err, bad_files[i].msg))
+			diag("got: %s (%d)", err, r);
+	}
 
-	char *env2[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_SESSION_WINDOW=25ms", NULL};
+	/* A complete, valid file. */
+	const char *good = "# a session\n"
+			   "[session]\n"
+			   "output = \"out.%n.%p\"\n"
+			   "time_base = \"manual\"\n"
+			   "interval = \"10ms\"\n"
+			   "window = 30_000_000 # ns\n"
+			   "[track]\n"
+			   "backend = \"mprotect\"\n"
+			   "heap = false\n"
+			   "anon_mmap = false\n"
+			   "data_segments = false\n"
+			   "[report]\n"
+			   "summary = false\n";
+	ok(load(&c, good) == 0, "a complete file loads: %s", err);
+	ok(wss_config_validate(&c, err, sizeof err) == 0, "and validates");
+	is_str(c.output, "out.%n.%p", "output");
+	ok(c.time_base == WSS_TIME_MANUAL && c.interval_ns == 10000000ULL && c.window_ns == 30000000ULL &&
+	       c.window_intervals == 3,
+	   "time base, interval, window (integer nanoseconds)");
+	ok(c.backend == WSS_BACKEND_MPROTECT && !c.track_heap && !c.track_anon_mmap && !c.track_data_segments &&
+	       !c.report_summary,
+	   "track and report keys");
+	ok(c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_FILE && c.src[WSS_KEY_SESSION_INTERVAL].line == 5 &&
+	       c.src[WSS_KEY_SESSION_INTERVAL].col == 12,
+	   "the source of interval is s.toml:5:12");
+	is_str(c.file, "s.toml", "the file is recorded");
+	/* Dotted keys and inline tables reach the same keys. */
+	ok(load(&c, "session.interval = \"5ms\"\ntrack = { heap = false }\n") == 0 && c.interval_ns == 5000000ULL &&
+	       !c.track_heap,
+	   "dotted keys and inline tables: %s", err);
+	ok(load(&c, "") == 0 && c.interval_ns == 100000000ULL && c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_DEFAULT,
+	   "an empty file is all defaults");
+	ok(load(&c, "[peaks]\n[report]\n") == 0, "empty sections are fine");
+
+	/* Cross-key validation names where the offending value came from. */
+	ok(load(&c, "[session]\ninterval = \"100ms\"\nwindow = \"250ms\"\n") == 0, "loads");
+	ok(wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:3:10: session.window must be a whole multiple of session.interval (window 250ms, "
+			    "interval 100ms)"),
+	   "window not a multiple: %s", err);
+	ok(load(&c, "[session]\ninterval = 50000\n") == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:2:12: session.interval must be at least 100us"),
+	   "interval below 100us: %s", err);
+	ok(load(&c, "[session]\ninterval = 10\n") == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       strstr(err, "nanoseconds: 10ms?"),
+	   "a tiny unitless interval hints at nanoseconds: %s", err);
+
+	/* The environment layer. */
+	char *env1[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_SESSION_WINDOW=30ms", "WSS_SESSION_TIME_BASE=manual",
+			"WSS_SESSION_OUTPUT=out.%p", "WSS_TRACK_HEAP=0", "WSS_REPORT_SUMMARY=false", "OTHER=1", NULL};
 	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env2, err, sizeof err) == EINVAL && strstr(err, "whole multiple"),
-	   "window not a multiple of interval: %s", err);
+	ok(wss_config_from_env(&c, env1, err, sizeof err) == 0 && wss_config_validate(&c, err, sizeof err) == 0,
+	   "environment settings accepted");
+	ok(c.interval_ns == 10000000ULL && c.window_intervals == 3 && c.time_base == WSS_TIME_MANUAL && !c.track_heap &&
+	       !c.report_summary,
+	   "interval 10ms, window 3 intervals, manual, heap off, summary off");
+	is_str(c.output, "out.%p", "output pattern");
+	ok(c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_ENV && c.src[WSS_KEY_TRACK_BACKEND].kind == WSS_SRC_DEFAULT,
+	   "sources recorded");
+	char *env2[] = {"WSS_SESSION_INTERVALL=10ms", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env2, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "WSS_SESSION_INTERVALL: unknown setting; did you mean WSS_SESSION_INTERVAL?"),
+	   "misspelt variable: %s", err);
 	char *env3[] = {"WSS_SESSION_TIME_BASE=sundial", NULL};
 	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && strstr(err, "WSS_SESSION_TIME_BASE"),
-	   "bad time base names the variable: %s", err);
-	char *env4[] = {"WSS_SESSION_INTERVAL=0", NULL};
+	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && !strncmp(err, "WSS_SESSION_TIME_BASE: ", 23),
+	   "bad value names the variable: %s", err);
+	char *env4[] = {"WSS_PEAKS_SENSITIVITY=3", NULL};
 	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL, "zero interval rejected: %s", err);
-	char *env5[] = {NULL};
+	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "WSS_PEAKS_SENSITIVITY: peaks.sensitivity is not implemented in this version of wss; remove "
+			    "it"),
+	   "not-yet-implemented variable: %s", err);
+	char *env5[] = {"WSS_TRACK_HEAP=maybe", NULL};
 	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env5, err, sizeof err) == 0 && c.interval_ns == 100000000ULL &&
-	       c.window_intervals == 1 && c.time_base == WSS_TIME_WALL,
-	   "defaults: 100ms, window 1, wall");
+	ok(wss_config_from_env(&c, env5, err, sizeof err) == EINVAL && strstr(err, "expected true or false"),
+	   "bad boolean: %s", err);
+	char *env6[] = {"WSS_CONFIG=x.toml", "WSS_TEST_VMA_BUDGET=300", "WSS_SESSIONX=1", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env6, err, sizeof err) == 0 && c.test_vma_budget == 300,
+	   "other WSS_ variables are not settings");
+	char *env7[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_RUN_FLAGS=WSS_SESSION_OUTPUT,WSS_SESSION_INTERVAL", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env7, err, sizeof err) == 0 && c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_FLAG,
+	   "variables set by wss run flags are recorded as flags");
+
+	/* Precedence: defaults < file < environment < flags. */
+	char *env8[] = {"WSS_SESSION_INTERVAL=20ms", "WSS_SESSION_WINDOW=40ms", NULL};
+	ok(load(&c, "[session]\ninterval = \"10ms\"\nwindow = \"30ms\"\ntime_base = \"cpu\"\n") == 0 &&
+	       wss_config_from_env(&c, env8, err, sizeof err) == 0 &&
+	       wss_config_set_flag(&c, "session.window", "80ms", "--window", err, sizeof err) == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == 0,
+	   "file, environment and a flag together: %s", err);
+	ok(c.time_base == WSS_TIME_CPU && c.interval_ns == 20000000ULL && c.window_ns == 80000000ULL,
+	   "the file sets time_base, the environment interval, the flag window");
+	ok(c.src[WSS_KEY_SESSION_TIME_BASE].kind == WSS_SRC_FILE && c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_ENV &&
+	       c.src[WSS_KEY_SESSION_WINDOW].kind == WSS_SRC_FLAG,
+	   "and each is recorded with its source");
+	ok(wss_config_set_flag(&c, "session.window", "soon", "--window", err, sizeof err) == EINVAL &&
+	       strstr(err, "--window: session.window: not a duration") == err,
+	   "a bad flag names the flag: %s", err);
+	is_int(wss_config_set_flag(&c, "session.nope", "1", "--nope", err, sizeof err), ENOENT, "unknown flag key");
+
+	/* Output and example. */
+	char big[8192];
+	wss_fmt_t f;
+	wss_fmt_init(&f, big, sizeof big);
+	wss_config_print(&c, &f);
+	wss_fmt_cstr(&f);
+	ok(strstr(big, "interval = \"20ms\"  # environment WSS_SESSION_INTERVAL\n") &&
+	       strstr(big, "time_base = \"cpu\"  # s.toml:4:13\n") && strstr(big, "window = \"80ms\"  # flag --window\n"),
+	   "config check prints each value with its source");
+	wss_fmt_init(&f, big, sizeof big);
+	wss_config_example(&f);
+	wss_fmt_cstr(&f);
+	ok(!f.overflow && load(&c, big) == 0, "the example file loads: %s", err);
+	wss_config_t d;
+	wss_config_defaults(&d);
+	ok(wss_config_validate(&c, err, sizeof err) == 0 && wss_config_validate(&d, err, sizeof err) == 0 &&
+	       c.interval_ns == d.interval_ns && c.window_ns == d.window_ns && !strcmp(c.output, d.output) &&
+	       c.backend == d.backend && c.track_heap == d.track_heap && c.report_summary == d.report_summary,
+	   "and holds the defaults");
+	wss_fmt_init(&f, big, sizeof big);
+	wss_config_json(&d, &f);
+	wss_fmt_cstr(&f);
+	is_str(big,
+	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
+	       "100000000},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true},"
+	       "\"report\":{\"summary\":true}}",
+	       "header config object");
 
 	char out[64];
-	ok(wss_output_expand("wss.%p.jsonl", 42, "/usr/bin/prog", out, sizeof out) == 0 && !strcmp(out, "wss.42.jsonl"),
+	ok(wss_output_expand("wss.%p.jsonl", 42, 0, "/usr/bin/prog", out, sizeof out) == 0 &&
+	       !strcmp(out, "wss.42.jsonl"),
 	   "%%p");
-	ok(wss_output_expand("%n-%p-100%%", 7, "/usr/bin/prog", out, sizeof out) == 0 && !strcmp(out, "prog-7-100%"),
+	ok(wss_output_expand("%n-%p-100%%", 7, 0, "/usr/bin/prog", out, sizeof out) == 0 && !strcmp(out, "prog-7-100%"),
 	   "%%n and %%%%: %s", out);
-	is_int(wss_output_expand("x%q", 1, "p", out, sizeof out), EINVAL, "unknown sequence");
-	is_int(wss_output_expand("%p%p%p%p%p%p%p%p%p%p%p%p", 123456, "p", out, 16), ENAMETOOLONG, "too long");
-	is_str(wss_time_base_name(WSS_TIME_CPU), "cpu", "time base names");
+	ok(wss_output_expand("%t", 1, 1795834862ULL, "p", out, sizeof out) == 0 && !strcmp(out, "20261128-030102"),
+	   "%%t is the UTC start time: %s", out);
+	ok(wss_output_expand("%t", 1, 951782400ULL, "p", out, sizeof out) == 0 && !strcmp(out, "20000229-000000"),
+	   "%%t on a leap day: %s", out);
+	is_int(wss_output_expand("x%q", 1, 0, "p", out, sizeof out), EINVAL, "unknown sequence");
+	is_int(wss_output_expand("%p%p%p%p%p%p%p%p%p%p%p%p", 123456, 0, "p", out, 16), ENAMETOOLONG, "too long");
 	wss_time_base_t tb;
-	ok(wss_time_base_parse("wall", &tb) == 0 && tb == WSS_TIME_WALL, "parse wall");
+	ok(wss_time_base_parse("wall", &tb) == 0 && tb == WSS_TIME_WALL && !strcmp(wss_time_base_name(WSS_TIME_CPU), "cpu"),
+	   "time base names");
+	wss_config_file_error("s.toml", EFBIG, err, sizeof err);
+	is_str(err, "s.toml: session file larger than 1 MiB", "file errors name the file");
 	return done_testing();
 }
