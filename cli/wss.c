@@ -218,6 +218,26 @@ static int cmd_run(int argc, char **argv)
 	if (i >= argc)
 		return die_usage("run: no program given (wss run [options] -- PROG [ARGS...])", NULL);
 
+	/* The program (and what it execs, possibly elsewhere) reads the session
+	 * file again: it must be a file that can be read twice, passed by
+	 * absolute path. */
+	char config_abs[PATH_MAX];
+	if (config) {
+		struct stat st;
+		if (stat(config, &st)) {
+			char err[1024];
+			wss_config_file_error(config, errno, err, sizeof err);
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+		if (!S_ISREG(st.st_mode) || !realpath(config, config_abs)) {
+			fprintf(stderr, "wss: %s: %s\n", config,
+				S_ISDIR(st.st_mode) ? "is a directory, not a session file"
+						    : "not a regular file (the measured program reads it again)");
+			return EXIT_USAGE;
+		}
+	}
+
 	/* Validate exactly as the library will, flags on top. */
 	wss_config_t cfg;
 	char err[1024];
@@ -249,18 +269,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	sprintf(preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
-	if (config) {
-		/* The program (and what it execs, possibly elsewhere) reads the
-		 * file again: pass an absolute path, and only one that can be
-		 * read twice. */
-		struct stat st;
-		char abs[PATH_MAX];
-		if (stat(config, &st) || !S_ISREG(st.st_mode) || !realpath(config, abs)) {
-			fprintf(stderr, "wss: %s: not a regular file (the measured program reads it again)\n", config);
-			return EXIT_USAGE;
-		}
-		setenv("WSS_CONFIG", abs, 1);
-	}
+	if (config)
+		setenv("WSS_CONFIG", config_abs, 1);
 	char flags[512] = "";
 	for (size_t k = 0; k < NFLAGS; k++) {
 		if (!values[k])

@@ -83,10 +83,18 @@ def main(argv):
         rec = next((r for r in recs if r.get("type") == kind), None)
         if rec is None:
             raise SystemExit("%s: no %s record" % (path, kind))
-        v = rec
-        for k in rest.split("."):
-            v = v[k]
-        print(v if not isinstance(v, (list, dict)) else json.dumps(v))
+        # Keys may contain dots themselves ("config_source.session.interval"):
+        # take the longest key that exists at each level.
+        v, parts = rec, rest.split(".")
+        while parts:
+            for n in range(len(parts), 0, -1):
+                k = ".".join(parts[:n])
+                if isinstance(v, dict) and k in v:
+                    v, parts = v[k], parts[n:]
+                    break
+            else:
+                raise SystemExit("%s: no %s in the %s record" % (path, ".".join(parts), kind))
+        print(v if isinstance(v, str) else json.dumps(v))
     elif cmd == "samples":
         for r in load(path, True):
             if r.get("type") == "sample":

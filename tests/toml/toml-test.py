@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Run the toml-test suite's TOML 1.0 cases against tests/toml-decoder, as TAP.
+"""TOML conformance of tests/toml-decoder, as TAP.
 
 usage: toml-test.py DECODER SUITE_DIR
+       toml-test.py DECODER --tomllib FILE...
 
-Each valid/X.toml must decode to the value of valid/X.json (floats compared
-numerically, date-times as instants, local dates and times field by field);
-each invalid/X.toml must be rejected with exit status 1 (not a crash)."""
+The first form runs the toml-test suite's TOML 1.0 cases: each valid/X.toml
+must decode to the value of valid/X.json (floats compared numerically,
+date-times as instants, local dates and times field by field); each
+invalid/X.toml must be rejected with exit status 1 (not a crash).
+
+The second compares the decoder with Python's tomllib on each FILE: both
+must accept it with the same value, or both reject it."""
 import json
 import os
 import re
@@ -67,7 +72,64 @@ def norm(v):
     raise ValueError('untagged value %r' % (v,))
 
 
+def tag(v):
+    """tomllib's value in the decoder's tagged form."""
+    import datetime
+    if isinstance(v, dict):
+        return {k: tag(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [tag(x) for x in v]
+    if isinstance(v, bool):
+        return {'type': 'bool', 'value': 'true' if v else 'false'}
+    if isinstance(v, int):
+        return {'type': 'integer', 'value': str(v)}
+    if isinstance(v, float):
+        return {'type': 'float', 'value': repr(v)}
+    if isinstance(v, str):
+        return {'type': 'string', 'value': v}
+    if isinstance(v, datetime.datetime):
+        return {'type': 'datetime' if v.tzinfo else 'datetime-local', 'value': v.isoformat()}
+    if isinstance(v, datetime.date):
+        return {'type': 'date-local', 'value': v.isoformat()}
+    if isinstance(v, datetime.time):
+        return {'type': 'time-local', 'value': v.isoformat()}
+    raise ValueError('unexpected %r' % (v,))
+
+
+def against_tomllib(decoder, files):
+    import tomllib
+    print('1..%d' % len(files))
+    failed = 0
+    for n, path in enumerate(files, 1):
+        with open(path, 'rb') as f:
+            data = f.read()
+        try:
+            want = norm(tag(tomllib.loads(data.decode('utf-8-sig'))))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            want = 'rejected (%s)' % e
+        p = subprocess.run([decoder], input=data, capture_output=True)
+        if p.returncode == 0:
+            got = norm(json.loads(p.stdout))
+        elif p.returncode == 1:
+            got = 'rejected (%s)' % p.stderr.decode(errors='replace').strip()
+        else:
+            got = 'exit status %d' % p.returncode
+        same = got == want or (isinstance(got, str) and isinstance(want, str) and got.startswith('rejected')
+                               and want.startswith('rejected'))
+        name = os.path.basename(path)
+        if same:
+            print('ok %d - %s: %s' % (n, name, 'both reject' if isinstance(got, str) else 'same value as tomllib'))
+        else:
+            failed += 1
+            print('not ok %d - %s' % (n, name))
+            print('# decoder: %s' % (got,))
+            print('# tomllib: %s' % (want,))
+    return 1 if failed else 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[2] == '--tomllib':
+        return against_tomllib(sys.argv[1], sys.argv[3:])
     decoder, suite = sys.argv[1], sys.argv[2]
     with open(os.path.join(suite, 'files-toml-1.0.0')) as f:
         cases = [l.strip() for l in f if l.strip().endswith('.toml')]
