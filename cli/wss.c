@@ -126,26 +126,7 @@ static int build_config(wss_config_t *cfg, const char *path)
 {
 	extern char **environ;
 	char err[1024];
-	wss_config_defaults(cfg);
-	if (!path)
-		path = getenv("WSS_CONFIG");
-	if (path && *path) {
-		char *buf;
-		size_t len;
-		int r = wss_file_read(path, WSS_CONFIG_FILE_MAX, &buf, &len);
-		if (r) {
-			wss_config_file_error(path, r, err, sizeof err);
-			fprintf(stderr, "wss: %s\n", err);
-			return EXIT_USAGE;
-		}
-		r = wss_config_load(cfg, path, buf, len, NULL, err, sizeof err);
-		wss_file_free(buf, WSS_CONFIG_FILE_MAX);
-		if (r) {
-			fprintf(stderr, "wss: %s\n", err);
-			return EXIT_USAGE;
-		}
-	}
-	if (wss_config_from_env(cfg, environ, err, sizeof err)) {
+	if (wss_config_build(cfg, path ? path : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err)) {
 		fprintf(stderr, "wss: %s\n", err);
 		return EXIT_USAGE;
 	}

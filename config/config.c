@@ -287,6 +287,17 @@ static void env_name(const keydef_t *k, wss_fmt_t *f)
 		wss_fmt_ch(f, *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p);
 }
 
+#define ENV_NAME_MAX 64
+
+/* A key's variable name in buf[ENV_NAME_MAX]. */
+static const char *env_of(const keydef_t *k, char *buf)
+{
+	wss_fmt_t f;
+	wss_fmt_init(&f, buf, ENV_NAME_MAX);
+	env_name(k, &f);
+	return wss_fmt_cstr(&f);
+}
+
 const char *wss_config_env_name(wss_key_t id, char *buf, size_t len)
 {
 	wss_fmt_t f;
@@ -735,12 +746,9 @@ static int env_unknown(const char *var, size_t n, wss_fmt_t *e)
 	wss_fmt_str(e, ": unknown setting");
 	const keydef_t *best = NULL;
 	unsigned bd = 1000;
-	char cand[96];
+	char cand[ENV_NAME_MAX];
 	for (size_t i = 0; i < NKEYS; i++) {
-		wss_fmt_t f;
-		wss_fmt_init(&f, cand, sizeof cand);
-		env_name(&keys[i], &f);
-		unsigned d = distance(name, wss_fmt_cstr(&f));
+		unsigned d = distance(name, env_of(&keys[i], cand));
 		if (close_enough(name, cand) && d < bd)
 			bd = d, best = &keys[i];
 	}
@@ -765,11 +773,8 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 		size_t n = eq ? (size_t)(eq - *v) : strlen(*v);
 		bool known = false;
 		for (size_t i = 0; i < NKEYS && !known; i++) {
-			char cand[96];
-			wss_fmt_t f;
-			wss_fmt_init(&f, cand, sizeof cand);
-			env_name(&keys[i], &f);
-			wss_fmt_cstr(&f);
+			char cand[ENV_NAME_MAX];
+			env_of(&keys[i], cand);
 			if (strlen(cand) == n && !strncmp(cand, *v, n)) {
 				known = true;
 				if (keys[i].id < 0) {
@@ -785,11 +790,8 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 	for (size_t i = 0; i < NKEYS && !r; i++) {
 		if (keys[i].id < 0)
 			continue;
-		char name[96];
-		wss_fmt_t f;
-		wss_fmt_init(&f, name, sizeof name);
-		env_name(&keys[i], &f);
-		wss_fmt_cstr(&f);
+		char name[ENV_NAME_MAX];
+		env_of(&keys[i], name);
 		const char *val = wss_config_getenv(envp, name);
 		if (!val)
 			continue;

@@ -106,6 +106,13 @@ int wss_config_set_flag(wss_config_t *c, const char *key, const char *value, con
 /* The environment variable for a key ("WSS_SESSION_INTERVAL") into buf. */
 const char *wss_config_env_name(wss_key_t k, char *buf, size_t len);
 
+/* Defaults, then the session file at path (none if NULL or empty; read
+ * with raw system calls, parsed with memory from a, NULL: malloc), then the
+ * environment in envp.  Returns 0 or an errno with the one-line reason in
+ * err.  Does not validate: flags may still come on top.  init. */
+int wss_config_build(wss_config_t *c, const char *path, char *const *envp, const wss_toml_alloc_t *a, char *err,
+		     size_t errlen);
+
 /* Check the cross-key rules (window a whole multiple of interval, bounds)
  * and fill window_ns and window_intervals.  Returns 0 or EINVAL with the
  * reason, prefixed by where the offending value came from, in err. */

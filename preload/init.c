@@ -75,23 +75,9 @@ static void parse_release(void *ctx, void *p, size_t n)
 static void load_config(wss_config_t *cfg, char **envp)
 {
 	char err[512];
-	wss_config_defaults(cfg);
-	const char *path = wss_config_getenv(envp, "WSS_CONFIG");
-	if (path && *path) {
-		char *buf;
-		size_t len;
-		int r = wss_file_read(path, WSS_CONFIG_FILE_MAX, &buf, &len);
-		if (r) {
-			wss_config_file_error(path, r, err, sizeof err);
-			fail(err, "");
-		}
-		wss_toml_alloc_t a = {parse_alloc, parse_release, NULL};
-		r = wss_config_load(cfg, path, buf, len, &a, err, sizeof err);
-		wss_file_free(buf, WSS_CONFIG_FILE_MAX);
-		if (r)
-			fail(err, "");
-	}
-	if (wss_config_from_env(cfg, envp, err, sizeof err) || wss_config_validate(cfg, err, sizeof err))
+	wss_toml_alloc_t a = {parse_alloc, parse_release, NULL};
+	if (wss_config_build(cfg, wss_config_getenv(envp, "WSS_CONFIG"), envp, &a, err, sizeof err) ||
+	    wss_config_validate(cfg, err, sizeof err))
 		fail(err, "");
 }
 
