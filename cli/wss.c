@@ -51,6 +51,13 @@ static void usage(FILE *to)
 	      to);
 }
 
+/* A bad setting: one line, no usage hint (the line says what to fix). */
+static int die_setting(const char *err)
+{
+	fprintf(stderr, "wss: %s\n", err);
+	return EXIT_USAGE;
+}
+
 static int die_usage(const char *a, const char *b)
 {
 	fprintf(stderr, "wss: %s%s\n", a, b ? b : "");
@@ -230,10 +237,10 @@ static int cmd_run(int argc, char **argv)
 			continue;
 		const char *flag = run_flags[k].longname;
 		if (wss_config_set_flag(&cfg, run_flags[k].key, values[k], flag, err, sizeof err))
-			return die_usage(err, NULL);
+			return die_setting(err);
 	}
 	if (wss_config_validate(&cfg, err, sizeof err))
-		return die_usage(err, NULL);
+		return die_setting(err);
 	if ((r = check_output(cfg.output)))
 		return r;
 
