@@ -1047,7 +1047,7 @@ static int inline_table(parser_t *ps, int depth, wss_toml_value_t **out)
 			return fail(ps, start, "unterminated inline table");
 		if (c == '}')
 			return fail(ps, ps->p, "trailing comma in an inline table");
-		TRY(keyval(ps, t, depth + 1));
+		TRY(keyval(ps, t, depth)); /* keyval adds a level per key part */
 		skip_ws(ps);
 		c = peek(ps, 0);
 		if (c == ',') {

@@ -80,7 +80,7 @@ static const struct {
 
 int main(void)
 {
-	plan(2 * (int)(sizeof errors / sizeof *errors) + 16);
+	plan(2 * (int)(sizeof errors / sizeof *errors) + 18);
 	wss_toml_doc_t *doc;
 	wss_toml_error_t e;
 
@@ -146,6 +146,25 @@ int main(void)
 	memset(deep + 4, '[', 600);
 	deep[604] = '\0';
 	ok(parse(deep, &doc, &e) == EINVAL && strstr(e.msg, "deeper than 128"), "deep arrays: %s", e.msg);
+	/* Each inline table is one level: 120 nested ones are fine, 130 not. */
+	char nest[1200];
+	for (int depth = 120; depth <= 130; depth += 10) {
+		size_t k = 0;
+		k += (size_t)sprintf(nest + k, "a = ");
+		for (int i = 0; i < depth - 1; i++)
+			k += (size_t)sprintf(nest + k, "{b = ");
+		k += (size_t)sprintf(nest + k, "1");
+		for (int i = 0; i < depth - 1; i++)
+			nest[k++] = '}';
+		nest[k] = '\0';
+		int r = parse(nest, &doc, &e);
+		if (depth == 120)
+			ok(r == 0, "120 nested inline tables parse: %s", r ? e.msg : "");
+		else
+			ok(r == EINVAL && strstr(e.msg, "deeper than 128"), "130 do not: %s", e.msg);
+		if (!r)
+			wss_toml_free(doc);
+	}
 	char dotted[1024] = "";
 	for (int i = 0; i < 200; i++)
 		strcat(dotted, "a.");
