@@ -39,7 +39,9 @@ static const keydef_t keys[] = {
 	{"session", "window", WSS_KEY_SESSION_WINDOW, T_DURATION, NULL,
 	 "Working-set window tau: a whole multiple of interval; a page counts in a\n"
 	 "sample if it was touched in the last window.  Default: one interval."},
-	{"session", "follow_fork", -1, T_BOOL, NULL, NULL},
+	{"session", "follow_fork", WSS_KEY_SESSION_FOLLOW_FORK, T_BOOL, NULL,
+	 "Measure the children the program forks, each into its own profile (%p\n"
+	 "tells them apart); false: a child stops measuring and writes nothing."},
 	{"session", "follow_exec", -1, T_BOOL, NULL, NULL},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How first touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV, reads and writes),\n"
@@ -79,6 +81,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->backend = WSS_BACKEND_AUTO;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
+	c->follow_fork = true;
 }
 
 int wss_dur_parse(const char *s, uint64_t *ns)
@@ -368,6 +371,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		}
 		return;
 	}
+	case WSS_KEY_SESSION_FOLLOW_FORK: wss_fmt_str(f, c->follow_fork ? "true" : "false"); return;
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
@@ -481,6 +485,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_HEAP: c->track_heap = v; break;
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
+	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	default: c->report_summary = v; break;
 	}
 	return 0;

@@ -30,6 +30,7 @@ typedef enum {
 	WSS_KEY_SESSION_TIME_BASE,
 	WSS_KEY_SESSION_INTERVAL,
 	WSS_KEY_SESSION_WINDOW,
+	WSS_KEY_SESSION_FOLLOW_FORK,
 	WSS_KEY_TRACK_BACKEND,
 	WSS_KEY_TRACK_HEAP,
 	WSS_KEY_TRACK_ANON_MMAP,
@@ -52,6 +53,7 @@ typedef struct wss_config {
 	uint64_t interval_ns;
 	uint64_t window_ns;          /* 0 until validated: one interval */
 	uint32_t window_intervals;
+	bool follow_fork;            /* measure forked children, each into its own profile */
 	wss_backend_id_t backend;
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool report_summary;

@@ -66,6 +66,11 @@ typedef struct wss_engine {
 	wss_fmt_t out;
 	pthread_t thread;
 	int stop;                 /* futex word: 1 asks the engine thread to stop */
+	int argc;                 /* the program's arguments, for headers */
+	char **argv;
+	long max_map;
+	uint64_t start_unix_ns;
+	bool open_pending;        /* a forked child: create the profile on the first write */
 } wss_engine_t;
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
@@ -539,8 +544,16 @@ static bool fd_still(int fd, uint64_t dev, uint64_t ino)
 	return fd_identity(fd, &d, &i) && d == dev && i == ino;
 }
 
+static int open_profile(char *err, size_t errlen);
+
 static void write_record(void)
 {
+	if (E.open_pending && E.out.len) {
+		char err[PATH_MAX + 128];
+		E.open_pending = false;
+		if (open_profile(err, sizeof err))
+			wss_log(err, NULL);
+	}
 	if (E.fd >= 0 && E.out.len && !E.out.overflow) {
 		if (!fd_still(E.fd, E.fd_dev, E.fd_ino)) {
 			/* Closed under us: open the same file again, if it is. */
@@ -762,6 +775,52 @@ static void readlink_exe(char *out, size_t n)
 	out[r > 0 ? r : 0] = '\0';
 }
 
+/* Create this process's profile from the output pattern.  Returns 0 or
+ * an errno with the reason in err. */
+static int open_profile(char *err, size_t errlen)
+{
+	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;
+	int r = wss_profile_create(E.cfg.output, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
+				   &E.fd, err, errlen);
+	if (r)
+		return r;
+	/* Keep the low descriptor numbers the program would get natively. */
+	int high = (int)wss_sys3(SYS_fcntl, E.fd, F_DUPFD_CLOEXEC, 500);
+	if (high >= 0) {
+		wss_sys_close(E.fd);
+		E.fd = high;
+	}
+	fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
+	return 0;
+}
+
+/* The header record, into E.out. */
+static void format_header(void)
+{
+	char exe[PATH_MAX];
+	readlink_exe(exe, sizeof exe);
+	struct utsname u;
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	wss_profile_header_t h = {
+		.pid = E.pid,
+		.ppid = getppid(),
+		.exe = exe,
+		.argc = E.argc,
+		.argv = E.argv,
+		.kernel = u.release,
+		.backend = E.backend->name,
+		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO ? "auto: mprotect is the only backend in this version"
+								      : "requested",
+		.cfg = &E.cfg,
+		.start_unix_ns = E.start_unix_ns,
+		.page_size = (long)WSS_PAGE_SIZE,
+		.max_map_count = E.max_map,
+		.vma_budget = E.vma_budget,
+	};
+	wss_profile_header(&E.out, &h);
+}
+
 int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 {
 	E.cfg = *s->cfg;
@@ -793,50 +852,21 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (E.cfg.test_vma_budget)
 		E.vma_budget = E.cfg.test_vma_budget;
 
-	int pid = wss_sys_getpid();
-	E.pid = pid;
-	const char *prog = s->argc > 0 && s->argv ? s->argv[0] : NULL;
-	uint64_t start_unix_ns = clock_ns(CLOCK_REALTIME);
-	r = wss_profile_create(E.cfg.output, pid, start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path, &E.fd,
-			       err, errlen);
+	E.max_map = max_map;
+	E.argc = s->argc;
+	E.argv = s->argv;
+	E.pid = wss_sys_getpid();
+	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	r = open_profile(err, errlen);
 	if (r)
 		return r;
-	/* Keep the low descriptor numbers the program would get natively. */
-	int high = (int)wss_sys3(SYS_fcntl, E.fd, F_DUPFD_CLOEXEC, 500);
-	if (high >= 0) {
-		wss_sys_close(E.fd);
-		E.fd = high;
-	}
-	fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
 	E.err_fd = -1;
 	if (fd_identity(2, &E.err_dev, &E.err_ino)) {
 		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 500);
 		if (E.err_fd < 0)
 			E.err_fd = -1;
 	}
-
-	char exe[PATH_MAX];
-	readlink_exe(exe, sizeof exe);
-	struct utsname u;
-	if (uname(&u))
-		strcpy(u.release, "unknown");
-	wss_profile_header_t h = {
-		.pid = pid,
-		.ppid = getppid(),
-		.exe = exe,
-		.argc = s->argc,
-		.argv = s->argv,
-		.kernel = u.release,
-		.backend = E.backend->name,
-		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO ? "auto: mprotect is the only backend in this version"
-								      : "requested",
-		.cfg = &E.cfg,
-		.start_unix_ns = start_unix_ns,
-		.page_size = (long)WSS_PAGE_SIZE,
-		.max_map_count = max_map,
-		.vma_budget = E.vma_budget,
-	};
-	wss_profile_header(&E.out, &h);
+	format_header();
 	write_record();
 	E.epoch = 1;
 	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
@@ -859,6 +889,7 @@ int wss_engine_start(void)
 	 * without us (heaptrack learned this from a swallowed SIGTERM). */
 	uint64_t block = ~SYNC_SIGNALS, old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
+	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
@@ -942,21 +973,76 @@ void wss_engine_fork_prepare(void) { wss_engine_lock(&fork_ls); }
 
 void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
 
+/* The child of fork.  Only the forking thread exists; it holds the engine
+ * lock (taken in prepare), so no tick and no registry change was in
+ * progress, but other threads of the parent may have been inside the fault
+ * handler or a pinned call: their inflight counts and pins are cleared,
+ * since those threads are gone.
+ *
+ * session.follow_fork = false: stop measuring, write nothing.
+ * follow_fork = true: start afresh as at start-up, with the child's pid:
+ * every tracked page's history and "ever touched" flag cleared (the parent's
+ * touches are not the child's), thread slots emptied, epoch 1, and every
+ * tracked page armed again (the parent had opened the ones it touched in
+ * this interval, and fork copied that).  The profile is created on the
+ * first write, so a child that execs or _exits before its first sample
+ * leaves no file behind (the exec'd program writes its own).  The engine
+ * thread is started by wss_engine_fork_child_late, after jemalloc's own
+ * child handler has made malloc usable again. */
 void wss_engine_fork_child(void)
 {
-	/* The engine thread does not exist here and the profile belongs to the
-	 * parent: stop measuring, without writing anything. */
 	E.started = false;
 	if (E.fd >= 0)
 		wss_sys_close(E.fd);
 	E.fd = -1;
-	if (E.err_fd >= 0)
-		wss_sys_close(E.err_fd);
-	E.err_fd = -1;
-	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		deactivate_locked();
-	E.finished = true;
-	wss_threads_forget_self();
+	E.open_pending = false;
+	__atomic_store_n(&E.inflight[0], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&E.inflight[1], 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < PIN_SLOTS; i++) {
+		__atomic_store_n(&pins[i].cur, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&pins[i].prev, 0, __ATOMIC_RELAXED);
+	}
+	wss_threads_reset();
+	if (!E.cfg.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
+		if (E.err_fd >= 0)
+			wss_sys_close(E.err_fd);
+		E.err_fd = -1;
+		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+			deactivate_locked();
+		E.finished = true;
+		E.lock = 0;
+		wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+		return;
+	}
+	for (size_t i = 0; i < E.regions.n; i++)
+		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
+			reset_page(a);
+			uint8_t *fl = wss_shadow_flags(a);
+			if (*fl & WSS_PF_EVER)
+				__atomic_and_fetch(fl, (uint8_t)~WSS_PF_EVER, __ATOMIC_RELAXED);
+		}
+	E.epoch = 1;
+	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
+	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	arm_begin();
+	for (size_t i = 0; i < E.regions.n; i++)
+		arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
+	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+	arm_end();
+	E.pid = wss_sys_getpid();
+	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
+	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wss_fmt_reset(&E.out);
+	format_header();
+	E.open_pending = true;
 	E.lock = 0;
 	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+}
+
+void wss_engine_fork_child_late(void)
+{
+	if (E.cfg.follow_fork && !E.finished && __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) && !E.started &&
+	    wss_engine_start())
+		wss_log("cannot start the engine thread in a forked child: its profile has only the final sample", NULL);
 }

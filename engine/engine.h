@@ -96,5 +96,9 @@ void wss_engine_count_coarse(void);
 void wss_engine_fork_prepare(void);
 void wss_engine_fork_parent(void);
 void wss_engine_fork_child(void);
+/* A second child handler, registered after jemalloc's (child handlers run
+ * in registration order): starts the engine thread of a followed child
+ * once malloc works again.  hook. */
+void wss_engine_fork_child_late(void);
 
 #endif

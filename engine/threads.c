@@ -5,6 +5,7 @@
 #include "engine/threads.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "common/sys.h"
 
@@ -43,4 +44,13 @@ uint32_t wss_threads_count(void)
 
 wss_thread_t *wss_threads_get(uint32_t slot) { return &threads_table[slot]; }
 
-void wss_threads_forget_self(void) { threads_tls_slot = 0; }
+void wss_threads_reset(void)
+{
+	uint32_t n = wss_threads_count();
+	for (uint32_t s = 1; s <= n; s++)
+		memset(&threads_table[s], 0, sizeof threads_table[s]);
+	if (n >= WSS_MAX_SLOTS - 2)
+		memset(&threads_table[WSS_MAX_SLOTS - 1], 0, sizeof threads_table[0]);
+	__atomic_store_n(&threads_next, 1, __ATOMIC_RELAXED);
+	threads_tls_slot = 0;
+}

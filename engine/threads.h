@@ -26,8 +26,8 @@ uint32_t wss_threads_self(void);
 /* Slots in use are 1..wss_threads_count() (0 is never assigned). */
 uint32_t wss_threads_count(void);
 wss_thread_t *wss_threads_get(uint32_t slot);
-/* Forget the calling thread's slot (after fork, the child's main thread
- * is a new thread).  hook. */
-void wss_threads_forget_self(void);
+/* Empty the table; the calling thread gets a new slot on its next touch
+ * (in the child of fork, the only thread).  hook. */
+void wss_threads_reset(void);
 
 #endif

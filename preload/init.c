@@ -8,6 +8,8 @@
 #include "preload/preload.h"
 
 #include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -106,6 +108,10 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)
 		wss_data_init();
+	/* jemalloc registers its fork handlers when it initialises: make sure
+	 * it has, then register ours to run after its child handler. */
+	free(malloc(1));
+	pthread_atfork(NULL, NULL, wss_engine_fork_child_late);
 	if (wss_engine_start())
 		fail("cannot start the engine thread", "");
 }

@@ -1,0 +1,43 @@
+#!/bin/sh
+# fork: with session.follow_fork (the default) each child is measured into
+# its own profile, from scratch (exact pages with manual ticks); without it
+# the child stops measuring and writes nothing.  Either way the program's
+# memory and exit status are unchanged.
+. "$top_srcdir/tests/tap/tap.sh"
+cd "$TMP" || bail "cd $TMP"
+sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }
+
+WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/m.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" manual >out 2>/dev/null
+is $? 0 "manual: parent and child run unchanged"
+child=$(awk '/^child/ {print $2}' out)
+parent=$(ls m.*.jsonl | grep -v "m.$child.jsonl" | head -1)
+test -f "m.$child.jsonl"; ok $? "the child has its own profile"
+$PROFILE check "m.$child.jsonl"; ok $? "complete and valid"
+$PROFILE check "$parent"; ok $? "the parent's too"
+is "$($PROFILE get "m.$child.jsonl" header.pid)" "$child" "the child's header has its pid"
+while read -r kind who seq n; do
+	[ "$kind" = expect ] || continue
+	f=$parent; [ "$who" = child ] && f=m.$child.jsonl
+	between "$(sample "$f" "$seq")" "$n" $((n + 4)) "$who sample $seq: $n pages"
+done <out
+between "$($PROFILE get "m.$child.jsonl" summary.data.total)" 40 44 "the child's total counts only its own 40 pages"
+
+printf '[session]\ntime_base = "manual"\nfollow_fork = false\n' >nofollow.toml
+WSS_CONFIG=nofollow.toml WSS_SESSION_OUTPUT="$TMP/n.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" manual >out 2>/dev/null
+is $? 0 "follow_fork = false: parent and child run unchanged"
+child=$(awk '/^child/ {print $2}' out)
+test ! -e "n.$child.jsonl"; ok $? "the child writes no profile"
+is "$(ls n.*.jsonl | wc -l)" 1 "only the parent's"
+between "$(sample "$(ls n.*.jsonl)" 2)" 70 74 "the parent's second sample is still its own 70 pages"
+
+WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/w.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" wall >out 2>/dev/null
+is $? 0 "wall: a child running 300 ms"
+child=$(awk '/^child/ {print $2}' out)
+between "$($PROFILE samples "w.$child.jsonl" | wc -l)" 5 1000 "is sampled by its own engine thread"
+
+WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/t.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" threads >/dev/null 2>&1
+is $? 0 "20 forks while two threads touch memory: every child exits 0"
+n=0 good=0
+for f in t.*.jsonl; do n=$((n + 1)); $PROFILE check "$f" && good=$((good + 1)); done
+is "$good/$n" "21/21" "and each of the 21 processes leaves a complete profile"
+done_testing
