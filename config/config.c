@@ -42,7 +42,9 @@ static const keydef_t keys[] = {
 	{"session", "follow_fork", WSS_KEY_SESSION_FOLLOW_FORK, T_BOOL, NULL,
 	 "Measure the children the program forks, each into its own profile (%p\n"
 	 "tells them apart); false: a child stops measuring and writes nothing."},
-	{"session", "follow_exec", -1, T_BOOL, NULL, NULL},
+	{"session", "follow_exec", WSS_KEY_SESSION_FOLLOW_EXEC, T_BOOL, NULL,
+	 "Measure the programs it execs (they inherit LD_PRELOAD and these settings);\n"
+	 "false: both are removed from the program's environment at start-up."},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How first touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV, reads and writes),\n"
 	 "or \"auto\", the best this kernel supports (in this version: mprotect)."},
@@ -82,6 +84,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
 	c->follow_fork = true;
+	c->follow_exec = true;
 }
 
 int wss_dur_parse(const char *s, uint64_t *ns)
@@ -372,6 +375,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		return;
 	}
 	case WSS_KEY_SESSION_FOLLOW_FORK: wss_fmt_str(f, c->follow_fork ? "true" : "false"); return;
+	case WSS_KEY_SESSION_FOLLOW_EXEC: wss_fmt_str(f, c->follow_exec ? "true" : "false"); return;
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
@@ -486,6 +490,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
+	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
 	default: c->report_summary = v; break;
 	}
 	return 0;
@@ -717,6 +722,8 @@ void wss_config_file_error(const char *name, int rc, char *err, size_t errlen)
 
 /* ---- the environment and flags ---- */
 
+static bool settings_prefix(const char *v);
+
 /* Is NAME listed in WSS_RUN_FLAGS (comma-separated)? */
 static bool from_flag(char *const *envp, const char *name, size_t n)
 {
@@ -729,6 +736,15 @@ static bool from_flag(char *const *envp, const char *name, size_t n)
 		l = end ? end + 1 : NULL;
 	}
 	return false;
+}
+
+bool wss_config_is_ours(const char *entry)
+{
+	static const char *const p[] = {"WSS_CONFIG=", "WSS_RUN_FLAGS=", "WSS_TEST_", NULL};
+	for (int i = 0; p[i]; i++)
+		if (!strncmp(entry, p[i], strlen(p[i])))
+			return true;
+	return settings_prefix(entry);
 }
 
 static bool settings_prefix(const char *v)

@@ -31,6 +31,7 @@ typedef enum {
 	WSS_KEY_SESSION_INTERVAL,
 	WSS_KEY_SESSION_WINDOW,
 	WSS_KEY_SESSION_FOLLOW_FORK,
+	WSS_KEY_SESSION_FOLLOW_EXEC,
 	WSS_KEY_TRACK_BACKEND,
 	WSS_KEY_TRACK_HEAP,
 	WSS_KEY_TRACK_ANON_MMAP,
@@ -54,6 +55,7 @@ typedef struct wss_config {
 	uint64_t window_ns;          /* 0 until validated: one interval */
 	uint32_t window_intervals;
 	bool follow_fork;            /* measure forked children, each into its own profile */
+	bool follow_exec;            /* leave LD_PRELOAD and the settings to exec'd programs */
 	wss_backend_id_t backend;
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool report_summary;
@@ -98,6 +100,10 @@ void wss_config_file_error(const char *name, int rc, char *err, size_t errlen);
  * WSS_SESSION_/TRACK_/PEAKS_/REPORT_ name is an error with a suggestion.
  * Returns 0 or EINVAL with "VARIABLE: reason" in err.  Does not validate. */
 int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t errlen);
+
+/* Is this environment entry ("NAME=value") one of wss's variables
+ * (settings, WSS_CONFIG, WSS_RUN_FLAGS, WSS_TEST_*)? */
+bool wss_config_is_ours(const char *entry);
 
 /* Set one key ("session.interval") from a string, as a flag named flag
  * (a static string).  Returns 0, ENOENT for an unknown key, or EINVAL with

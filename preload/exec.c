@@ -15,10 +15,68 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/sys.h"
+#include "config/config.h"
+
 #define EXEC_FUNCS(X) X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(posix_spawn) X(posix_spawnp) X(system)
 EXEC_FUNCS(WSS_REAL_DECLARE)
 
 void wss_exec_init(void) { EXEC_FUNCS(WSS_REAL_RESOLVE) }
+
+/* LD_PRELOAD's value without libwss.so entries (separated by ':' or ' ', as
+ * the loader reads them), in a page of our own: the original string may be
+ * read-only (a putenv'd literal).  NULL when nothing else is left, or out
+ * of memory (then the entry is dropped: better no other preloads than a
+ * measured child the user asked not to measure). */
+static char *preload_without_us(const char *list)
+{
+	size_t len = strlen(list);
+	char *out = wss_sys_alloc(len + sizeof "LD_PRELOAD=");
+	if (!out)
+		return NULL;
+	char *o = out + strlen(strcpy(out, "LD_PRELOAD="));
+	const char *p = list;
+	while (*p) {
+		while (*p == ':' || *p == ' ')
+			p++;
+		const char *s = p;
+		while (*p && *p != ':' && *p != ' ')
+			p++;
+		size_t n = (size_t)(p - s);
+		const char *base = n ? memrchr(s, '/', n) : NULL;
+		base = base ? base + 1 : s;
+		if (!n || ((size_t)(p - base) == 9 && !memcmp(base, "libwss.so", 9)))
+			continue;
+		if (o[-1] != '=')
+			*o++ = ':';
+		memcpy(o, s, n);
+		o += n;
+	}
+	*o = '\0';
+	if (o[-1] == '=') {
+		wss_sys_free(out, len + sizeof "LD_PRELOAD=");
+		return NULL;
+	}
+	return out;
+}
+
+void wss_exec_unfollow(void)
+{
+	char **w = environ;
+	for (char **r = environ; r && *r; r++) {
+		if (wss_config_is_ours(*r))
+			continue;
+		if (!strncmp(*r, "LD_PRELOAD=", 11)) {
+			char *v = preload_without_us(*r + 11);
+			if (v)
+				*w++ = v;
+			continue;
+		}
+		*w++ = *r;
+	}
+	if (w)
+		*w = NULL;
+}
 
 static void open_strv(char *const *v)
 {

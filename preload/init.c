@@ -97,6 +97,8 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	wss_config_t cfg;
 	char err[512];
 	load_config(&cfg, envp);
+	if (!cfg.follow_exec)
+		wss_exec_unfollow();
 	if (wss_signals_init())
 		fail("cannot install the SIGSEGV handler", "");
 	wss_engine_on_tick(wss_signals_check);

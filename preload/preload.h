@@ -45,6 +45,11 @@ void wss_open_str(const char *s);
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
+/* session.follow_exec = false: remove LD_PRELOAD's libwss.so and wss's
+ * variables from the environment, in place, so that nothing the program
+ * starts, by any route (exec*, posix_spawn, system, popen), is measured.
+ * init. */
+void wss_exec_unfollow(void);
 /* Whether private anonymous mmap()s are tracked (track.anon_mmap).  init. */
 void wss_mman_init(bool track_anon);
 /* Make the pages of [p, p+n) that the kernel is about to access readable and

@@ -50,8 +50,7 @@ static const struct {
 	 "\"mprotect\"?"},
 	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},
 	{"[peaks]\nenabled = true\n", "s.toml:2:1: peaks.enabled is not implemented in this version of wss; remove it"},
-	{"[session]\nfollow_exec = false\n",
-	 "s.toml:2:1: session.follow_exec is not implemented in this version of wss; remove it"},
+	{"[track]\ncode = true\n", "s.toml:2:1: track.code is not implemented in this version of wss; remove it"},
 	{"[session]\nfollow_fork = 1\n", "s.toml:2:15: session.follow_fork: expected true or false, got an integer"},
 	{"[[session]]\n", "s.toml:1:3: [session] must be a table, not an array"},
 	{"session = 3\n", "s.toml:1:1: [session] must be a table"},
@@ -221,7 +220,7 @@ int main(void)
 	wss_fmt_cstr(&f);
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
-	       "100000000,\"follow_fork\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true},"
+	       "100000000,\"follow_fork\":true,\"follow_exec\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true},"
 	       "\"report\":{\"summary\":true}}",
 	       "header config object");
 

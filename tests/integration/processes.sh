@@ -2,7 +2,9 @@
 # fork: with session.follow_fork (the default) each child is measured into
 # its own profile, from scratch (exact pages with manual ticks); without it
 # the child stops measuring and writes nothing.  Either way the program's
-# memory and exit status are unchanged.
+# memory and exit status are unchanged.  exec: with session.follow_exec (the
+# default) exec'd programs are measured; without it nothing the program
+# starts sees LD_PRELOAD or wss's variables, whatever the route.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
 sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }
@@ -40,4 +42,21 @@ is $? 0 "20 forks while two threads touch memory: every child exits 0"
 n=0 good=0
 for f in t.*.jsonl; do n=$((n + 1)); $PROFILE check "$f" && good=$((good + 1)); done
 is "$good/$n" "21/21" "and each of the 21 processes leaves a complete profile"
+# exec, followed: every program in the shell's pipeline writes a profile.
+mkdir fe nfe other
+WSS_SESSION_OUTPUT="$TMP/fe/p.%p.jsonl" LD_PRELOAD="$WSS_LIB" sh -c 'echo x | cat | wc -l' >out 2>/dev/null
+is "$(cat out)" 1 "follow_exec = true: the pipeline runs unchanged"
+between "$(ls fe | wc -l)" 3 100 "and sh, cat and wc write profiles ($(ls fe | wc -l))"
+# Not followed: the environment is cleaned at start-up, so exec*, system()
+# and posix_spawn (python's subprocess) children are all unmeasured.
+printf '[session]\nfollow_exec = false\n' >noexec.toml
+WSS_CONFIG=noexec.toml WSS_SESSION_OUTPUT="$TMP/nfe/p.%p.jsonl" LD_PRELOAD="$WSS_LIB" \
+	sh -c 'env | grep -c "^WSS_"; echo "[$LD_PRELOAD]"; python3 -c "import os, subprocess; os.system(\"true\"); subprocess.run([\"true\"])"' >out 2>/dev/null
+is $? 0 "follow_exec = false: runs"
+is "$(sed -n 1p out)" 0 "the program sees no WSS_ variables"
+is "$(sed -n 2p out)" "[]" "and no LD_PRELOAD"
+is "$(ls nfe | wc -l)" 1 "only the program itself writes a profile"
+WSS_SESSION_FOLLOW_EXEC=false WSS_SESSION_OUTPUT="$TMP/other/p.%p.jsonl" LD_PRELOAD="$WSS_LIB /lib/x86_64-linux-gnu/libm.so.6" \
+	sh -c 'echo "[$LD_PRELOAD]"' >out 2>/dev/null
+is "$(cat out)" "[/lib/x86_64-linux-gnu/libm.so.6]" "other preloaded libraries are kept"
 done_testing
