@@ -548,6 +548,10 @@ static int open_profile(char *err, size_t errlen);
 
 static void write_record(void)
 {
+	if (wss_sys_getpid() != E.pid) {
+		wss_fmt_reset(&E.out); /* a child that ran no fork handlers: not ours to write */
+		return;
+	}
 	if (E.open_pending && E.out.len) {
 		char err[PATH_MAX + 128];
 		E.open_pending = false;
@@ -886,8 +890,12 @@ int wss_engine_start(void)
 		return 0;
 	/* The engine thread starts with every asynchronous signal blocked, so
 	 * the application's SIGTERM, SIGINT, SIGCHLD... go where they would go
-	 * without us (heaptrack learned this from a swallowed SIGTERM). */
-	uint64_t block = ~SYNC_SIGNALS, old;
+	 * without us (heaptrack learned this from a swallowed SIGTERM).  Not
+	 * glibc's own SIGCANCEL and SIGSETXID: setuid() and friends signal
+	 * every thread and wait for each to answer, and would hang for ever on
+	 * ours (glibc unblocks them in the first thread it creates, but not in
+	 * a forked child, where this runs again). */
+	uint64_t block = ~(SYNC_SIGNALS | (1ULL << 31) | (1ULL << 32)), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
@@ -909,9 +917,15 @@ static void deactivate_locked(void)
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
 }
 
-void wss_engine_finish(void)
+/* The end of this process's measurement: final sample, summary, every page
+ * given back its protection.  Not in a process that is not ours: the child
+ * of a fork that ran no fork handlers (_Fork, a raw clone) or of vfork,
+ * which still see the parent's engine.  exec: the process image ends here;
+ * quietly (no stderr lines), and a forked child that has written nothing
+ * yet writes nothing (the exec'd program writes its own profile). */
+static void finish(bool exec)
 {
-	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || wss_sys_getpid() != E.pid)
 		return;
 	if (E.started) {
 		__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
@@ -926,6 +940,11 @@ void wss_engine_finish(void)
 		return;
 	}
 	E.finished = true;
+	if (exec && E.open_pending) {
+		deactivate_locked();
+		wss_engine_unlock(&ls);
+		return;
+	}
 	tick_locked(true);
 	uint64_t total = 0;
 	uint32_t nt = wss_threads_count();
@@ -953,7 +972,7 @@ void wss_engine_finish(void)
 	wss_fmt_t f;
 	wss_fmt_init(&f, line, sizeof line);
 	wss_profile_summary_text(&f, &sum);
-	if (E.cfg.report_summary) {
+	if (E.cfg.report_summary && !exec) {
 		say(wss_fmt_cstr(&f), "");
 		say("profile: ", E.path);
 	}
@@ -961,6 +980,10 @@ void wss_engine_finish(void)
 		wss_sys_close(E.err_fd);
 	E.err_fd = -1;
 }
+
+void wss_engine_finish(void) { finish(false); }
+
+void wss_engine_exec(void) { finish(true); }
 
 /* fork: extent hooks take the engine lock while jemalloc holds its own, so
  * the lock order is jemalloc -> engine.  preload registers these handlers
@@ -998,11 +1021,24 @@ void wss_engine_fork_child(void)
 	E.open_pending = false;
 	__atomic_store_n(&E.inflight[0], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&E.inflight[1], 0, __ATOMIC_RELAXED);
+	/* Pins of the parent's other threads die with them.  The forking
+	 * thread's own stay (fork from a signal handler that interrupted a
+	 * pinned read, or inside pthread_once's init routine): the call
+	 * resumes in the child, under the thread's new slot. */
+	uint32_t old_slot = wss_threads_self();
+	wss_threads_reset();
+	E.pid = wss_sys_getpid();
+	uint32_t new_slot = wss_threads_self();
 	for (int i = 0; i < PIN_SLOTS; i++) {
+		uint64_t hi = __atomic_load_n(&pins[i].prev, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&pins[i].cur, __ATOMIC_RELAXED) && (uint32_t)(hi >> 48) == old_slot) {
+			__atomic_store_n(&pins[i].prev, (hi & ((1ULL << 48) - 1)) | (uint64_t)new_slot << 48,
+					 __ATOMIC_RELAXED);
+			continue;
+		}
 		__atomic_store_n(&pins[i].cur, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&pins[i].prev, 0, __ATOMIC_RELAXED);
 	}
-	wss_threads_reset();
 	if (!E.cfg.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
 		if (E.err_fd >= 0)
 			wss_sys_close(E.err_fd);
@@ -1029,7 +1065,6 @@ void wss_engine_fork_child(void)
 		arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
 	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
 	arm_end();
-	E.pid = wss_sys_getpid();
 	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -100,5 +100,8 @@ void wss_engine_fork_child(void);
  * in registration order): starts the engine thread of a followed child
  * once malloc works again.  hook. */
 void wss_engine_fork_child_late(void);
+/* The process is about to exec: end its profile (no stderr summary).  If
+ * the exec fails, the process goes on unmeasured.  hook. */
+void wss_engine_exec(void);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "common/sys.h"
 #include "config/config.h"
+#include "engine/engine.h"
 
 #define EXEC_FUNCS(X) X(execve) X(execv) X(execvp) X(execvpe) X(fexecve) X(posix_spawn) X(posix_spawnp) X(system)
 EXEC_FUNCS(WSS_REAL_DECLARE)
@@ -95,9 +96,12 @@ static void open_strv(char *const *v)
 		open_strv(envp); \
 	} while (0)
 
-/* exec*: -1 with errno on failure. */
+/* exec*: -1 with errno on failure.  The profile of the image being
+ * replaced is completed first (a vfork child's call does nothing: the
+ * engine belongs to its parent). */
 #define EXEC(call, path, argv, envp) \
 	do { \
+		wss_engine_exec(); \
 		OPEN_ALL(path, argv, envp); \
 		int r_ = call; \
 		if (r_ < 0 && errno == EFAULT) { \

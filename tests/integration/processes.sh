@@ -42,6 +42,15 @@ is $? 0 "20 forks while two threads touch memory: every child exits 0"
 n=0 good=0
 for f in t.*.jsonl; do n=$((n + 1)); $PROFILE check "$f" && good=$((good + 1)); done
 is "$good/$n" "21/21" "and each of the 21 processes leaves a complete profile"
+# A followed child is multithreaded (its engine thread): setgid, which
+# signals every thread and waits, must still return.
+WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/s.%p.jsonl" LD_PRELOAD="$WSS_LIB" timeout 60 "$PROGS/forker" setid >/dev/null 2>&1
+is $? 0 "setgid in a followed child returns"
+# fork from a signal handler during a read into heap memory: the read
+# resumes in the child, its buffer still open.
+WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/g.%p.jsonl" LD_PRELOAD="$WSS_LIB" timeout 60 "$PROGS/forker" sigfork >/dev/null 2>&1
+is $? 0 "fork in a signal handler: the interrupted read succeeds in parent and child"
+
 # exec, followed: every program in the shell's pipeline writes a profile.
 mkdir fe nfe other
 WSS_SESSION_OUTPUT="$TMP/fe/p.%p.jsonl" LD_PRELOAD="$WSS_LIB" sh -c 'echo x | cat | wc -l' >out 2>/dev/null

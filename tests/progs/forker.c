@@ -5,13 +5,20 @@
  *   "expect WHO SEQ PAGES" (WHO is parent or child).
  * wall: the child keeps touching 20 pages for 300 ms (the engine thread of
  *   a followed child must tick), the parent waits.
+ * setid: the forked child calls setgid (glibc signals every thread and
+ *   waits for each, the child's engine thread too).
+ * sigfork: a SIGALRM handler forks while the main thread is blocked in a
+ *   read into heap memory; in the child the read resumes into the same
+ *   buffer and must succeed.
  * threads: two threads keep touching memory while the main thread forks
  *   20 children, each touching 8 pages and exiting; every child must exit 0.
  * Exits non-zero if a child failed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +63,22 @@ static double now(void)
 }
 
 static volatile int stop;
+static int fds[2];
+static volatile pid_t sig_child = -1;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	pid_t p = fork();
+	if (p == 0) {
+		if (write(fds[1], "c", 1) != 1)
+			_exit(3);
+		return; /* back into the interrupted read */
+	}
+	sig_child = p;
+	if (write(fds[1], "p", 1) != 1)
+		_exit(3);
+}
 
 static void *spinner(void *arg)
 {
@@ -98,6 +121,28 @@ int main(int argc, char **argv)
 		}
 		printf("child %d\n", (int)pid);
 		return reap(pid);
+	}
+	if (!strcmp(mode, "setid")) {
+		pid_t pid = fork();
+		if (pid == 0)
+			exit(setgid(getgid()) ? 1 : 0);
+		return reap(pid);
+	}
+	if (!strcmp(mode, "sigfork")) {
+		if (pipe(fds))
+			return 1;
+		char *buf = malloc(1 << 16);
+		memset(buf, 0, 1 << 16);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		alarm(1);
+		ssize_t r = read(fds[0], buf + 8192, 1);
+		if (sig_child == -1) /* the child */
+			exit(r == 1 ? 0 : 2);
+		return r != 1 || reap(sig_child);
 	}
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
