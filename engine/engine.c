@@ -963,7 +963,7 @@ static void finish(bool exec)
 	wss_profile_summary(&E.out, &sum);
 	write_record();
 	deactivate_locked();
-	if (E.fd >= 0)
+	if (E.fd >= 0 && fd_still(E.fd, E.fd_dev, E.fd_ino)) /* never a descriptor the program reused */
 		wss_sys_close(E.fd);
 	E.fd = -1;
 	wss_engine_unlock(&ls);
@@ -1015,7 +1015,7 @@ void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
 void wss_engine_fork_child(void)
 {
 	E.started = false;
-	if (E.fd >= 0)
+	if (E.fd >= 0 && fd_still(E.fd, E.fd_dev, E.fd_ino))
 		wss_sys_close(E.fd);
 	E.fd = -1;
 	E.open_pending = false;
@@ -1040,7 +1040,7 @@ void wss_engine_fork_child(void)
 		__atomic_store_n(&pins[i].prev, 0, __ATOMIC_RELAXED);
 	}
 	if (!E.cfg.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
-		if (E.err_fd >= 0)
+		if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
 			wss_sys_close(E.err_fd);
 		E.err_fd = -1;
 		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
