@@ -52,6 +52,10 @@ static const keydef_t keys[] = {
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
 	 "Track the program's writable data segment (.data and .bss)."},
+	{"track", "library_data", WSS_KEY_TRACK_LIBRARY_DATA, T_BOOL, NULL,
+	 "Track the writable data segments of shared libraries, those loaded at start-up\n"
+	 "and those dlopen()ed later (from the second tick after they load, until dlclose),\n"
+	 "except the C library, the dynamic loader and their companions."},
 	{"track", "code", -1, T_BOOL, NULL, NULL},
 	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
 	{"track", "sampling_rate", -1, T_STRING, NULL, NULL},
@@ -379,6 +383,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
+	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
 	case WSS_KEY_REPORT_SUMMARY: wss_fmt_str(f, c->report_summary ? "true" : "false"); return;
 	case WSS_KEY_COUNT: return;
 	}
@@ -489,6 +494,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_HEAP: c->track_heap = v; break;
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
+	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
 	default: c->report_summary = v; break;

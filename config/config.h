@@ -36,6 +36,7 @@ typedef enum {
 	WSS_KEY_TRACK_HEAP,
 	WSS_KEY_TRACK_ANON_MMAP,
 	WSS_KEY_TRACK_DATA_SEGMENTS,
+	WSS_KEY_TRACK_LIBRARY_DATA,
 	WSS_KEY_REPORT_SUMMARY,
 	WSS_KEY_COUNT
 } wss_key_t;
@@ -58,6 +59,7 @@ typedef struct wss_config {
 	bool follow_exec;            /* leave LD_PRELOAD and the settings to exec'd programs */
 	wss_backend_id_t backend;
 	bool track_heap, track_anon_mmap, track_data_segments;
+	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool report_summary;
 	char file[WSS_CONFIG_PATH_MAX]; /* the session file, "" for none */
 	wss_origin_t src[WSS_KEY_COUNT];
@@ -67,7 +69,8 @@ typedef struct wss_config {
 } wss_config_t;
 
 /* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window one
- * interval, backend auto, heap/anon_mmap/data_segments tracked, summary on. */
+ * interval, backend auto, heap/anon_mmap/data_segments tracked, library_data not,
+ * summary on. */
 void wss_config_defaults(wss_config_t *c);
 
 /* Parse a duration: an integer with an optional fraction and a unit of

@@ -75,8 +75,10 @@ typedef struct wss_engine {
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
 static void (*on_tick)(void);
+static void (*tick_around)(void (*tick)(void));
 
 void wss_engine_on_tick(void (*fn)(void)) { on_tick = fn; }
+void wss_engine_tick_around(void (*around)(void (*tick)(void))) { tick_around = around; }
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -423,6 +425,33 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 	}
 }
 
+struct kind_part {
+	uintptr_t s[64], e[64];
+	int n;
+};
+
+void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind)
+{
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
+		return;
+	/* Collect first: untracking edits the registry being walked. */
+	for (;;) {
+		struct kind_part k = {.n = 0};
+		size_t i = wss_regions_lower_bound(&E.regions, s);
+		for (; i < E.regions.n && E.regions.v[i].start < e && k.n < 64; i++)
+			if (E.regions.v[i].kind == kind) {
+				k.s[k.n] = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+				k.e[k.n] = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+				k.n++;
+			}
+		for (int j = 0; j < k.n; j++)
+			wss_engine_untrack_locked(k.s[j], k.e[j] - k.s[j]);
+		if (k.n < 64)
+			return;
+	}
+}
+
 static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
 {
 	int prot = *(int *)arg;
@@ -686,15 +715,30 @@ static void tick_locked(bool final)
 	E.coarse_total += coarse;
 }
 
+/* One tick of the clock, unless measuring stopped or the engine thread was
+ * asked to stop meanwhile. */
+static void tick_now(void)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
+		tick_locked(false);
+	wss_engine_unlock(&ls);
+}
+
+static void tick(void)
+{
+	if (tick_around)
+		tick_around(tick_now);
+	else
+		tick_now();
+}
+
 void wss_engine_tick_manual(void)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || E.cfg.time_base != WSS_TIME_MANUAL)
 		return;
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		tick_locked(false);
-	wss_engine_unlock(&ls);
+	tick();
 }
 
 /* Sleep until the absolute CLOCK_MONOTONIC time t or until asked to stop. */
@@ -714,11 +758,7 @@ static void *engine_main(void *arg)
 		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
 			uint64_t used = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns;
 			if (used >= next) {
-				wss_lockstate_t ls;
-				wss_engine_lock(&ls);
-				if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
-					tick_locked(false);
-				wss_engine_unlock(&ls);
+				tick();
 				while (next <= used)
 					next += interval;
 				continue;
@@ -741,11 +781,7 @@ static void *engine_main(void *arg)
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (now < next)
 			continue;
-		wss_lockstate_t ls;
-		wss_engine_lock(&ls);
-		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-			tick_locked(false);
-		wss_engine_unlock(&ls);
+		tick();
 		/* A late tick does not cause a burst: skip to the next boundary. */
 		next += interval;
 		now = clock_ns(CLOCK_MONOTONIC);

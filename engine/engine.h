@@ -40,6 +40,12 @@ bool wss_engine_tracking(void);
  * there).  init. */
 void wss_engine_on_tick(void (*fn)(void));
 
+/* A function every tick runs through, outside the engine lock: it must call
+ * tick() exactly once (the preload runs it inside the dynamic loader's
+ * list lock when shared libraries' data is tracked, so that no library is
+ * unmapped while the tick arms).  init. */
+void wss_engine_tick_around(void (*around)(void (*tick)(void)));
+
 /* End the current interval now (time_base manual).  hook. */
 void wss_engine_tick_manual(void);
 
@@ -55,6 +61,9 @@ void wss_engine_unlock(wss_lockstate_t *ls);
  * mapping change itself.  prot is the application's protection. */
 void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind);
 void wss_engine_untrack_locked(uintptr_t start, size_t len);
+/* Stop tracking the parts of [start, len) registered with kind: their
+ * mapping is gone (no protection is changed). */
+void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind);
 /* The application changed the protection of [start, len). */
 void wss_engine_protect_locked(uintptr_t start, size_t len, int prot);
 /* Give tracked pages in [start, len) the application's protection again

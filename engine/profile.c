@@ -62,6 +62,8 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	wss_fmt_str(f, c->track_anon_mmap ? "true" : "false");
 	wss_fmt_str(f, ",\"data_segments\":");
 	wss_fmt_str(f, c->track_data_segments ? "true" : "false");
+	wss_fmt_str(f, ",\"library_data\":");
+	wss_fmt_str(f, c->track_library_data ? "true" : "false");
 	wss_fmt_ch(f, '}');
 	if (*c->file)
 		key_str(f, "config_file", c->file);

@@ -7,7 +7,6 @@
 #include "config.h"
 #include "preload/preload.h"
 
-#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -21,37 +20,6 @@
 #include "engine/engine.h"
 #include "engine/shadow.h"
 #include "include/wss.h"
-
-static int find_exe_data(struct dl_phdr_info *info, size_t size, void *data)
-{
-	/* The first object is the main program. */
-	uintptr_t relro_end = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_GNU_RELRO)
-			relro_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (ph->p_flags & PF_X))
-			continue;
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-		s &= ~(WSS_PAGE_SIZE - 1);
-		/* RELRO is read-only after relocation and is not data we track. */
-		if (relro_end > s && relro_end < e)
-			s = (relro_end + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
-		e = (e + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
-		if (s < e) {
-			wss_lockstate_t ls;
-			wss_engine_lock(&ls);
-			wss_engine_track_locked(s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
-			wss_engine_unlock(&ls);
-		}
-	}
-	return 1;
-}
-
-void wss_data_init(void) { dl_iterate_phdr(find_exe_data, NULL); }
 
 static void fail(const char *what, const char *why)
 {
@@ -83,6 +51,13 @@ static void load_config(wss_config_t *cfg, char **envp)
 		fail(err, "");
 }
 
+/* First thing in every tick, under the engine lock. */
+static void on_tick(void)
+{
+	wss_signals_check();
+	wss_libs_apply();
+}
+
 __attribute__((constructor)) static void wss_preload_init(int argc, char **argv, char **envp)
 {
 	/* Secure-execution mode (setuid and the like): do nothing at all. */
@@ -101,7 +76,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_exec_unfollow();
 	if (wss_signals_init())
 		fail("cannot install the SIGSEGV handler", "");
-	wss_engine_on_tick(wss_signals_check);
+	wss_engine_on_tick(on_tick);
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg};
 	if (wss_engine_init(&s, err, sizeof err))
 		fail(err, "");
@@ -110,6 +85,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)
 		wss_data_init();
+	wss_libs_init(cfg.track_library_data);
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has, then register ours to run after its child handler. */
 	free(malloc(1));

@@ -207,11 +207,30 @@ static int find_libc_text(struct dl_phdr_info *info, size_t size, void *data)
  * on the once-control its own thread holds. */
 static int atfork_done;
 
+/* The ticks' lock before the engine lock: the order a tick takes them. */
+static void fork_prepare(void)
+{
+	wss_libs_fork_prepare();
+	wss_engine_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	wss_engine_fork_parent();
+	wss_libs_fork_parent();
+}
+
+static void fork_child(void)
+{
+	wss_libs_fork_child();
+	wss_engine_fork_child();
+}
+
 void wss_heap_atfork_once(void)
 {
 	if (__atomic_load_n(&atfork_done, __ATOMIC_ACQUIRE) || __atomic_exchange_n(&atfork_done, 1, __ATOMIC_ACQ_REL))
 		return;
-	pthread_atfork(wss_engine_fork_prepare, wss_engine_fork_parent, wss_engine_fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int wss_heap_init(void)

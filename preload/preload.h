@@ -45,6 +45,17 @@ void wss_open_str(const char *s);
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
+/* track.library_data: track shared libraries' data segments from now on,
+ * following dlopen and dlclose (libs.c).  init. */
+void wss_libs_init(bool track);
+/* Apply the list of libraries this tick read; called first in each tick,
+ * engine lock held. */
+void wss_libs_apply(void);
+/* fork handlers: no fork while a tick holds the loader's list lock.  They
+ * run before the engine's own.  hook. */
+void wss_libs_fork_prepare(void);
+void wss_libs_fork_parent(void);
+void wss_libs_fork_child(void);
 /* session.follow_exec = false: remove LD_PRELOAD's libwss.so and wss's
  * variables from the environment, in place, so that nothing the program
  * starts, by any route (exec*, posix_spawn, system, popen), is measured.

@@ -220,7 +220,7 @@ int main(void)
 	wss_fmt_cstr(&f);
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
-	       "100000000,\"follow_fork\":true,\"follow_exec\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true},"
+	       "100000000,\"follow_fork\":true,\"follow_exec\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
 	       "\"report\":{\"summary\":true}}",
 	       "header config object");
 

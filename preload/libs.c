@@ -1,0 +1,383 @@
+/* Data segments: the main program's .data/.bss (track.data_segments), and
+ * with track.library_data those of shared libraries, loaded at start-up or
+ * by dlopen, kept in step with the dynamic loader's list of objects.
+ *
+ * The danger is a library the loader unmaps behind our back while its range
+ * is still registered: the next arming would make whatever is mapped there
+ * next (another library's code) PROT_NONE.  How it is closed:
+ * - dlclose (ours): before the real call, every library loaded after
+ *   start-up leaves tracking (disarmed, unregistered), and no tick adds one
+ *   until the call returns.  Libraries loaded at start-up are never
+ *   unloaded.  The survivors come back at the next ticks.
+ * - Every tick runs inside dl_iterate_phdr, which holds the loader's list
+ *   lock (dl_load_write_lock), and re-reads the list there: the loader
+ *   unlinks and unmaps an object under that same lock (elf/dl-close.c), so
+ *   while the tick arms, every registered library is still mapped, and one
+ *   that vanished since the last tick (a failed dlopen, or the C library's
+ *   own dlclose of an NSS or gconv module, which we exclude anyway) is
+ *   dropped first.  Lock order: loader list lock, then the engine lock,
+ *   the same order as the loader's own free() -> extent hook path.
+ * - A library is added only at the second tick that sees it, so an object
+ *   of a dlopen in progress (which may still fail and be unmapped without a
+ *   dlclose) is not armed unless the load spans a whole interval.
+ * - fork: a child inherits the loader's list lock as it was; if the engine
+ *   thread held it at that moment, the child's own engine thread would wait
+ *   for it for ever.  Ticks take tick_lock around the list lock, and fork's
+ *   prepare handler takes tick_lock too, so no fork happens inside a tick.
+ * What is left (docs/limits.md): a failed dlopen slower than one interval,
+ * or a concurrent mapping at the freed address before the next tick, can
+ * leave a range registered that is no longer the library's until that tick;
+ * only a pin, a fault or the program's own mprotect there would act on it. */
+#include "config.h"
+#include "preload/preload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/sys.h"
+#include "engine/engine.h"
+#include "engine/shadow.h"
+
+#define LIB_MAX 1024 /* ranges; libraries beyond this are not tracked */
+
+typedef struct lib_range {
+	uintptr_t start, end;
+	uint32_t first_gen; /* the sync that first saw it */
+	bool tracked;
+	bool startup;       /* loaded before main: never unloaded */
+} lib_range_t;
+
+static bool enabled;
+static lib_range_t libs[LIB_MAX]; /* sorted by start; engine lock */
+static int nlibs;
+static uint32_t gen;              /* syncs so far; engine lock */
+static int closing;               /* dlclose calls in progress; engine lock */
+static uintptr_t self_base;       /* libwss.so's load address */
+
+/* The list the current tick read (dl_iterate_phdr), applied under the
+ * engine lock by the tick itself (wss_libs_apply). */
+static struct {
+	uintptr_t start[LIB_MAX], end[LIB_MAX];
+	int n;
+	int owner; /* tid of the ticking thread that read it, 0: none */
+} seen;
+
+static int (*real_dlclose)(void *);
+
+/* Held by a tick for its dl_iterate_phdr, and by fork across the fork:
+ * 0 free, else the owner's tid.  A thread that forks inside its own tick
+ * (from a signal handler) does not wait for itself. */
+static int tick_lock;
+static bool fork_took;
+
+static void tick_lock_take(int self)
+{
+	for (;;) {
+		int cur = 0;
+		if (__atomic_compare_exchange_n(&tick_lock, &cur, self, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		wss_sys_futex(&tick_lock, FUTEX_WAIT_PRIVATE, cur, NULL, NULL, 0);
+	}
+}
+
+static void tick_lock_drop(void)
+{
+	__atomic_store_n(&tick_lock, 0, __ATOMIC_RELEASE);
+	wss_sys_futex(&tick_lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Call fn on the writable, non-executable part of each PT_LOAD of info
+ * that is not RELRO (read-only once relocated), page-aligned. */
+static void data_ranges(const struct dl_phdr_info *info, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	uintptr_t relro_end = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_RELRO)
+			relro_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (ph->p_flags & PF_X))
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+		s &= ~(WSS_PAGE_SIZE - 1);
+		if (relro_end > s && relro_end < e)
+			s = (relro_end + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+		e = (e + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+		if (s < e)
+			fn(s, e, arg);
+	}
+}
+
+static void track_exe_range(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_track_locked(s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
+	wss_engine_unlock(&ls);
+}
+
+static int find_exe_data(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	data_ranges(info, track_exe_range, NULL); /* the first object is the main program */
+	return 1;
+}
+
+void wss_data_init(void) { dl_iterate_phdr(find_exe_data, NULL); }
+
+/* The C runtime's own objects: their data holds the loader's and the C
+ * library's internal locks, which are waited on with raw futex calls (no
+ * wrapper could pin them), and the C library loads and unloads NSS and
+ * gconv modules itself, without dlclose. */
+static bool excluded(const struct dl_phdr_info *info)
+{
+	static const char *const runtime[] = {
+		"ld-linux", "libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so",
+		"libresolv.so", "libutil.so", "libanl.so", "libnss_", "libthread_db", "libBrokenLocale",
+		"libgcc_s.so", "libc_malloc_debug", "libmemusage", "libpcprofile", "libSegFault", "libidn2.so",
+		"linux-vdso", "linux-gate", NULL,
+	};
+	const char *name = info->dlpi_name;
+	if (!name || !*name || info->dlpi_addr == self_base || strstr(name, "/gconv/"))
+		return true;
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	for (int i = 0; runtime[i]; i++)
+		if (!strncmp(base, runtime[i], strlen(runtime[i])))
+			return true;
+	return false;
+}
+
+static void add_seen(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	if (seen.n < LIB_MAX) {
+		seen.start[seen.n] = s;
+		seen.end[seen.n] = e;
+		seen.n++;
+	}
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	bool *first = data;
+	if (*first) { /* the main program: track.data_segments */
+		*first = false;
+		return 0;
+	}
+	if (!excluded(info))
+		data_ranges(info, add_seen, NULL);
+	return 0;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= s && me < s + ph->p_memsz) {
+			self_base = info->dlpi_addr;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void read_list(void)
+{
+	bool first = true;
+	seen.n = 0;
+	dl_iterate_phdr(collect, &first); /* the list lock is recursive */
+	seen.owner = wss_sys_gettid();
+}
+
+static int range_cmp(uintptr_t s, uintptr_t e, const lib_range_t *l)
+{
+	return s < l->start ? -1 : s > l->start ? 1 : e < l->end ? -1 : e > l->end;
+}
+
+/* Is [s, e) in seen (sorted)? */
+static bool was_seen(uintptr_t s, uintptr_t e)
+{
+	int lo = 0, hi = seen.n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (seen.start[mid] < s || (seen.start[mid] == s && seen.end[mid] < e))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < seen.n && seen.start[lo] == s && seen.end[lo] == e;
+}
+
+/* Bring libs[] in step with seen (engine lock held).  First every range
+ * that left the list is dropped: it is unmapped already, so only its
+ * registry entry goes, and only where it is still a data segment (the
+ * program or the heap may have mapped and registered something there
+ * since).  Then ranges seen at two syncs in a row (at once at start-up) are
+ * tracked. */
+static void apply_locked(bool startup)
+{
+	static lib_range_t next[LIB_MAX];
+	gen++;
+	for (int i = 1; i < seen.n; i++) /* the list is in load order */
+		for (int j = i; j > 0 && (seen.start[j - 1] > seen.start[j] ||
+					  (seen.start[j - 1] == seen.start[j] && seen.end[j - 1] > seen.end[j]));
+		     j--) {
+			uintptr_t t = seen.start[j];
+			seen.start[j] = seen.start[j - 1];
+			seen.start[j - 1] = t;
+			t = seen.end[j];
+			seen.end[j] = seen.end[j - 1];
+			seen.end[j - 1] = t;
+		}
+	int kept = 0;
+	for (int i = 0; i < nlibs; i++) {
+		if (was_seen(libs[i].start, libs[i].end))
+			libs[kept++] = libs[i];
+		else if (libs[i].tracked)
+			wss_engine_untrack_kind_locked(libs[i].start, libs[i].end - libs[i].start, WSS_KIND_DATA);
+	}
+	int n = 0, i = 0;
+	for (int k = 0; k < seen.n; k++) {
+		uintptr_t s = seen.start[k], e = seen.end[k];
+		if (n && next[n - 1].start == s && next[n - 1].end == e)
+			continue;
+		while (i < kept && range_cmp(s, e, &libs[i]) > 0)
+			i++;
+		lib_range_t l = {s, e, gen, false, startup};
+		if (i < kept && range_cmp(s, e, &libs[i]) == 0)
+			l = libs[i++];
+		if (!l.tracked && !closing && (startup || l.first_gen < gen)) {
+			wss_engine_track_locked(s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
+			l.tracked = true;
+		}
+		next[n++] = l;
+	}
+	memcpy(libs, next, (size_t)n * sizeof *libs);
+	nlibs = n;
+}
+
+void wss_libs_apply(void)
+{
+	if (!enabled || seen.owner != wss_sys_gettid())
+		return;
+	apply_locked(false);
+	seen.owner = 0;
+}
+
+struct around {
+	void (*tick)(void);
+	bool done;
+};
+
+static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info;
+	(void)size;
+	struct around *a = data;
+	if (!a->done) {
+		read_list();
+		a->done = true;
+		a->tick(); /* applies the list first (wss_libs_apply), then arms */
+	}
+	return 1;
+}
+
+static void around(void (*tick)(void))
+{
+	struct around a = {tick, false};
+	int self = wss_sys_gettid();
+	bool mine = __atomic_load_n(&tick_lock, __ATOMIC_RELAXED) == self; /* a tick in a signal handler */
+	if (!mine)
+		tick_lock_take(self);
+	dl_iterate_phdr(around_cb, &a);
+	if (!mine)
+		tick_lock_drop();
+	if (!a.done)
+		tick();
+}
+
+void wss_libs_fork_prepare(void)
+{
+	int self = wss_sys_gettid();
+	fork_took = enabled && __atomic_load_n(&tick_lock, __ATOMIC_RELAXED) != self;
+	if (fork_took)
+		tick_lock_take(self);
+}
+
+void wss_libs_fork_parent(void)
+{
+	if (fork_took)
+		tick_lock_drop();
+}
+
+void wss_libs_fork_child(void)
+{
+	if (fork_took)
+		__atomic_store_n(&tick_lock, 0, __ATOMIC_RELAXED);
+}
+
+void wss_libs_init(bool track)
+{
+	real_dlclose = (__typeof__(real_dlclose))dlsym(RTLD_NEXT, "dlclose");
+	if (!track)
+		return;
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_libs_init);
+	read_list();
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	apply_locked(true);
+	seen.owner = 0;
+	wss_engine_unlock(&ls);
+	enabled = true;
+	wss_engine_tick_around(around);
+}
+
+/* Libraries loaded after start-up leave tracking for the call: any of them
+ * may be unmapped by it.  Those still loaded afterwards come back at the
+ * second tick that sees them.  Destructors that run inside the call touch
+ * their data untracked. */
+WSS_EXPORT int dlclose(void *handle)
+{
+	if (!real_dlclose)
+		real_dlclose = (__typeof__(real_dlclose))dlsym(RTLD_NEXT, "dlclose");
+	if (!enabled)
+		return real_dlclose(handle);
+	int saved = errno;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	closing++;
+	int n = 0;
+	for (int i = 0; i < nlibs; i++) {
+		if (libs[i].startup) {
+			libs[n++] = libs[i];
+			continue;
+		}
+		if (libs[i].tracked)
+			wss_engine_exclude_locked(libs[i].start, libs[i].end - libs[i].start);
+	}
+	nlibs = n;
+	wss_engine_unlock(&ls);
+	errno = saved;
+	int r = real_dlclose(handle);
+	saved = errno;
+	wss_engine_lock(&ls);
+	closing--;
+	wss_engine_unlock(&ls);
+	errno = saved;
+	return r;
+}
