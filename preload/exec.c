@@ -188,15 +188,52 @@ WSS_EXPORT int execle(const char *path, const char *arg0, ...)
 	return execve(path, argv, envp);
 }
 
-/* posix_spawn*: an error number. */
-#define SPAWN(call, path, argv, envp) \
+/* Pin [p, p+n) for a call, or open it when the pin table is full.  hook. */
+static int pin_or_open(const void *p, size_t n)
+{
+	int h = p && n ? wss_engine_pin(p, n) : 0;
+	if (h < 0)
+		wss_touch_range(p, n);
+	return h;
+}
+
+/* The size of a string, its NUL included (0 for NULL). */
+static size_t str_size(const char *s) { return s ? strlen(s) + 1 : 0; }
+
+/* The size of a NULL-terminated pointer array, the NULL included. */
+static size_t strv_size(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return v ? (n + 1) * sizeof *v : 0;
+}
+
+/* posix_spawn*: an error number.  The C library's spawn blocks every
+ * signal, and its child resets every handler, ours too, yet both read or
+ * write some of our caller's memory themselves: a touch of an armed page
+ * there kills the process.  So what they touch is pinned for the call:
+ * *pid (stored by the parent once the child has exec'd), the path
+ * (posix_spawnp's child searches it with strchr and memcpy), the argv array
+ * (copied by the child to run a script through the shell), and the environ
+ * variable and array (getenv("PATH") in posix_spawnp's child; a program that
+ * uses environ has the variable copied into its .bss, which is tracked).
+ * The strings the kernel reads are opened and the call retried on EFAULT, as
+ * for exec; environment strings in tracked memory are not pinned. */
+#define SPAWN_PINS 5
+#define SPAWN(call, pid, path, argv, envp) \
 	do { \
+		int pins_[SPAWN_PINS] = {pin_or_open(pid, sizeof *(pid)), pin_or_open(path, str_size(path)), \
+					 pin_or_open(argv, strv_size(argv)), pin_or_open(&environ, sizeof environ), \
+					 pin_or_open(environ, strv_size(environ))}; \
 		OPEN_ALL(path, argv, envp); \
 		int r_ = call; \
 		if (r_ == EFAULT) { \
 			OPEN_ALL(path, argv, envp); \
 			r_ = call; \
 		} \
+		for (int i_ = 0; i_ < SPAWN_PINS; i_++) \
+			wss_engine_unpin(pins_[i_]); \
 		return r_; \
 	} while (0)
 
@@ -204,16 +241,14 @@ WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const
 			   const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawn);
-	wss_touch_range(pid, sizeof *pid);
-	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), path, argv, envp);
+	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), pid, path, argv, envp);
 }
 
 WSS_EXPORT int posix_spawnp(pid_t *restrict pid, const char *restrict file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawnp);
-	wss_touch_range(pid, sizeof *pid);
-	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), file, argv, envp);
+	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), pid, file, argv, envp);
 }
 
 WSS_EXPORT int system(const char *cmd)

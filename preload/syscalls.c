@@ -3,15 +3,20 @@
  * writes for the duration of the call.  These are the ones real programs
  * were seen to fail without: getcwd (CPython at start-up), waitpid (gcc's
  * driver, shells), pipe and socketpair, the stat family, poll/select/epoll,
- * nanosleep, socket I/O. */
+ * nanosleep, socket I/O, ioctl. */
 #include "config.h"
 #include "preload/preload.h"
 
+#include <asm/termbits.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -31,7 +36,7 @@
 	X(poll) X(ppoll) X(select) X(pselect) X(epoll_wait) X(epoll_pwait) X(epoll_ctl) \
 	X(nanosleep) X(clock_nanosleep) X(recv) X(recvfrom) X(send) X(sendto) X(recvmsg) X(sendmsg) \
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
-	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage)
+	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl)
 SYS_FUNCS(WSS_REAL_DECLARE)
 
 void wss_syscalls_init(void) { SYS_FUNCS(WSS_REAL_RESOLVE) }
@@ -209,3 +214,65 @@ WSS_EXPORT int prlimit(pid_t pid, __rlimit_resource_t r, const struct rlimit *n,
 	CALL(int, prlimit, (pid, r, n, o), (P(n, sizeof *n), P(o, sizeof *o)));
 }
 WSS_EXPORT int getrusage(__rusage_who_t w, struct rusage *u) { CALL(int, getrusage, (w, u), P(u, sizeof *u)); }
+
+/* The size of the structure an ioctl request reads or writes through its
+ * argument, or 0 when unknown (the call is then passed through untouched).
+ * Requests encoded with _IOC carry it, when they have a direction; the older
+ * terminal, file and socket requests below do not, and take a pointer to a
+ * fixed structure.  The kernel takes the request as 32 bits.  TCGETS and
+ * friends use the kernel's struct termios (<asm/termbits.h>, 36 bytes),
+ * smaller than the C library's.  Structures that point to further buffers
+ * (SIOCGIFCONF's ifc_buf) get the structure itself pinned only. */
+static size_t ioctl_size(unsigned long req)
+{
+	unsigned cmd = (unsigned)req;
+	if (_IOC_DIR(cmd) != _IOC_NONE)
+		return _IOC_SIZE(cmd);
+	switch (cmd) {
+	case TCGETS: case TCSETS: case TCSETSW: case TCSETSF: case TIOCGLCKTRMIOS: case TIOCSLCKTRMIOS:
+		return sizeof(struct termios);
+	case TCGETA: case TCSETA: case TCSETAW: case TCSETAF:
+		return sizeof(struct termio);
+	case TIOCGWINSZ: case TIOCSWINSZ:
+		return sizeof(struct winsize);
+	case FIONREAD: case TIOCOUTQ: case FIONBIO: case FIOASYNC: case TIOCMGET: case TIOCMBIS: case TIOCMBIC:
+	case TIOCMSET: case TIOCGSOFTCAR: case TIOCSSOFTCAR: case TIOCPKT: case TIOCSETD: case TIOCGETD:
+	case TIOCSERGETLSR: case FIOSETOWN: case SIOCSPGRP: case FIOGETOWN: case SIOCGPGRP: case SIOCATMARK:
+	case SIOCOUTQNSD:
+		return sizeof(int);
+	case TIOCGPGRP: case TIOCSPGRP: case TIOCGSID:
+		return sizeof(pid_t);
+	case TIOCSTI:
+		return 1;
+	case FIOQSIZE:
+		return sizeof(loff_t);
+	case SIOCGSTAMP_OLD:
+		return sizeof(struct timeval);
+	case SIOCGSTAMPNS_OLD:
+		return sizeof(struct timespec);
+	case SIOCGIFCONF:
+		return sizeof(struct ifconf);
+	case SIOCGIFNAME: case SIOCGIFFLAGS: case SIOCSIFFLAGS: case SIOCGIFADDR: case SIOCSIFADDR:
+	case SIOCGIFDSTADDR: case SIOCSIFDSTADDR: case SIOCGIFBRDADDR: case SIOCSIFBRDADDR: case SIOCGIFNETMASK:
+	case SIOCSIFNETMASK: case SIOCGIFMETRIC: case SIOCSIFMETRIC: case SIOCGIFMTU: case SIOCSIFMTU:
+	case SIOCSIFNAME: case SIOCSIFHWADDR: case SIOCGIFHWADDR: case SIOCADDMULTI: case SIOCDELMULTI:
+	case SIOCGIFINDEX: case SIOCSIFHWBROADCAST: case SIOCGIFTXQLEN: case SIOCSIFTXQLEN: case SIOCGIFMAP:
+	case SIOCSIFMAP: case SIOCGIFPFLAGS: case SIOCSIFPFLAGS:
+		return sizeof(struct ifreq);
+	}
+	return 0;
+}
+
+/* The third argument is read as a pointer-sized value whatever the request
+ * (the C library's convention); a value that is not a pointer only pins
+ * pages it happens to name, and the call is passed it unchanged.  ioctls the
+ * C library makes internally do not come through here; tcgetattr and
+ * tcsetattr need nothing (they hand the kernel a termios of their own). */
+WSS_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	CALL(int, ioctl, (fd, req, arg), P(arg, ioctl_size(req)));
+}

@@ -1,4 +1,4 @@
-/* fork under the preload.  usage: forker manual|wall|threads
+/* fork under the preload.  usage: forker manual|wall|setid|sigfork|threads|vfork|spawn|exit N
  * manual: the parent touches 100 pages, forks; the child touches 30 of them
  *   and then 10 new ones, a sample each (wss_tick), and exits; then the
  *   parent touches 70.  Prints "child PID" and the expected samples:
@@ -12,12 +12,20 @@
  *   buffer and must succeed.
  * threads: two threads keep touching memory while the main thread forks
  *   20 children, each touching 8 pages and exiting; every child must exit 0.
+ * vfork: 40 vfork children, alternately execve("/bin/true") (path and argv
+ *   in the heap) and _exit(i % 7), the heap touched around each; prints
+ *   what each exited with.
+ * spawn: posix_spawn of /bin/false and of this program (exit N),
+ *   posix_spawnp of true and false, 8 times each; the pid, path and argv in
+ *   the heap, the heap touched around each; prints each exit status.
+ * exit N: exits with status N.
  * Exits non-zero if a child failed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +96,98 @@ static void *spinner(void *arg)
 	return arg;
 }
 
+/* A heap copy of a NULL-terminated argument vector. */
+static char **heap_argv(const char *a0, const char *a1, const char *a2)
+{
+	const char *src[] = {a0, a1, a2, NULL};
+	char **v = malloc(4 * sizeof *v);
+	for (int i = 0; i < 4; i++)
+		v[i] = src[i] ? strcpy(malloc(strlen(src[i]) + 1), src[i]) : NULL;
+	return v;
+}
+
+/* Let ticks arm the heap again (the test runs with a 1 ms interval). */
+static void nap(void)
+{
+	struct timespec ts = {0, 3000000};
+	nanosleep(&ts, NULL);
+}
+
+/* The exit status of pid, or -1 (waitpid failed) or -2 (signalled). */
+static int status_of(pid_t pid, int *st)
+{
+	if (waitpid(pid, st, 0) != pid) {
+		fprintf(stderr, "forker: waitpid %d: %s\n", (int)pid, strerror(errno));
+		return -1;
+	}
+	if (!WIFEXITED(*st)) {
+		fprintf(stderr, "forker: child %d: signal %d\n", (int)pid, WIFSIGNALED(*st) ? WTERMSIG(*st) : 0);
+		return -2;
+	}
+	return WEXITSTATUS(*st);
+}
+
+static int vforks(char *a)
+{
+	char **argv = heap_argv("/bin/true", NULL, NULL);
+	int *st = malloc(sizeof *st);
+	for (int i = 0; i < 40; i++) {
+		touch(a, 100);
+		nap();
+		pid_t pid = vfork();
+		if (pid == 0) {
+			if (i % 2)
+				_exit(i % 7);
+			execve(argv[0], argv, environ);
+			_exit(127);
+		}
+		if (pid < 0)
+			return 1;
+		int s = status_of(pid, st);
+		touch(a, 100);
+		printf("vfork %d %s: %d\n", i, i % 2 ? "_exit" : "execve", s);
+	}
+	return 0;
+}
+
+static int spawns(char *a)
+{
+	pid_t *pid = malloc(sizeof *pid);
+	int *st = malloc(sizeof *st);
+	char *self = strcpy(malloc(16), "/proc/self/exe");
+	char *no = strcpy(malloc(16), "/bin/false");
+	char **self_argv = heap_argv("forker", "exit", "3");
+	char **no_argv = heap_argv("false", NULL, NULL);
+	char **t_argv = heap_argv("true", NULL, NULL);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 4; k++) {
+			touch(a, 100);
+			nap();
+			int e = k == 0	 ? posix_spawn(pid, no, NULL, NULL, no_argv, environ)
+				: k == 1 ? posix_spawn(pid, self, NULL, NULL, self_argv, environ)
+				: k == 2 ? posix_spawnp(pid, t_argv[0], NULL, NULL, t_argv, environ)
+					 : posix_spawnp(pid, no_argv[0], NULL, NULL, no_argv, environ);
+			if (e) {
+				printf("spawn %d.%d: error %d\n", i, k, e);
+				continue;
+			}
+			int s = status_of(*pid, st);
+			touch(a, 100);
+			printf("spawn %d.%d: %d\n", i, k, s);
+		}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "manual";
+	if (!strcmp(mode, "exit"))
+		return argc > 2 ? atoi(argv[2]) : 0;
 	char *a = map(100);
+	if (!strcmp(mode, "vfork"))
+		return vforks(a);
+	if (!strcmp(mode, "spawn"))
+		return spawns(a);
 	if (!strcmp(mode, "manual")) {
 		touch(a, 100);
 		wss_tick();

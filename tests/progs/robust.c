@@ -10,6 +10,13 @@
  *               mutex in .bss, with ticks in between (futex waits on armed
  *               words must not fail)
  *   cancel      threads cancelled inside pthread_cond_wait
+ *   sync        four threads contend for rwlocks, semaphores, barriers,
+ *               mutexes and condition variables (pthread and C11) in the
+ *               heap and in .bss; every call must succeed, and the counters
+ *               they protect must add up
+ *   ioctl       ioctl(2) into heap pages armed again between calls: FIONREAD,
+ *               TIOCSWINSZ/TIOCGWINSZ and TIOCGPTN on a pty, and an unknown
+ *               request (ENOTTY); each result is checked
  * usage: robust TEST [SECONDS] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,11 +24,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <threads.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -213,6 +223,264 @@ static int cancel(void)
 	return 0;
 }
 
+/* sync: the objects, half in one heap block, half in .bss. */
+enum { NT = 4 };
+struct syncs {
+	pthread_rwlock_t rw;
+	pthread_barrier_t bar;
+	pthread_mutex_t m, tm;
+	pthread_cond_t c;
+	sem_t sem;
+	mtx_t mtx;
+	cnd_t cnd;
+	struct timespec far; /* a deadline nobody reaches */
+	long rw_n, tm_n, mtx_n; /* protected by rw, tm, mtx */
+	long tick, left;     /* protected by m (pthread phase) or mtx (C11) */
+	int done;
+};
+static struct syncs *sy;
+static pthread_rwlock_t bss_rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t bss_tm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t bss_bar;
+static mtx_t bss_mtx;
+static long bss_rw_n, bss_tm_n, bss_mtx_n;
+static long writes[2], locks[2], mlocks[2]; /* what the counters must add up to */
+static long sync_bad;
+static time_t sync_end;
+
+/* Count a failed call (r is an error number, or a C11 result) and report
+ * the first few. */
+static void check(int r, const char *what, int line)
+{
+	if (r && __atomic_fetch_add(&sync_bad, 1, __ATOMIC_RELAXED) < 5)
+		fprintf(stderr, "robust: line %d: %s: %d (%s)\n", line, what, r, strerror(r));
+}
+#define CHECK(call) check((call), #call, __LINE__)
+#define CHECK_SEM(call) check((call) ? errno : 0, #call, __LINE__)
+#define CHECK_C11(call) check((call) != thrd_success ? EINVAL : 0, #call, __LINE__)
+
+static void add(long *total, long n) { __atomic_fetch_add(total, n, __ATOMIC_RELAXED); }
+
+/* Rounds separated by two barriers (the heap's, then the .bss one): the
+ * serial thread of the first decides whether time is up.  In a round, each
+ * thread takes the rwlocks in all four ways, a semaphore with two permits,
+ * a timed mutex, and then passes a condition variable round: it bumps the
+ * tick and waits until another thread has bumped it, or one has left. */
+static void *sync_worker(void *a)
+{
+	long me = (long)a, w[2] = {0, 0}, l[2] = {0, 0};
+	for (;;) {
+		int r = pthread_barrier_wait(&sy->bar);
+		if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
+			sy->done = time(NULL) >= sync_end;
+			sy->left = NT;
+		} else
+			CHECK(r);
+		r = pthread_barrier_wait(&bss_bar);
+		if (r != PTHREAD_BARRIER_SERIAL_THREAD)
+			CHECK(r);
+		if (sy->done)
+			break;
+		for (int k = 0; k < 50; k++) {
+			int h = k % 2;
+			pthread_rwlock_t *rw = h ? &sy->rw : &bss_rw;
+			long *n = h ? &sy->rw_n : &bss_rw_n;
+			switch ((k / 2 + me) % 4) {
+			case 0: CHECK(pthread_rwlock_rdlock(rw)); break;
+			case 1: CHECK(pthread_rwlock_timedrdlock(rw, &sy->far)); break;
+			case 2: CHECK(pthread_rwlock_wrlock(rw)); ++*n; w[h]++; break;
+			case 3: CHECK(pthread_rwlock_timedwrlock(rw, &sy->far)); ++*n; w[h]++; break;
+			}
+			CHECK(pthread_rwlock_unlock(rw));
+			CHECK_SEM(h ? sem_timedwait(&sy->sem, &sy->far) : sem_wait(&sy->sem));
+			CHECK_SEM(sem_post(&sy->sem));
+			pthread_mutex_t *m = h ? &sy->tm : &bss_tm;
+			CHECK(pthread_mutex_timedlock(m, &sy->far));
+			++*(h ? &sy->tm_n : &bss_tm_n);
+			l[h]++;
+			CHECK(pthread_mutex_unlock(m));
+		}
+		CHECK(pthread_mutex_timedlock(&sy->m, &sy->far));
+		for (int k = 0; k < 20; k++) {
+			long mine = ++sy->tick;
+			CHECK(pthread_cond_broadcast(&sy->c));
+			while (sy->tick == mine && sy->left == NT)
+				CHECK(pthread_cond_timedwait(&sy->c, &sy->m, &sy->far));
+		}
+		sy->left--;
+		CHECK(pthread_cond_broadcast(&sy->c));
+		CHECK(pthread_mutex_unlock(&sy->m));
+	}
+	for (int h = 0; h < 2; h++) {
+		add(&writes[h], w[h]);
+		add(&locks[h], l[h]);
+	}
+	return NULL;
+}
+
+/* The same with C11 mutexes and condition variables, until time is up. */
+static int c11_worker(void *a)
+{
+	long me = (long)a, l[2] = {0, 0};
+	while (time(NULL) < sync_end) {
+		for (int k = 0; k < 50; k++) {
+			int h = k % 2;
+			mtx_t *m = h ? &sy->mtx : &bss_mtx;
+			if ((k / 2 + me) % 2)
+				CHECK_C11(mtx_timedlock(m, &sy->far));
+			else
+				CHECK_C11(mtx_lock(m));
+			++*(h ? &sy->mtx_n : &bss_mtx_n);
+			l[h]++;
+			CHECK_C11(mtx_unlock(m));
+		}
+		CHECK_C11(mtx_lock(&sy->mtx));
+		for (int k = 0; k < 20; k++) {
+			long mine = ++sy->tick;
+			sy->mtx_n++;
+			l[1]++;
+			CHECK_C11(cnd_broadcast(&sy->cnd));
+			while (sy->tick == mine && sy->left == NT)
+				CHECK_C11(k % 2 ? cnd_timedwait(&sy->cnd, &sy->mtx, &sy->far) : cnd_wait(&sy->cnd, &sy->mtx));
+		}
+		CHECK_C11(mtx_unlock(&sy->mtx));
+	}
+	CHECK_C11(mtx_lock(&sy->mtx));
+	sy->left--;
+	CHECK_C11(cnd_broadcast(&sy->cnd));
+	CHECK_C11(mtx_unlock(&sy->mtx));
+	for (int h = 0; h < 2; h++)
+		add(&mlocks[h], l[h]);
+	return 0;
+}
+
+static int sync_test(void)
+{
+	sy = calloc(1, sizeof *sy);
+	clock_gettime(CLOCK_REALTIME, &sy->far);
+	sy->far.tv_sec += 3600;
+	CHECK(pthread_rwlock_init(&sy->rw, NULL));
+	CHECK(pthread_barrier_init(&sy->bar, NULL, NT));
+	CHECK(pthread_barrier_init(&bss_bar, NULL, NT));
+	CHECK(pthread_mutex_init(&sy->m, NULL));
+	CHECK(pthread_mutex_init(&sy->tm, NULL));
+	CHECK(pthread_cond_init(&sy->c, NULL));
+	CHECK_SEM(sem_init(&sy->sem, 0, 2));
+	CHECK_C11(mtx_init(&sy->mtx, mtx_timed));
+	CHECK_C11(mtx_init(&bss_mtx, mtx_timed));
+	CHECK_C11(cnd_init(&sy->cnd));
+	/* pthreads made with attributes, their ids and results in the heap;
+	 * meanwhile the main thread waits for timeouts that must expire. */
+	pthread_attr_t *at = malloc(sizeof *at);
+	pthread_t *t = malloc(NT * sizeof *t);
+	void **res = malloc(NT * sizeof *res);
+	struct timespec *soon = malloc(sizeof *soon);
+	sem_t *empty = malloc(sizeof *empty);
+	CHECK_SEM(sem_init(empty, 0, 0));
+	CHECK(pthread_attr_init(at));
+	CHECK(pthread_attr_setstacksize(at, 256 * 1024));
+	CHECK(pthread_attr_setdetachstate(at, PTHREAD_CREATE_JOINABLE));
+	sync_end = time(NULL) + secs;
+	for (long i = 0; i < NT; i++)
+		CHECK(pthread_create(&t[i], at, sync_worker, (void *)i));
+	int timeouts = 0, waits = 0;
+	while (time(NULL) < sync_end) {
+		clock_gettime(CLOCK_REALTIME, soon);
+		soon->tv_nsec += 1000000;
+		if (soon->tv_nsec >= 1000000000) {
+			soon->tv_sec++;
+			soon->tv_nsec -= 1000000000;
+		}
+		waits++;
+		if (sem_timedwait(empty, soon) == -1 && errno == ETIMEDOUT)
+			timeouts++;
+		usleep(1000);
+	}
+	for (int i = 0; i < NT; i++) {
+		res[i] = t;
+		CHECK(pthread_join(t[i], &res[i]));
+		CHECK(res[i] ? EINVAL : 0);
+	}
+	if (timeouts != waits)
+		fprintf(stderr, "robust: %d of %d sem_timedwait on an empty semaphore timed out\n", timeouts, waits);
+	/* C11 threads, their ids and results in the heap. */
+	thrd_t *ct = malloc(NT * sizeof *ct);
+	int *cres = malloc(NT * sizeof *cres);
+	sy->left = NT;
+	sync_end = time(NULL) + (secs + 1) / 2;
+	for (long i = 0; i < NT; i++)
+		CHECK_C11(thrd_create(&ct[i], c11_worker, (void *)i));
+	for (int i = 0; i < NT; i++) {
+		cres[i] = -1;
+		CHECK_C11(thrd_join(ct[i], &cres[i]));
+		CHECK(cres[i]);
+	}
+	int sums = sy->rw_n == writes[1] && bss_rw_n == writes[0] && sy->tm_n == locks[1] && bss_tm_n == locks[0] &&
+		   sy->mtx_n == mlocks[1] && bss_mtx_n == mlocks[0] && sy->rw_n > 100 && sy->mtx_n > 100;
+	if (!sums)
+		fprintf(stderr, "robust: counters %ld/%ld %ld/%ld %ld/%ld %ld/%ld %ld/%ld %ld/%ld\n", sy->rw_n, writes[1],
+			bss_rw_n, writes[0], sy->tm_n, locks[1], bss_tm_n, locks[0], sy->mtx_n, mlocks[1], bss_mtx_n,
+			mlocks[0]);
+	return sync_bad != 0 || timeouts != waits || !sums;
+}
+
+/* A page of its own in the heap, so that nothing else opens it. */
+static void *page_alone(void) { return aligned_alloc(4096, 4096); }
+
+static long ioctl_bad;
+static void ioctl_fail(const char *what, int r, long val, long want)
+{
+	if (ioctl_bad++ < 5)
+		fprintf(stderr, "robust: %s: returned %d (%s), got %ld, want %ld\n", what, r, r ? strerror(errno) : "ok",
+			val, want);
+}
+
+static int ioctl_test(void)
+{
+	int p[2], m = posix_openpt(O_RDWR | O_NOCTTY), s = -1;
+	if (pipe(p) || m < 0 || grantpt(m) || unlockpt(m) || (s = open(ptsname(m), O_RDWR | O_NOCTTY)) < 0) {
+		perror("robust: ioctl: setup");
+		return 1;
+	}
+	unsigned ptn = (unsigned)atoi(ptsname(m) + strlen("/dev/pts/"));
+	int *avail = page_alone();
+	unsigned *num = page_alone();
+	struct winsize *set = page_alone(), *get = page_alone();
+	char buf[64];
+	memset(buf, 'x', sizeof buf);
+	long calls = 0;
+	struct timespec nap = {0, 2000000};
+	for (time_t end = time(NULL) + secs; until(end); calls++) {
+		int n = (int)(calls % 50) + 1, r;
+		if (write(p[1], buf, (size_t)n) != n)
+			return 1;
+		nanosleep(&nap, NULL);
+		errno = 4242;
+		if ((r = ioctl(p[0], FIONREAD, avail)) || *avail != n || errno != 4242)
+			ioctl_fail("FIONREAD", r, r ? -1 : *avail, n);
+		if (read(p[0], buf, (size_t)n) != n)
+			return 1;
+		set->ws_row = (unsigned short)(calls % 200 + 1);
+		set->ws_col = 80;
+		nanosleep(&nap, NULL);
+		if ((r = ioctl(m, TIOCSWINSZ, set)))
+			ioctl_fail("TIOCSWINSZ", r, -1, 0);
+		nanosleep(&nap, NULL);
+		if ((r = ioctl(s, TIOCGWINSZ, get)) || get->ws_row != set->ws_row || get->ws_col != 80)
+			ioctl_fail("TIOCGWINSZ", r, r ? -1 : get->ws_row, set->ws_row);
+		nanosleep(&nap, NULL);
+		if ((r = ioctl(m, TIOCGPTN, num)) || *num != ptn)
+			ioctl_fail("TIOCGPTN", r, r ? -1 : (long)*num, ptn);
+		/* Unknown to the wrapper: passed through, the kernel's error. */
+		errno = 0;
+		if ((r = ioctl(p[0], _IO('W', 0xee), avail)) != -1 || errno != ENOTTY)
+			ioctl_fail("unknown request", r, errno, ENOTTY);
+	}
+	if (ioctl_bad || calls < 20)
+		fprintf(stderr, "robust: %ld of %ld ioctl calls failed\n", ioctl_bad, 5 * calls);
+	return ioctl_bad != 0 || calls < 20;
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -225,6 +493,8 @@ int main(int argc, char **argv)
 		: !strcmp(t, "rearm")        ? rearm()
 		: !strcmp(t, "condvar")      ? condvar()
 		: !strcmp(t, "cancel")       ? cancel()
+		: !strcmp(t, "sync")         ? sync_test()
+		: !strcmp(t, "ioctl")        ? ioctl_test()
 					     : 2;
 	if (r == 0)
 		printf("ok %s\n", t);
