@@ -20,9 +20,9 @@ typedef struct keydef {
 } keydef_t;
 
 static const char *const time_bases[] = {"wall", "cpu", "manual", NULL};
-static const char *const backends[] = {"auto", "mprotect", NULL};
+static const char *const backends[] = {"auto", "mprotect", "uffd-wp", NULL};
 /* Backends DESIGN.md names that this version does not have yet. */
-static const char *const backends_later[] = {"uffd-wp", "hybrid", "refbits", NULL};
+static const char *const backends_later[] = {"hybrid", "refbits", NULL};
 
 static const char *const sections[] = {"session", "track", "peaks", "report", NULL};
 
@@ -47,6 +47,7 @@ static const keydef_t keys[] = {
 	 "false: both are removed from the program's environment at start-up."},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How first touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV, reads and writes),\n"
+	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
 	 "or \"auto\", the best this kernel supports (in this version: mprotect)."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
@@ -161,7 +162,7 @@ int wss_time_base_parse(const char *s, wss_time_base_t *tb)
 
 const char *wss_time_base_name(wss_time_base_t tb) { return time_bases[tb <= WSS_TIME_MANUAL ? tb : 0]; }
 
-const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_MPROTECT ? b : 0]; }
+const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_UFFD_WP ? b : 0]; }
 
 const char *wss_config_getenv(char *const *envp, const char *name)
 {
@@ -517,7 +518,7 @@ static int set_enum(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 		return 0;
 	}
 	if (k->id == WSS_KEY_TRACK_BACKEND && choice(backends_later, s) >= 0)
-		return bad(e, k, "backend ", s, " is not available in this version of wss (available: auto, mprotect)");
+		return bad(e, k, "backend ", s, " is not available in this version of wss (available: auto, mprotect, uffd-wp)");
 	key_name(k, e);
 	wss_fmt_str(e, ": unknown value ");
 	wss_fmt_json_str(e, s);
@@ -845,6 +846,10 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			c->test_vma_budget = (uint32_t)n;
 		}
 	}
+	/* Test-only: the userfaultfd probe reports "unsupported", so that the
+	 * fallback and the error paths are tested on any kernel. */
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_UFFD_UNSUPPORTED")))
+		c->test_uffd_unsupported = !strcmp(v, "1");
 	wss_fmt_cstr(&e);
 	return r;
 }

@@ -16,7 +16,7 @@
 #include "config/toml.h"
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
-typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT } wss_backend_id_t;
+typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP } wss_backend_id_t;
 
 #define WSS_OUTPUT_MAX 1024
 #define WSS_CONFIG_PATH_MAX 1024
@@ -66,6 +66,8 @@ typedef struct wss_config {
 	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA
 	 * budget so the coarse path can be tested; 0 = derive it. */
 	uint32_t test_vma_budget;
+	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
+	bool test_uffd_unsupported;
 } wss_config_t;
 
 /* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window one

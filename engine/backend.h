@@ -2,7 +2,7 @@
  * into whatever makes the next touch of each tracked page observable, and
  * gives the application back its own protection when asked.  Adding a
  * backend is one file implementing this and one entry in engine.c's table.
- * All functions but probe run with the engine lock held. */
+ * All functions but probe and fault run with the engine lock held. */
 #ifndef WSS_ENGINE_BACKEND_H
 #define WSS_ENGINE_BACKEND_H
 
@@ -12,21 +12,43 @@
 
 typedef struct wss_backend {
 	const char *name;
+	/* What a recorded touch is, for the header and the docs:
+	 * "reads and writes" or "writes". */
+	const char *sees;
+	/* Can system calls fail with EFAULT on an armed page?  Then buffers
+	 * handed to the kernel are pinned for the call (engine.c). */
+	bool needs_pins;
 	/* Can it run on this kernel?  Returns 0, or an errno with the missing
-	 * feature in why.  init. */
+	 * feature in why.  Leaves the backend ready to attach.  init. */
 	int (*probe)(char *why, size_t whylen);
-	/* [start, end) just became tracked: start observing it now. */
+	/* [start, end) just became tracked: start observing it now.  Returns 0
+	 * or an errno. */
 	int (*attach)(uintptr_t start, uintptr_t end);
 	/* Start a new interval on [start, end) (the tick).  Returns 0 or an
 	 * errno; on error the range is unobserved until the next tick. */
 	int (*arm)(uintptr_t start, uintptr_t end);
-	/* Give [start, end) back the application's protection. */
+	/* Give [start, end) back the application's protection and stop
+	 * observing it. */
 	void (*disarm)(uintptr_t start, uintptr_t end);
 	/* A fault at addr (write / instruction fetch as told by the CPU):
-	 * returns true when it was ours and has been handled.  AS-safe. */
+	 * returns true when it was ours and has been handled.  AS-safe.  NULL
+	 * for a backend that takes no faults. */
 	bool (*fault)(uintptr_t addr, bool write, bool exec);
+	/* The tick, before arm: call touched(s, e, arg) for each run of pages
+	 * in [start, end) touched since the last harvest, and start observing
+	 * them again.  Returns 0 or an errno (the range was only partly
+	 * harvested).  NULL for a backend whose faults record touches. */
+	int (*harvest)(uintptr_t start, uintptr_t end, void (*touched)(uintptr_t s, uintptr_t e, void *arg),
+		       void *arg);
+	/* In the child of fork, first thing: drop what belongs to the parent.
+	 * Then, if the child is measured, reopen() makes the backend ready to
+	 * attach again (the engine re-attaches every tracked range).  NULL when
+	 * nothing is per-process.  Returns 0 or an errno with why. */
+	void (*forked)(void);
+	int (*reopen)(char *why, size_t whylen);
 } wss_backend_t;
 
 extern const wss_backend_t wss_backend_mprotect;
+extern const wss_backend_t wss_backend_uffd_wp;
 
 #endif

@@ -177,7 +177,7 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl)
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
 {
 	const wss_backend_t *b = E.backend;
-	return b && b->fault(addr, write, exec);
+	return b && b->fault && b->fault(addr, write, exec);
 }
 
 /* ---- pins: buffers the kernel is about to access -------------------------
@@ -237,11 +237,22 @@ static void record_run(uintptr_t s, uintptr_t e, void *arg)
 
 static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
+/* Harvested touches: each tracked page of [s, e), by the thread of arg. */
+static void harvested(uintptr_t s, uintptr_t e, void *arg)
+{
+	struct record_arg *r = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+			record(a, fl, r->e, r->slot, true);
+	}
+}
+
 int wss_engine_pin(const void *buf, size_t len)
 {
 	uintptr_t s = page_down((uintptr_t)buf), e = page_up((uintptr_t)buf + len);
 	if (!len || e <= s || e > WSS_ADDR_LIMIT || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) ||
-	    !any_tracked(s, e))
+	    !E.backend->needs_pins || !any_tracked(s, e))
 		return 0;
 	uint32_t slot = wss_threads_self();
 	int i = -1;
@@ -644,6 +655,17 @@ static void tick_locked(bool final)
 		wss_sys_sched_yield();
 
 	uint64_t unarmed = 0;
+	if (E.backend->harvest) {
+		/* Touches the backend saw without faults, all in interval k. */
+		struct record_arg r = {k, 0};
+		for (size_t i = 0; i < E.regions.n; i++)
+			if (E.backend->harvest(E.regions.v[i].start, E.regions.v[i].end, harvested, &r)) {
+				/* Part of it was not observed (remapped behind our
+				 * back): observe all of it again from now on. */
+				E.backend->attach(E.regions.v[i].start, E.regions.v[i].end);
+				unarmed++;
+			}
+	}
 	if (!final) {
 		arm_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
@@ -686,7 +708,7 @@ static void tick_locked(bool final)
 		.final = final,
 	};
 	uint64_t faults = 0;
-	for (uint32_t s = 1; s <= nt; s++) {
+	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
 		t->faults_now = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
 		faults += t->faults_now - t->faults_seen;
@@ -694,7 +716,7 @@ static void tick_locked(bool final)
 	smp.faults = faults;
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
-	for (uint32_t s = 1; s <= nt; s++) {
+	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
 		if (t->window_pages || t->faults_now != t->faults_seen) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
@@ -850,8 +872,11 @@ static void format_header(void)
 		.argv = E.argv,
 		.kernel = u.release,
 		.backend = E.backend->name,
-		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO ? "auto: mprotect is the only backend in this version"
-								      : "requested",
+		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO
+					  ? "auto: mprotect, the only backend of this version that sees reads (uffd-wp sees "
+					    "writes only: ask for it with track.backend)"
+					  : "requested",
+		.backend_sees = E.backend->sees,
 		.cfg = &E.cfg,
 		.start_unix_ns = E.start_unix_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
@@ -861,20 +886,41 @@ static void format_header(void)
 	wss_profile_header(&E.out, &h);
 }
 
-int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
+/* The backend the session asked for.  auto: mprotect, the one backend of
+ * this version that sees reads.  Returns 0, or an errno with the one-line
+ * reason (naming the missing kernel feature) in err: an explicit backend
+ * that cannot run is an error, never a silent fallback. */
+static int choose_backend(char *err, size_t errlen)
 {
-	E.cfg = *s->cfg;
-	E.backend = &wss_backend_mprotect;
+	const wss_backend_t *b = E.cfg.backend == WSS_BACKEND_UFFD_WP ? &wss_backend_uffd_wp : &wss_backend_mprotect;
 	char why[256] = "";
-	int r = E.backend->probe(why, sizeof why);
+	int r;
+	if (b == &wss_backend_uffd_wp && E.cfg.test_uffd_unsupported) {
+		strcpy(why, "userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)");
+		r = ENOTSUP;
+	} else {
+		r = b->probe(why, sizeof why);
+	}
 	if (r) {
 		wss_fmt_t e;
 		wss_fmt_init(&e, err, errlen);
-		wss_fmt_str(&e, "backend mprotect unavailable: ");
+		wss_fmt_str(&e, "track.backend: ");
+		wss_fmt_str(&e, b->name);
+		wss_fmt_str(&e, " cannot run on this kernel: ");
 		wss_fmt_str(&e, why);
 		wss_fmt_cstr(&e);
 		return r;
 	}
+	E.backend = b;
+	return 0;
+}
+
+int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
+{
+	E.cfg = *s->cfg;
+	int r = choose_backend(err, errlen);
+	if (r)
+		return r;
 	if (wss_shadow_init() || wss_threads_init() || wss_fmt_init_growable(&E.out, 1 << 16) ||
 	    wss_regions_reserve(&E.regions, 64)) {
 		wss_fmt_t e;
@@ -984,7 +1030,7 @@ static void finish(bool exec)
 	tick_locked(true);
 	uint64_t total = 0;
 	uint32_t nt = wss_threads_count();
-	for (uint32_t s = 1; s <= nt; s++)
+	for (uint32_t s = 0; s <= nt; s++)
 		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
 	wss_profile_summary_t sum = {
 		.samples = E.nsamples,
@@ -1061,6 +1107,8 @@ void wss_engine_fork_child(void)
 	 * thread's own stay (fork from a signal handler that interrupted a
 	 * pinned read, or inside pthread_once's init routine): the call
 	 * resumes in the child, under the thread's new slot. */
+	if (E.backend->forked)
+		E.backend->forked(); /* before anything could use the parent's */
 	uint32_t old_slot = wss_threads_self();
 	wss_threads_reset();
 	E.pid = wss_sys_getpid();
@@ -1096,6 +1144,19 @@ void wss_engine_fork_child(void)
 	E.epoch = 1;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	if (E.backend->reopen) {
+		char why[256] = "";
+		if (E.backend->reopen(why, sizeof why)) {
+			wss_log("cannot measure a forked child: ", why, NULL);
+			deactivate_locked();
+			E.finished = true;
+			E.lock = 0;
+			wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+			return;
+		}
+		for (size_t i = 0; i < E.regions.n; i++)
+			E.backend->attach(E.regions.v[i].start, E.regions.v[i].end);
+	}
 	arm_begin();
 	for (size_t i = 0; i < E.regions.n; i++)
 		arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);

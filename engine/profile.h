@@ -21,6 +21,7 @@ typedef struct wss_profile_header {
 	const char *kernel;
 	const char *backend;
 	const char *backend_reason;
+	const char *backend_sees;   /* what a touch is: "reads and writes", "writes" */
 	const wss_config_t *cfg;
 	uint64_t start_unix_ns;
 	long page_size;

@@ -47,7 +47,7 @@ wss_thread_t *wss_threads_get(uint32_t slot) { return &threads_table[slot]; }
 void wss_threads_reset(void)
 {
 	uint32_t n = wss_threads_count();
-	for (uint32_t s = 1; s <= n; s++)
+	for (uint32_t s = 0; s <= n; s++) /* 0: touches no thread is known for */
 		memset(&threads_table[s], 0, sizeof threads_table[s]);
 	if (n >= WSS_MAX_SLOTS - 2)
 		memset(&threads_table[WSS_MAX_SLOTS - 1], 0, sizeof threads_table[0]);

@@ -23,7 +23,9 @@ typedef struct wss_thread {
 int wss_threads_init(void);
 /* The calling thread's slot, assigning one on first use.  AS-safe. */
 uint32_t wss_threads_self(void);
-/* Slots in use are 1..wss_threads_count() (0 is never assigned). */
+/* Slots in use are 1..wss_threads_count().  Slot 0 is never assigned to a
+ * thread: it holds the touches of a backend that cannot tell the thread
+ * (uffd-wp), reported as tid 0. */
 uint32_t wss_threads_count(void);
 wss_thread_t *wss_threads_get(uint32_t slot);
 /* Empty the table; the calling thread gets a new slot on its next touch

@@ -182,6 +182,8 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec)
 
 const wss_backend_t wss_backend_mprotect = {
 	.name = "mprotect",
+	.sees = "reads and writes",
+	.needs_pins = true,
 	.probe = mp_probe,
 	.attach = mp_attach,
 	.arm = mp_arm,

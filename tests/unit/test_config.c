@@ -42,11 +42,12 @@ static const struct {
 	{"[session]\ntime_base = \"wal\"\n",
 	 "s.toml:2:13: session.time_base: unknown value \"wal\" (expected \"wall\", \"cpu\" or \"manual\"); did you mean "
 	 "\"wall\"?"},
-	{"[track]\nbackend = \"uffd-wp\"\n",
-	 "s.toml:2:11: track.backend: backend \"uffd-wp\" is not available in this version of wss (available: auto, "
-	 "mprotect)"},
+	{"[track]\nbackend = \"hybrid\"\n",
+	 "s.toml:2:11: track.backend: backend \"hybrid\" is not available in this version of wss (available: auto, "
+	 "mprotect, uffd-wp)"},
 	{"[track]\nbackend = \"mprotec\"\n",
-	 "s.toml:2:11: track.backend: unknown value \"mprotec\" (expected \"auto\" or \"mprotect\"); did you mean "
+	 "s.toml:2:11: track.backend: unknown value \"mprotec\" (expected \"auto\", \"mprotect\" or \"uffd-wp\"); did you "
+	 "mean "
 	 "\"mprotect\"?"},
 	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},
 	{"[peaks]\nenabled = true\n", "s.toml:2:1: peaks.enabled is not implemented in this version of wss; remove it"},
