@@ -888,14 +888,19 @@ int wss_engine_start(void)
 {
 	if (E.cfg.time_base == WSS_TIME_MANUAL)
 		return 0;
-	/* The engine thread starts with every asynchronous signal blocked, so
-	 * the application's SIGTERM, SIGINT, SIGCHLD... go where they would go
-	 * without us (heaptrack learned this from a swallowed SIGTERM).  Not
-	 * glibc's own SIGCANCEL and SIGSETXID: setuid() and friends signal
-	 * every thread and wait for each to answer, and would hang for ever on
-	 * ours (glibc unblocks them in the first thread it creates, but not in
-	 * a forked child, where this runs again). */
-	uint64_t block = ~(SYNC_SIGNALS | (1ULL << 31) | (1ULL << 32)), old;
+	/* The engine thread starts with every signal blocked, so the
+	 * application's SIGTERM, SIGINT, SIGCHLD... go where they would go
+	 * without us (heaptrack learned this from a swallowed SIGTERM).  The
+	 * synchronous ones too: the engine never touches tracked memory, so
+	 * none is raised by a fault of ours, and one sent with kill() to the
+	 * process would otherwise land here whenever the program's threads
+	 * block it (a sigwait thread for SIGBUS) and kill the process with
+	 * the default action.  Not glibc's own SIGCANCEL and SIGSETXID:
+	 * setuid() and friends signal every thread and wait for each to
+	 * answer, and would hang for ever on ours (glibc unblocks them in the
+	 * first thread it creates, but not in a forked child, where this runs
+	 * again). */
+	uint64_t block = ~((1ULL << 31) | (1ULL << 32)), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
