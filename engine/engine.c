@@ -26,6 +26,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -71,6 +72,8 @@ typedef struct wss_engine {
 	long max_map;
 	uint64_t start_unix_ns;
 	bool open_pending;        /* a forked child: create the profile on the first write */
+	uint64_t app_mask;        /* the signal mask of the thread that started the engine */
+	uint64_t next_alone_ns;   /* engine thread: when to look for the last thread again */
 } wss_engine_t;
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
@@ -770,6 +773,52 @@ static void wait_until(uint64_t t)
 	wss_sys_futex(&E.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
+/* Is the engine thread the only one left?  glibc's last thread to exit
+ * calls exit(0), but ours counts as a thread too: a program whose main
+ * thread calls pthread_exit would never end once its other threads have.
+ * The main thread stays a zombie until the whole process ends, so "alone"
+ * is: the main thread (the state /proc/self/stat shows) is a zombie, and
+ * the process has two threads, it and us.  A raw clone'd thread counts as
+ * one of the program's, as it should. */
+static bool engine_alone(void)
+{
+	char buf[1024];
+	int fd = wss_sys_openat(AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	long n = wss_sys_read(fd, buf, sizeof buf - 1);
+	wss_sys_close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may contain anything */
+	if (!p || p[1] != ' ' || p[2] != 'Z')
+		return false;
+	p += 2; /* field 3, the state; num_threads is field 20 */
+	for (int field = 3; field < 20 && p; field++)
+		if ((p = strchr(p, ' ')))
+			p++;
+	return p && p[0] == '2' && p[1] == ' ';
+}
+
+/* Engine thread, at most every 100 ms: end the process as the program's
+ * last thread would have, when it has no thread left.  exit runs the
+ * program's exit handlers here, with its signal mask (less the synchronous
+ * signals: they may touch armed pages), and our destructor writes the
+ * summary. */
+static void engine_check_alone(void)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (now < E.next_alone_ns)
+		return;
+	E.next_alone_ns = now + 100000000ULL;
+	if (!engine_alone())
+		return;
+	uint64_t mask = E.app_mask & ~SYNC_SIGNALS;
+	wss_sys_sigmask(SIG_SETMASK, &mask, NULL);
+	exit(0);
+}
+
 static void *engine_main(void *arg)
 {
 	(void)arg;
@@ -792,6 +841,7 @@ static void *engine_main(void *arg)
 			if (nap > 50000000)
 				nap = 50000000;
 			wait_until(clock_ns(CLOCK_MONOTONIC) + nap);
+			engine_check_alone();
 		}
 		return NULL;
 	}
@@ -809,6 +859,7 @@ static void *engine_main(void *arg)
 		now = clock_ns(CLOCK_MONOTONIC);
 		if (next <= now)
 			next = now + interval - (now - E.t0_ns) % interval;
+		engine_check_alone();
 	}
 	return NULL;
 }
@@ -970,15 +1021,22 @@ int wss_engine_start(void)
 {
 	if (E.cfg.time_base == WSS_TIME_MANUAL)
 		return 0;
-	/* The engine thread starts with every asynchronous signal blocked, so
-	 * the application's SIGTERM, SIGINT, SIGCHLD... go where they would go
-	 * without us (heaptrack learned this from a swallowed SIGTERM).  Not
-	 * glibc's own SIGCANCEL and SIGSETXID: setuid() and friends signal
-	 * every thread and wait for each to answer, and would hang for ever on
-	 * ours (glibc unblocks them in the first thread it creates, but not in
-	 * a forked child, where this runs again). */
-	uint64_t block = ~(SYNC_SIGNALS | (1ULL << 31) | (1ULL << 32)), old;
+	/* The engine thread starts with every signal blocked, so the
+	 * application's SIGTERM, SIGINT, SIGCHLD... go where they would go
+	 * without us (heaptrack learned this from a swallowed SIGTERM).  The
+	 * synchronous ones too: the engine never touches tracked memory, so
+	 * none is raised by a fault of ours, and one sent with kill() to the
+	 * process would otherwise land here whenever the program's threads
+	 * block it (a sigwait thread for SIGBUS) and kill the process with
+	 * the default action.  Not glibc's own SIGCANCEL and SIGSETXID:
+	 * setuid() and friends signal every thread and wait for each to
+	 * answer, and would hang for ever on ours (glibc unblocks them in the
+	 * first thread it creates, but not in a forked child, where this runs
+	 * again). */
+	uint64_t block = ~((1ULL << 31) | (1ULL << 32)), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
+	E.app_mask = old;
+	E.next_alone_ns = 0;
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
@@ -1009,7 +1067,9 @@ static void finish(bool exec)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || wss_sys_getpid() != E.pid)
 		return;
-	if (E.started) {
+	/* Not when the engine thread itself ends the process (its last
+	 * thread gone): it is not looping any more. */
+	if (E.started && !pthread_equal(pthread_self(), E.thread)) {
 		__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
 		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		pthread_join(E.thread, NULL);

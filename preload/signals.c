@@ -116,9 +116,17 @@ int wss_signals_init(void)
 	if (__sigaction(SIGSEGV, NULL, &app_segv_buf[0]))
 		return errno;
 	int r = install_ours();
-	if (r == 0)
-		__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
-	return r;
+	if (r)
+		return r;
+	/* exec keeps the signal mask: a program started with SIGSEGV blocked
+	 * (by a parent that blocked it) would be killed by its first fault on
+	 * an armed page.  Unblock it for real; the thread reads it back as
+	 * blocked, as if it had blocked it itself. */
+	uint64_t segv = SEGV_BIT, old = 0;
+	wss_sys_sigmask(SIG_UNBLOCK, &segv, &old);
+	tls_segv_blocked = old & SEGV_BIT;
+	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
+	return 0;
 }
 
 

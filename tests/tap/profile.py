@@ -8,6 +8,8 @@
   profile.py samples FILE            one line per sample: seq data_pages faults
                                      sum-of-thread-pages nthreads
   profile.py threads FILE SEQ        "tid pages" lines of one sample
+  profile.py tids FILE               one line per sample: seq t_ns and the
+                                     tids of its threads
 """
 import json
 import sys
@@ -106,6 +108,10 @@ def main(argv):
             if r.get("type") == "sample" and r["seq"] == seq:
                 for t in r["threads"]:
                     print(t["tid"], t["data_pages"])
+    elif cmd == "tids":
+        for r in load(path, True):
+            if r.get("type") == "sample":
+                print(r["seq"], r["t_ns"], *(t["tid"] for t in r["threads"]))
     else:
         raise SystemExit(__doc__)
 

@@ -1,0 +1,123 @@
+#!/bin/sh
+# Signals, exit paths and threads behave under the preload exactly as they
+# do natively: each mode of tests/progs/lifecycle runs both ways (the
+# preload with a 1 ms interval, so that ticks race the program), and its
+# output and exit status must be the same; the profile must be complete
+# after a normal exit and a valid prefix after a death.  Every run is under
+# `timeout`, so that a deadlock fails instead of hanging (with -k: a
+# process whose only live thread blocks SIGTERM would ignore it).
+. "$top_srcdir/tests/tap/tap.sh"
+L=$PROGS/lifecycle
+T=120
+
+# native MODE: run natively; status in $ns, output in $TMP/MODE.native
+native() {
+	timeout -k 10 $T "$L" "$1" >"$TMP/$1.native" 2>"$TMP/$1.native.err"
+	ns=$?
+}
+
+# preload MODE: run under the preload; status in $ps, output in
+# $TMP/MODE.out, stderr in $TMP/MODE.err, profile $TMP/MODE.jsonl
+preload() {
+	timeout -k 10 $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/$1.jsonl" LD_PRELOAD="$WSS_LIB" \
+		"$L" "$1" >"$TMP/$1.out" 2>"$TMP/$1.err"
+	ps=$?
+}
+
+# same MODE WANT-STATUS [--prefix]: three tests, the status and the output
+# against the native run (and the status against WANT), and the profile.
+same() {
+	m=$1 want=$2 prefix=$3
+	native "$m"
+	preload "$m"
+	[ "$ns" = "$want" ] || bail "$m: native run exits $ns, want $want"
+	is "$ps" "$ns" "$m: exit status $ps as natively" || sed 's/^/# /' "$TMP/$m.err" | head -5
+	cmp -s "$TMP/$m.out" "$TMP/$m.native"
+	ok $? "$m: output as natively" || diff "$TMP/$m.native" "$TMP/$m.out" | head -10 | sed 's/^/# /'
+	$PROFILE check "$TMP/$m.jsonl" $prefix
+	ok $? "$m: profile $([ -n "$prefix" ] && echo "a valid prefix" || echo complete)"
+}
+
+plan 98
+
+# ---- signals -------------------------------------------------------------
+same altstack 0
+grep -qx 'altstack hits 200 on-alt-stack 200 addr-ok 200 .*' "$TMP/altstack.out"
+ok $? "altstack: every own fault reaches the handler on the alternate stack, with its address"
+grep -qx 'altstack readback ok' "$TMP/altstack.out"; ok $? "altstack: sigaltstack reads back"
+
+same resethand 139 --prefix
+grep -qx 'resethand hits 1, now SIG_DFL' "$TMP/resethand.out"; ok $? "resethand: handled once, then the default"
+timeout -k 10 $T "$WSS" run -o "$TMP/resethand2.jsonl" --interval 1ms -- "$L" resethand >/dev/null 2>&1
+is $? 139 "resethand: the second fault kills with SIGSEGV through wss run (128+11)"
+
+same nodefer 0
+grep -qx 'nodefer rounds 20 max-depth 2 addr-ok 40' "$TMP/nodefer.out"; ok $? "nodefer: the handler faults again inside itself"
+
+same jmploop 0
+same blockmask 0
+grep -c 'SIGSEGV blocked' "$TMP/blockmask.out" | grep -qx 2; ok $? "blockmask: the threads read their masks back"
+
+same eintr 0
+grep -qx 'no SA_RESTART: read -1, EINTR, alarms >= 1' "$TMP/eintr.out"; ok $? "eintr: EINTR without SA_RESTART"
+grep -qx 'SA_RESTART: read 6 "hello", no error, alarms during the read >= 1' "$TMP/eintr.out"
+ok $? "eintr: restarted with SA_RESTART"
+
+# Process-directed signals go to the program's threads, never ours; none is
+# lost.  Several rounds of each, 40 signals of each kind per round.
+for i in 1 2 3; do
+	same async 0
+	grep -qx 'async sent 120 handled 40 40 40 wrong-thread 0 lost 0' "$TMP/async.out"
+	ok $? "async ($i): SIGTERM, SIGINT, SIGUSR1 all handled by main"
+done
+same sigwait 0
+grep -qx 'sigwait sent 120 handled 40 40 40 wrong-thread 0 lost 0' "$TMP/sigwait.out"
+ok $? "sigwait: all taken by the thread in sigwait"
+for i in 1 2; do
+	same syncwait 0
+	grep -qx 'syncwait sent 160 handled 40 40 40 40 wrong-thread 0 lost 0' "$TMP/syncwait.out"
+	ok $? "syncwait ($i): SIGBUS, SIGFPE, SIGILL, SIGTRAP by kill, all taken by the thread in sigwait"
+done
+same sigchld 0
+grep -qx 'sigchld children 20 signals 20 wrong-thread 0 lost 0 status-ok 20' "$TMP/sigchld.out"
+ok $? "sigchld: every child's SIGCHLD reaches main's handler"
+# A program started with SIGSEGV blocked (exec keeps the mask) survives
+# its faults on armed pages and reads its mask back as it was given.
+same blocked-exec 0
+grep -qx 'blocked-child: SIGSEGV blocked' "$TMP/blocked-exec.out"; ok $? "blocked-exec: the mask reads back blocked"
+$PROFILE check "$TMP/blocked-exec.jsonl.2"; ok $? "blocked-exec: the exec'd program's profile is complete"
+
+# ---- exit paths ------------------------------------------------------------
+same exit3 3
+same return5 5
+same _exit4 4 --prefix
+same abort 134 --prefix
+same term 143 --prefix
+same thread-exit 6
+same main-pthread-exit 0
+same main-returns 0
+same atexit 0
+n=$(grep -c '"type":"summary"' "$TMP/atexit.jsonl")
+is "$n" 1 "atexit: exactly one summary record"
+n=$(grep -c '^wss: data avg/peak/total' "$TMP/atexit.err")
+is "$n" 1 "atexit: exactly one summary line on stderr"
+
+# ---- threads ----------------------------------------------------------------
+same churn 0
+grep -qx 'churn joined 2400 detached 500 live 0 sum [0-9]*' "$TMP/churn.out"; ok $? "churn: every thread ran"
+pid=$($PROFILE get "$TMP/churn.jsonl" header.pid)
+$PROFILE tids "$TMP/churn.jsonl" >"$TMP/churn.tids"
+awk '{ delete seen; for (i = 3; i <= NF; i++) if ($i <= 0 || seen[$i]++) bad++ } END { exit bad > 0 }' "$TMP/churn.tids"
+ok $? "churn: no sample lists a thread twice or without a tid"
+# The last second is main's alone (the churn threads have been reaped): the
+# samples of its last half (whole intervals, the final sample aside) list
+# main and nobody else.
+n=$(awk -v pid="$pid" '{ t[NR] = $2; l[NR] = $0 } END {
+	for (i = 2; i < NR; i++) if (t[i - 1] >= t[NR] - 500000000) {
+		n++; split(l[i], f, " "); for (j in f) if (j > 2 && f[j] != pid) { print "bad"; exit }
+	}
+	print n + 0 }' "$TMP/churn.tids")
+between "$n" 1 1000000 "churn: idle samples list only the main thread, none of the exited ones ($n samples)"
+same tls 0
+grep -qx 'tls threads 8 mismatches 0' "$TMP/tls.out"; ok $? "tls: each thread sees its own TLS"
+done_testing
