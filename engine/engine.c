@@ -847,9 +847,12 @@ static void *engine_main(void *arg)
 	}
 	uint64_t next = E.t0_ns + interval;
 	while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
-		wait_until(next);
+		/* Wake for the tick, or sooner to look for the last thread
+		 * (intervals may be long). */
+		wait_until(next < E.next_alone_ns ? next : E.next_alone_ns);
 		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
 			break;
+		engine_check_alone();
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		if (now < next)
 			continue;
@@ -859,7 +862,6 @@ static void *engine_main(void *arg)
 		now = clock_ns(CLOCK_MONOTONIC);
 		if (next <= now)
 			next = now + interval - (now - E.t0_ns) % interval;
-		engine_check_alone();
 	}
 	return NULL;
 }

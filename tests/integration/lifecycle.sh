@@ -38,7 +38,7 @@ same() {
 	ok $? "$m: profile $([ -n "$prefix" ] && echo "a valid prefix" || echo complete)"
 }
 
-plan 98
+plan 99
 
 # ---- signals -------------------------------------------------------------
 same altstack 0
@@ -95,6 +95,11 @@ same abort 134 --prefix
 same term 143 --prefix
 same thread-exit 6
 same main-pthread-exit 0
+# With a 10 s interval too: the engine looks for the last thread every
+# 100 ms, not once per interval (the run takes 0.3 s natively).
+WSS_SESSION_INTERVAL=10s WSS_SESSION_OUTPUT="$TMP/long.jsonl" LD_PRELOAD="$WSS_LIB" \
+	timeout -k 1 5 "$PROGS/lifecycle" main-pthread-exit >/dev/null 2>&1
+is $? 0 "main-pthread-exit with a 10 s interval ends long before the first tick"
 same main-returns 0
 same atexit 0
 n=$(grep -c '"type":"summary"' "$TMP/atexit.jsonl")
