@@ -20,9 +20,9 @@ typedef struct keydef {
 } keydef_t;
 
 static const char *const time_bases[] = {"wall", "cpu", "manual", NULL};
-static const char *const backends[] = {"auto", "mprotect", "uffd-wp", NULL};
+static const char *const backends[] = {"auto", "mprotect", "uffd-wp", "hybrid", NULL};
 /* Backends DESIGN.md names that this version does not have yet. */
-static const char *const backends_later[] = {"hybrid", "refbits", NULL};
+static const char *const backends_later[] = {"refbits", NULL};
 
 static const char *const sections[] = {"session", "track", "peaks", "report", NULL};
 
@@ -46,9 +46,10 @@ static const keydef_t keys[] = {
 	 "Measure the programs it execs (they inherit LD_PRELOAD and these settings);\n"
 	 "false: both are removed from the program's environment at start-up."},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
-	 "How first touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV, reads and writes),\n"
+	 "How touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV: reads and writes, per thread),\n"
 	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
-	 "or \"auto\", the best this kernel supports (in this version: mprotect)."},
+	 "\"hybrid\" (both: reads and writes apart), or \"auto\": hybrid where the kernel\n"
+	 "allows (Linux 6.7+), else mprotect."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
@@ -162,7 +163,7 @@ int wss_time_base_parse(const char *s, wss_time_base_t *tb)
 
 const char *wss_time_base_name(wss_time_base_t tb) { return time_bases[tb <= WSS_TIME_MANUAL ? tb : 0]; }
 
-const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_UFFD_WP ? b : 0]; }
+const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_HYBRID ? b : 0]; }
 
 const char *wss_config_getenv(char *const *envp, const char *name)
 {
@@ -518,7 +519,7 @@ static int set_enum(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 		return 0;
 	}
 	if (k->id == WSS_KEY_TRACK_BACKEND && choice(backends_later, s) >= 0)
-		return bad(e, k, "backend ", s, " is not available in this version of wss (available: auto, mprotect, uffd-wp)");
+		return bad(e, k, "backend ", s, " is not available in this version of wss (available: auto, mprotect, uffd-wp, hybrid)");
 	key_name(k, e);
 	wss_fmt_str(e, ": unknown value ");
 	wss_fmt_json_str(e, s);

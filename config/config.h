@@ -16,7 +16,7 @@
 #include "config/toml.h"
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
-typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP } wss_backend_id_t;
+typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP, WSS_BACKEND_HYBRID } wss_backend_id_t;
 
 #define WSS_OUTPUT_MAX 1024
 #define WSS_CONFIG_PATH_MAX 1024

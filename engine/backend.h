@@ -27,19 +27,27 @@ typedef struct wss_backend {
 	/* Start a new interval on [start, end) (the tick).  Returns 0 or an
 	 * errno; on error the range is unobserved until the next tick. */
 	int (*arm)(uintptr_t start, uintptr_t end);
-	/* Give [start, end) back the application's protection and stop
-	 * observing it. */
+	/* Give [start, end) back the application's protection (for a pinned
+	 * buffer, before a mremap, at the end); it stays observed where the
+	 * backend observes without protecting (uffd-wp). */
 	void (*disarm)(uintptr_t start, uintptr_t end);
+	/* Stop observing [start, end) for good (after disarm).  NULL when
+	 * disarm is enough. */
+	void (*detach)(uintptr_t start, uintptr_t end);
 	/* A fault at addr (write / instruction fetch as told by the CPU):
 	 * returns true when it was ours and has been handled.  AS-safe.  NULL
 	 * for a backend that takes no faults. */
 	bool (*fault)(uintptr_t addr, bool write, bool exec);
-	/* The tick, before arm: call touched(s, e, arg) for each run of pages
-	 * in [start, end) touched since the last harvest, and start observing
+	/* The tick, before arm: call written(s, e, arg) for each run of pages
+	 * in [start, end) written since the last harvest, and start observing
 	 * them again.  Returns 0 or an errno (the range was only partly
-	 * harvested).  NULL for a backend whose faults record touches. */
-	int (*harvest)(uintptr_t start, uintptr_t end, void (*touched)(uintptr_t s, uintptr_t e, void *arg),
+	 * harvested).  NULL for a backend that does not see writes apart. */
+	int (*harvest)(uintptr_t start, uintptr_t end, void (*written)(uintptr_t s, uintptr_t e, void *arg),
 		       void *arg);
+	/* Observe [start, end) for harvest again without arming it (after a
+	 * failed harvest, or in a forked child after reopen).  NULL when
+	 * harvest is. */
+	int (*observe)(uintptr_t start, uintptr_t end);
 	/* In the child of fork, first thing: drop what belongs to the parent.
 	 * Then, if the child is measured, reopen() makes the backend ready to
 	 * attach again (the engine re-attaches every tracked range).  NULL when
@@ -50,5 +58,6 @@ typedef struct wss_backend {
 
 extern const wss_backend_t wss_backend_mprotect;
 extern const wss_backend_t wss_backend_uffd_wp;
+extern const wss_backend_t wss_backend_hybrid;
 
 #endif

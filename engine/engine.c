@@ -64,6 +64,8 @@ typedef struct wss_engine {
 	char path[PATH_MAX];
 	uint64_t t0_ns, cpu0_ns;
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
+	uint64_t sum_write, peak_write, total_write; /* backends that see writes */
+	uint64_t sum_read, peak_read;
 	wss_fmt_t out;
 	pthread_t thread;
 	int stop;                 /* futex word: 1 asks the engine thread to stop */
@@ -77,6 +79,7 @@ typedef struct wss_engine {
 } wss_engine_t;
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
+static char backend_reason[320]; /* the header's: which backend and why */
 static void (*on_tick)(void);
 static void (*tick_around)(void (*tick)(void));
 
@@ -240,14 +243,34 @@ static void record_run(uintptr_t s, uintptr_t e, void *arg)
 
 static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
-/* Harvested touches: each tracked page of [s, e), by the thread of arg. */
+/* Harvested writes: each tracked page of [s, e) was written since the last
+ * harvest, that is in interval r->e (the tick runs this after moving the
+ * epoch to r->e + 1).  A backend without faults (uffd-wp) sees nothing
+ * else, so the write is its touch too, by no known thread (slot 0).  With
+ * faults (hybrid), a write counts only on a page touched in r->e, or in
+ * r->e + 1 (a write racing the tick: it goes with that touch): a page
+ * written with no touch was written where the fault path does not look (a
+ * page the allocator discarded and the kernel reports as written again, a
+ * coarse block), and counting it would make writes exceed touches.
+ * Engine lock held: the written words have no other writer. */
 static void harvested(uintptr_t s, uintptr_t e, void *arg)
 {
 	struct record_arg *r = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
-		if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+		if (!fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+			continue;
+		uint32_t when = r->e;
+		if (E.backend->fault) {
+			when = (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_RELAXED);
+			if (when != r->e && when != r->e + 1)
+				continue;
+		} else {
 			record(a, fl, r->e, r->slot, true);
+		}
+		*wss_shadow_written(a) = when;
+		if (!(__atomic_fetch_or(fl, WSS_PF_WEVER, __ATOMIC_RELAXED) & WSS_PF_WEVER))
+			E.total_write++;
 	}
 }
 
@@ -389,6 +412,9 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm
 
 static void reset_page(uintptr_t a)
 {
+	uint32_t *w = wss_shadow_written(a);
+	if (w && *w)
+		*w = 0;
 	wss_page_t *p = wss_shadow_page(a);
 	if (p && (__atomic_load_n(&p->cur, __ATOMIC_RELAXED) || __atomic_load_n(&p->prev, __ATOMIC_RELAXED))) {
 		__atomic_store_n(&p->cur, 0, __ATOMIC_RELAXED);
@@ -407,7 +433,7 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		reset_page(a);
-		__atomic_store_n(fl, (uint8_t)(bits | (*fl & WSS_PF_EVER)), __ATOMIC_RELEASE);
+		__atomic_store_n(fl, (uint8_t)(bits | (*fl & (WSS_PF_EVER | WSS_PF_WEVER))), __ATOMIC_RELEASE);
 	}
 	E.backend->attach(s, e);
 }
@@ -434,7 +460,7 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 		uint8_t *fl = wss_shadow_flags(a);
 		if (!fl || !(*fl & WSS_PF_TRACKED))
 			continue;
-		__atomic_and_fetch(fl, (uint8_t)WSS_PF_EVER, __ATOMIC_RELEASE);
+		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
 		reset_page(a);
 	}
 }
@@ -509,9 +535,17 @@ void wss_engine_disarm_locked(uintptr_t start, size_t len)
 		region_parts(page_down(start), page_up(start + len), disarm_part, NULL);
 }
 
+static void detach_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	if (E.backend->detach)
+		E.backend->detach(s, e);
+}
+
 void wss_engine_exclude_locked(uintptr_t start, size_t len)
 {
 	wss_engine_disarm_locked(start, len);
+	if (E.tracking)
+		region_parts(page_down(start), page_up(start + len), detach_part, NULL);
 	wss_engine_untrack_locked(start, len);
 }
 
@@ -548,8 +582,9 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		wss_page_load(pa, &lo, &hi);
 		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
-		if (*fa & WSS_PF_EVER)
-			__atomic_fetch_or(fb, WSS_PF_EVER, __ATOMIC_RELAXED);
+		*wss_shadow_written(b) = *wss_shadow_written(a);
+		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
+			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
 	}
 	wss_engine_untrack_locked(old, oldlen);
 }
@@ -665,7 +700,7 @@ static void tick_locked(bool final)
 			if (E.backend->harvest(E.regions.v[i].start, E.regions.v[i].end, harvested, &r)) {
 				/* Part of it was not observed (remapped behind our
 				 * back): observe all of it again from now on. */
-				E.backend->attach(E.regions.v[i].start, E.regions.v[i].end);
+				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
 				unarmed++;
 			}
 	}
@@ -684,17 +719,32 @@ static void tick_locked(bool final)
 		arm_end();
 	}
 
+	/* The working set: pages touched in the window, each owned by its
+	 * latest toucher; of those, the ones written in the window (a page's
+	 * write is harvested into the interval it was made in, so written
+	 * pages are a subset of touched ones, up to a write racing the tick),
+	 * counted against the same owner. */
+	wss_profile_sets_t sets = {.writes = E.backend->harvest != NULL,
+				   .reads = E.backend->harvest != NULL && E.backend->fault != NULL};
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
-		wss_threads_get(s)->window_pages = 0;
-	uint64_t pages = 0;
+		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
+	uint64_t pages = 0, writes = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
 		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
 			uint32_t owner;
-			if (wss_page_in_window(wss_shadow_page(a), k, w, &owner)) {
-				pages++;
-				if (owner <= nt)
-					wss_threads_get(owner)->window_pages++;
+			if (!wss_page_in_window(wss_shadow_page(a), k, w, &owner))
+				continue;
+			pages++;
+			bool wrote = false;
+			if (sets.writes) {
+				uint32_t last = *wss_shadow_written(a);
+				wrote = last && last <= k && (uint64_t)last + w > k;
+				writes += wrote;
+			}
+			if (owner <= nt) {
+				wss_threads_get(owner)->window_pages++;
+				wss_threads_get(owner)->window_writes += wrote;
 			}
 		}
 	}
@@ -706,6 +756,8 @@ static void tick_locked(bool final)
 		.t_ns = now - E.t0_ns,
 		.cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns,
 		.data_pages = pages,
+		.write_pages = writes,
+		.sets = sets,
 		.coarse = coarse,
 		.unarmed = unarmed,
 		.final = final,
@@ -723,8 +775,12 @@ static void tick_locked(bool final)
 		wss_thread_t *t = wss_threads_get(s);
 		if (t->window_pages || t->faults_now != t->faults_seen) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
-			wss_profile_sample_thread(&E.out, first, tid, t->window_pages, t->faults_now - t->faults_seen,
-						  thread_cpu_ns(tid));
+			wss_profile_thread_t th = {.tid = tid,
+						   .data_pages = t->window_pages,
+						   .write_pages = t->window_writes,
+						   .faults = t->faults_now - t->faults_seen,
+						   .cpu_ns = thread_cpu_ns(tid)};
+			wss_profile_sample_thread(&E.out, first, &smp, &th);
 			first = false;
 		}
 		t->faults_seen = t->faults_now;
@@ -736,6 +792,12 @@ static void tick_locked(bool final)
 	E.sum_pages += pages;
 	if (pages > E.peak_pages)
 		E.peak_pages = pages;
+	E.sum_write += writes;
+	if (writes > E.peak_write)
+		E.peak_write = writes;
+	E.sum_read += pages - writes;
+	if (pages - writes > E.peak_read)
+		E.peak_read = pages - writes;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
 }
@@ -925,10 +987,7 @@ static void format_header(void)
 		.argv = E.argv,
 		.kernel = u.release,
 		.backend = E.backend->name,
-		.backend_reason = E.cfg.backend == WSS_BACKEND_AUTO
-					  ? "auto: mprotect, the only backend of this version that sees reads (uffd-wp sees "
-					    "writes only: ask for it with track.backend)"
-					  : "requested",
+		.backend_reason = backend_reason,
 		.backend_sees = E.backend->sees,
 		.cfg = &E.cfg,
 		.start_unix_ns = E.start_unix_ns,
@@ -943,19 +1002,41 @@ static void format_header(void)
  * this version that sees reads.  Returns 0, or an errno with the one-line
  * reason (naming the missing kernel feature) in err: an explicit backend
  * that cannot run is an error, never a silent fallback. */
+static int probe(const wss_backend_t *b, char *why, size_t n)
+{
+	if (b != &wss_backend_mprotect && E.cfg.test_uffd_unsupported) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, why, n);
+		wss_fmt_str(&f, "userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)");
+		wss_fmt_cstr(&f);
+		return ENOTSUP;
+	}
+	return b->probe(why, n);
+}
+
 static int choose_backend(char *err, size_t errlen)
 {
-	const wss_backend_t *b = E.cfg.backend == WSS_BACKEND_UFFD_WP ? &wss_backend_uffd_wp : &wss_backend_mprotect;
 	char why[256] = "";
-	int r;
-	if (b == &wss_backend_uffd_wp && E.cfg.test_uffd_unsupported) {
-		strcpy(why, "userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)");
-		r = ENOTSUP;
-	} else {
-		r = b->probe(why, sizeof why);
+	wss_fmt_t e;
+	if (E.cfg.backend == WSS_BACKEND_AUTO) {
+		/* hybrid where the kernel allows: reads and writes apart. */
+		wss_fmt_init(&e, backend_reason, sizeof backend_reason);
+		if (!probe(&wss_backend_hybrid, why, sizeof why)) {
+			E.backend = &wss_backend_hybrid;
+			wss_fmt_str(&e, "auto: hybrid (userfaultfd async write-protect and PAGEMAP_SCAN work on this kernel)");
+		} else {
+			E.backend = &wss_backend_mprotect;
+			wss_fmt_str(&e, "auto: mprotect; hybrid needs ");
+			wss_fmt_str(&e, why);
+		}
+		wss_fmt_cstr(&e);
+		return wss_backend_mprotect.probe(why, sizeof why);
 	}
+	const wss_backend_t *b = E.cfg.backend == WSS_BACKEND_UFFD_WP ? &wss_backend_uffd_wp
+				 : E.cfg.backend == WSS_BACKEND_HYBRID ? &wss_backend_hybrid
+								       : &wss_backend_mprotect;
+	int r = probe(b, why, sizeof why);
 	if (r) {
-		wss_fmt_t e;
 		wss_fmt_init(&e, err, errlen);
 		wss_fmt_str(&e, "track.backend: ");
 		wss_fmt_str(&e, b->name);
@@ -965,6 +1046,7 @@ static int choose_backend(char *err, size_t errlen)
 		return r;
 	}
 	E.backend = b;
+	strcpy(backend_reason, "requested");
 	return 0;
 }
 
@@ -1055,8 +1137,11 @@ int wss_engine_start(void)
 static void deactivate_locked(void)
 {
 	__atomic_store_n(&E.measuring, false, __ATOMIC_RELEASE);
-	for (size_t i = 0; i < E.regions.n; i++)
+	for (size_t i = 0; i < E.regions.n; i++) {
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+		if (E.backend->detach)
+			E.backend->detach(E.regions.v[i].start, E.regions.v[i].end);
+	}
 }
 
 /* The end of this process's measurement: final sample, summary, every page
@@ -1094,11 +1179,14 @@ static void finish(bool exec)
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
 		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
+	/* Pages ever read and never written: all touched less all written. */
+	uint64_t total_read = total > E.total_write ? total - E.total_write : 0;
 	wss_profile_summary_t sum = {
 		.samples = E.nsamples,
-		.sum_pages = E.sum_pages,
-		.peak_pages = E.peak_pages,
-		.total_pages = total,
+		.data = {E.sum_pages, E.peak_pages, total},
+		.write = {E.sum_write, E.peak_write, E.total_write},
+		.read = {E.sum_read, E.peak_read, total_read},
+		.sets = {.writes = E.backend->harvest != NULL, .reads = E.backend->harvest && E.backend->fault},
 		.faults = E.faults_total,
 		.coarse = E.coarse_total,
 		.duration_ns = clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
@@ -1112,12 +1200,17 @@ static void finish(bool exec)
 	E.fd = -1;
 	wss_engine_unlock(&ls);
 
-	char line[512];
-	wss_fmt_t f;
-	wss_fmt_init(&f, line, sizeof line);
-	wss_profile_summary_text(&f, &sum);
 	if (E.cfg.report_summary && !exec) {
-		say(wss_fmt_cstr(&f), "");
+		static const char *const series[] = {"data", "read", "write"};
+		for (int i = 0; i < 3; i++) {
+			if ((i == 1 && !sum.sets.reads) || (i == 2 && !sum.sets.writes))
+				continue;
+			char line[512];
+			wss_fmt_t f;
+			wss_fmt_init(&f, line, sizeof line);
+			wss_profile_summary_text(&f, &sum, series[i]);
+			say(wss_fmt_cstr(&f), "");
+		}
 		say("profile: ", E.path);
 	}
 	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
@@ -1200,11 +1293,12 @@ void wss_engine_fork_child(void)
 		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
 			reset_page(a);
 			uint8_t *fl = wss_shadow_flags(a);
-			if (*fl & WSS_PF_EVER)
-				__atomic_and_fetch(fl, (uint8_t)~WSS_PF_EVER, __ATOMIC_RELAXED);
+			if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
+				__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
 		}
 	E.epoch = 1;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
+	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = 0;
 	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
 	if (E.backend->reopen) {
 		char why[256] = "";
@@ -1217,7 +1311,7 @@ void wss_engine_fork_child(void)
 			return;
 		}
 		for (size_t i = 0; i < E.regions.n; i++)
-			E.backend->attach(E.regions.v[i].start, E.regions.v[i].end);
+			E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
 	}
 	arm_begin();
 	for (size_t i = 0; i < E.regions.n; i++)

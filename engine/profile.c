@@ -82,6 +82,10 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	key_u64(f, "t_ns", s->t_ns);
 	key_u64(f, "cpu_ns", s->cpu_ns);
 	key_u64(f, "data_pages", s->data_pages);
+	if (s->sets.reads)
+		key_u64(f, "read_pages", s->data_pages - s->write_pages);
+	if (s->sets.writes)
+		key_u64(f, "write_pages", s->write_pages);
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	if (s->unarmed)
@@ -91,25 +95,41 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	wss_fmt_str(f, ",\"threads\":[");
 }
 
-void wss_profile_sample_thread(wss_fmt_t *f, bool first, int tid, uint64_t pages, uint64_t faults, int64_t cpu_ns)
+void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sample_t *s, const wss_profile_thread_t *t)
 {
 	if (!first)
 		wss_fmt_ch(f, ',');
 	wss_fmt_str(f, "{\"tid\":");
-	wss_fmt_i64(f, tid);
-	key_u64(f, "data_pages", pages);
-	key_u64(f, "faults", faults);
-	if (cpu_ns >= 0)
-		key_u64(f, "cpu_ns", (uint64_t)cpu_ns);
+	wss_fmt_i64(f, t->tid);
+	key_u64(f, "data_pages", t->data_pages);
+	if (s->sets.reads)
+		key_u64(f, "read_pages", t->data_pages - t->write_pages);
+	if (s->sets.writes)
+		key_u64(f, "write_pages", t->write_pages);
+	key_u64(f, "faults", t->faults);
+	if (t->cpu_ns >= 0)
+		key_u64(f, "cpu_ns", (uint64_t)t->cpu_ns);
 	wss_fmt_ch(f, '}');
 }
 
 void wss_profile_sample_end(wss_fmt_t *f) { wss_fmt_str(f, "]}\n"); }
 
 /* avg with one decimal, as tenths. */
-static uint64_t avg_tenths(const wss_profile_summary_t *s)
+static uint64_t avg_tenths(const wss_profile_summary_t *s, const wss_profile_stat_t *st)
 {
-	return s->samples ? (s->sum_pages * 10 + s->samples / 2) / s->samples : 0;
+	return s->samples ? (st->sum * 10 + s->samples / 2) / s->samples : 0;
+}
+
+static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name, const wss_profile_stat_t *st)
+{
+	key(f, name);
+	wss_fmt_str(f, "{\"avg\":");
+	wss_fmt_fixed(f, avg_tenths(s, st), 1);
+	wss_fmt_str(f, ",\"peak\":");
+	wss_fmt_u64(f, st->peak);
+	wss_fmt_str(f, ",\"total\":");
+	wss_fmt_u64(f, st->total);
+	wss_fmt_ch(f, '}');
 }
 
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
@@ -117,14 +137,11 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	wss_fmt_str(f, "{\"type\":\"summary\"");
 	key_u64(f, "samples", s->samples);
 	key_u64(f, "duration_ns", s->duration_ns);
-	key(f, "data");
-	wss_fmt_str(f, "{\"avg\":");
-	wss_fmt_fixed(f, avg_tenths(s), 1);
-	wss_fmt_str(f, ",\"peak\":");
-	wss_fmt_u64(f, s->peak_pages);
-	wss_fmt_str(f, ",\"total\":");
-	wss_fmt_u64(f, s->total_pages);
-	wss_fmt_ch(f, '}');
+	stat_json(f, s, "data", &s->data);
+	if (s->sets.reads)
+		stat_json(f, s, "read", &s->read);
+	if (s->sets.writes)
+		stat_json(f, s, "write", &s->write);
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	key_u64(f, "page_size", (uint64_t)s->page_size);
@@ -138,21 +155,23 @@ static void mib(wss_fmt_t *f, uint64_t tenths_of_pages, long page_size)
 	wss_fmt_fixed(f, (bytes10 + (1 << 20) / 2) >> 20, 1);
 }
 
-void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s)
+void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name)
 {
-	uint64_t a = avg_tenths(s);
-	wss_fmt_str(f, "data avg/peak/total: ");
+	const wss_profile_stat_t *st = !strcmp(name, "write") ? &s->write : !strcmp(name, "read") ? &s->read : &s->data;
+	uint64_t a = avg_tenths(s, st);
+	wss_fmt_str(f, name);
+	wss_fmt_str(f, " avg/peak/total: ");
 	wss_fmt_fixed(f, a, 1);
 	wss_fmt_ch(f, '/');
-	wss_fmt_u64(f, s->peak_pages);
+	wss_fmt_u64(f, st->peak);
 	wss_fmt_ch(f, '/');
-	wss_fmt_u64(f, s->total_pages);
+	wss_fmt_u64(f, st->total);
 	wss_fmt_str(f, " pages (");
 	mib(f, a, s->page_size);
 	wss_fmt_ch(f, '/');
-	mib(f, s->peak_pages * 10, s->page_size);
+	mib(f, st->peak * 10, s->page_size);
 	wss_fmt_ch(f, '/');
-	mib(f, s->total_pages * 10, s->page_size);
+	mib(f, st->total * 10, s->page_size);
 	wss_fmt_str(f, " MiB)");
 }
 

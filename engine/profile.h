@@ -29,16 +29,35 @@ typedef struct wss_profile_header {
 	long vma_budget;
 } wss_profile_header_t;
 
+/* Which sets the backend reports besides data_pages: writes (uffd-wp,
+ * hybrid) and reads, touched but not written (hybrid). */
+typedef struct wss_profile_sets {
+	bool writes, reads;
+} wss_profile_sets_t;
+
 typedef struct wss_profile_sample {
 	uint32_t seq;
 	uint64_t t_ns, cpu_ns;
-	uint64_t data_pages, faults, coarse, unarmed;
+	uint64_t data_pages, write_pages, faults, coarse, unarmed;
+	wss_profile_sets_t sets;
 	bool final;
 } wss_profile_sample_t;
 
+typedef struct wss_profile_thread {
+	int tid;
+	uint64_t data_pages, write_pages, faults;
+	int64_t cpu_ns; /* -1: unknown */
+} wss_profile_thread_t;
+
+/* avg/peak/total of one series; avg is sum / samples. */
+typedef struct wss_profile_stat {
+	uint64_t sum, peak, total;
+} wss_profile_stat_t;
+
 typedef struct wss_profile_summary {
 	uint64_t samples;
-	uint64_t sum_pages, peak_pages, total_pages;
+	wss_profile_stat_t data, write, read;
+	wss_profile_sets_t sets;
 	uint64_t faults, coarse;
 	uint64_t duration_ns;
 	long page_size;
@@ -47,11 +66,12 @@ typedef struct wss_profile_summary {
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);
 /* A sample is begin, zero or more thread entries, end. */
 void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s);
-void wss_profile_sample_thread(wss_fmt_t *f, bool first, int tid, uint64_t pages, uint64_t faults, int64_t cpu_ns);
+void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sample_t *s, const wss_profile_thread_t *t);
 void wss_profile_sample_end(wss_fmt_t *f);
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s);
-/* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)". */
-void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s);
+/* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)" of one
+ * series: name is "data", "write" or "read". */
+void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name);
 
 /* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
  * mode 0644.  If the expanded name exists (a process that exec'd keeps its

@@ -13,6 +13,7 @@
 typedef struct wss_leaf {
 	wss_page_t pages[WSS_LEAF_PAGES];
 	uint8_t flags[WSS_LEAF_PAGES];
+	uint32_t written[WSS_LEAF_PAGES];
 } wss_leaf_t;
 
 #define DIR_ENTRIES (WSS_ADDR_LIMIT >> WSS_LEAF_SHIFT)
@@ -59,4 +60,10 @@ uint8_t *wss_shadow_flags(uintptr_t addr)
 {
 	wss_leaf_t *l = leaf_of(addr);
 	return l ? &l->flags[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
+}
+
+uint32_t *wss_shadow_written(uintptr_t addr)
+{
+	wss_leaf_t *l = leaf_of(addr);
+	return l ? &l->written[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
 }

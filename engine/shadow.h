@@ -23,6 +23,7 @@
 #define WSS_PF_EVER 0x10    /* touched at least once in this run */
 #define WSS_PF_KIND_SHIFT 5 /* two bits: wss_kind_t */
 #define WSS_PF_KIND (3 << WSS_PF_KIND_SHIFT)
+#define WSS_PF_WEVER 0x80   /* written at least once in this run (write-tracking backends) */
 
 typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND_DATA = 3 } wss_kind_t;
 
@@ -35,5 +36,9 @@ int wss_shadow_ensure(uintptr_t start, uintptr_t end);
  * it.  AS-safe. */
 wss_page_t *wss_shadow_page(uintptr_t addr);
 uint8_t *wss_shadow_flags(uintptr_t addr);
+/* The last interval in which the page was seen written (0: never), kept by
+ * backends that see writes; written and read by the tick only (engine
+ * lock), so plain loads and stores.  NULL when no leaf covers addr. */
+uint32_t *wss_shadow_written(uintptr_t addr);
 
 #endif

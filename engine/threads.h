@@ -17,6 +17,7 @@ typedef struct wss_thread {
 	uint64_t faults_seen; /* engine-private: faults at the previous sample */
 	uint64_t faults_now;  /* engine-private: faults at this sample */
 	uint32_t window_pages; /* engine-private scratch for the scan */
+	uint32_t window_writes; /* of those, written in the window */
 } __attribute__((aligned(64))) wss_thread_t;
 
 /* Allocate the table.  Returns 0 or ENOMEM.  init. */

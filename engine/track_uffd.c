@@ -126,8 +126,15 @@ static int uffd_arm(uintptr_t start, uintptr_t end)
 	return 0;
 }
 
-/* Unregistering drops the protection with it. */
+/* Writes are never refused: nothing to give back. */
 static void uffd_disarm(uintptr_t start, uintptr_t end)
+{
+	(void)start;
+	(void)end;
+}
+
+/* Unregistering drops the write protection with it. */
+static void uffd_detach(uintptr_t start, uintptr_t end)
 {
 	if (!ours())
 		return;
@@ -230,8 +237,10 @@ const wss_backend_t wss_backend_uffd_wp = {
 	.attach = uffd_attach,
 	.arm = uffd_arm,
 	.disarm = uffd_disarm,
+	.detach = uffd_detach,
 	.fault = NULL,
 	.harvest = uffd_harvest,
+	.observe = uffd_attach,
 	.forked = uffd_forked,
 	.reopen = uffd_reopen,
 };

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The backends side by side on one program of known phases (tests/progs/rw):
 # mprotect counts reads and writes, uffd-wp writes only, kernel writes
-# included; exact counts per phase with manual ticks.  The userfaultfd
-# probe, the explicit-backend error and fork with uffd-wp.
+# included, hybrid both apart (data as mprotect, writes as uffd-wp, reads
+# the difference); exact counts per phase with manual ticks.  The
+# userfaultfd probe, auto's choice, the explicit-backend error, fork.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
 sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }
@@ -15,6 +16,7 @@ run() { # BACKEND FILE: run rw under BACKEND with manual ticks
 	WSS_TRACK_BACKEND=$1 WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/$2.%p.jsonl" \
 		LD_PRELOAD="$WSS_LIB" "$PROGS/rw" >"$TMP/$2.out" 2>"$TMP/$2.err"
 }
+writes() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $6}'; }
 check() { # BACKEND FILE COLUMN: compare each expectation
 	prof=$(ls "$TMP"/$2.*.jsonl | grep -v "\.$(awk '/^child/ {print $2}' "$TMP/$2.out")\.jsonl")
 	$PROFILE check "$prof"; ok $? "$1: the profile is complete and valid"
@@ -23,6 +25,7 @@ check() { # BACKEND FILE COLUMN: compare each expectation
 		[ "$kind" = expect ] || continue
 		want=$mp; [ "$3" = uffd ] && want=$uf
 		between "$(sample "$prof" "$seq")" "$want" $((want + 4)) "$1: sample $seq has $want pages"
+		[ "$1" = hybrid ] && between "$(writes "$prof" "$seq")" "$uf" $((uf + 4)) "$1: sample $seq has $uf written pages"
 	done <"$TMP/$2.out"
 	read -r _ cpid cseq cmp cuf <<EOT
 $(grep '^child' "$TMP/$2.out")
@@ -40,9 +43,17 @@ if [ $uffd = 0 ]; then
 	run uffd-wp uf
 	is $? 0 "uffd-wp: rw runs" || sed 's/^/# /' "$TMP/uf.err"
 	check uffd-wp uf uffd
-	# Threads are not known to uffd-wp: every page is in the tid 0 entry.
-	seq=$(awk '$1 == "expect" && $3 == 50 && $4 == 50 {print $2}' "$TMP/uf.out")
-	prof=$(ls "$TMP"/uf.*.jsonl | head -1)
+	run hybrid hy
+	is $? 0 "hybrid: rw runs" || sed 's/^/# /' "$TMP/hy.err"
+	check hybrid hy mprotect
+	is "$($PROFILE get "$(ls "$TMP"/hy.*.jsonl | head -1)" header.backend_sees)" "reads and writes, writes apart" \
+		"hybrid: the header says what it sees"
+	# auto is hybrid here, and the summary has a read and a write line.
+	WSS_SESSION_OUTPUT="$TMP/au.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 1 >/dev/null 2>au.err
+	is "$($PROFILE get "$TMP/au.jsonl" header.backend)" hybrid "auto picks hybrid on this kernel"
+	is "$(grep -c '^wss: \(data\|read\|write\) avg/peak/total: ' au.err)" 3 "hybrid: data, read and write summary lines"
+	between "$($PROFILE get "$TMP/au.jsonl" summary.write.total)" 500 "$($PROFILE get "$TMP/au.jsonl" summary.data.total)" \
+		"hybrid: pages ever written are at most the pages ever touched"
 	printf '[track]\nbackend = "uffd-wp"\n[session]\ntime_base = "manual"\nfollow_fork = false\n' >nf.toml
 	WSS_CONFIG=nf.toml WSS_SESSION_OUTPUT="$TMP/nf.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/rw" >nf.out 2>/dev/null
 	is $? 0 "uffd-wp, follow_fork = false: runs"
@@ -72,7 +83,11 @@ test ! -s no.out && test ! -e no.jsonl; ok $? "uffd-wp unsupported: the program 
 is $? $want "wss run --backend uffd-wp: exit status $want on this kernel"
 WSS_TEST_UFFD_UNSUPPORTED=1 WSS_SESSION_OUTPUT="$TMP/auto.jsonl" LD_PRELOAD="$WSS_LIB" /bin/true
 is $? 0 "auto with uffd unsupported: runs"
-is "$($PROFILE get "$TMP/auto.jsonl" header.backend)" mprotect "auto picks mprotect"
-case $($PROFILE get "$TMP/auto.jsonl" header.backend_reason) in auto:*) r=0 ;; *) r=1 ;; esac
-ok $r "and the header says why"
+is "$($PROFILE get "$TMP/auto.jsonl" header.backend)" mprotect "auto with uffd unsupported picks mprotect"
+is "$($PROFILE get "$TMP/auto.jsonl" header.backend_reason)" \
+	"auto: mprotect; hybrid needs userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)" "and the header says why"
+WSS_TEST_UFFD_UNSUPPORTED=1 WSS_TRACK_BACKEND=hybrid LD_PRELOAD="$WSS_LIB" /bin/true 2>hy.err
+is $? 2 "hybrid requested and unsupported: exit status 2"
+is "$(cat hy.err)" "wss: track.backend: hybrid cannot run on this kernel: userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)" \
+	"hybrid requested and unsupported: one line"
 done_testing

@@ -6,7 +6,8 @@
   profile.py get FILE KEY.PATH       a value from the header or the summary,
                                      e.g. summary.data.peak, header.backend
   profile.py samples FILE            one line per sample: seq data_pages faults
-                                     sum-of-thread-pages nthreads
+                                     sum-of-thread-pages nthreads write_pages
+                                     (- when the backend does not see writes)
   profile.py threads FILE SEQ        "tid pages" lines of one sample
   profile.py tids FILE               one line per sample: seq t_ns and the
                                      tids of its threads
@@ -69,6 +70,14 @@ def check(path, prefix):
         s = sum(th["data_pages"] for th in r["threads"])
         if s != r["data_pages"]:
             raise SystemExit("%s:%d: threads sum to %d, sample says %d" % (path, n, s, r["data_pages"]))
+        if "write_pages" in r:  # backends that see writes
+            if not 0 <= r["write_pages"] <= r["data_pages"]:
+                raise SystemExit("%s:%d: write_pages %d not within data_pages %d" % (path, n, r["write_pages"], r["data_pages"]))
+            if sum(th["write_pages"] for th in r["threads"]) != r["write_pages"]:
+                raise SystemExit("%s:%d: threads' write_pages do not sum to the sample's" % (path, n))
+            for th in [r] + r["threads"]:
+                if "read_pages" in th and th["read_pages"] != th["data_pages"] - th["write_pages"]:
+                    raise SystemExit("%s:%d: read_pages is not data_pages - write_pages" % (path, n))
     if not prefix and recs[-1].get("type") != "summary":
         raise SystemExit("%s: no summary at the end" % path)
 
@@ -101,7 +110,7 @@ def main(argv):
         for r in load(path, True):
             if r.get("type") == "sample":
                 print(r["seq"], r["data_pages"], r["faults"],
-                      sum(t["data_pages"] for t in r["threads"]), len(r["threads"]))
+                      sum(t["data_pages"] for t in r["threads"]), len(r["threads"]), r.get("write_pages", "-"))
     elif cmd == "threads":
         seq = int(argv[3])
         for r in load(path, True):

@@ -42,11 +42,12 @@ static const struct {
 	{"[session]\ntime_base = \"wal\"\n",
 	 "s.toml:2:13: session.time_base: unknown value \"wal\" (expected \"wall\", \"cpu\" or \"manual\"); did you mean "
 	 "\"wall\"?"},
-	{"[track]\nbackend = \"hybrid\"\n",
-	 "s.toml:2:11: track.backend: backend \"hybrid\" is not available in this version of wss (available: auto, "
-	 "mprotect, uffd-wp)"},
+	{"[track]\nbackend = \"refbits\"\n",
+	 "s.toml:2:11: track.backend: backend \"refbits\" is not available in this version of wss (available: auto, "
+	 "mprotect, uffd-wp, hybrid)"},
 	{"[track]\nbackend = \"mprotec\"\n",
-	 "s.toml:2:11: track.backend: unknown value \"mprotec\" (expected \"auto\", \"mprotect\" or \"uffd-wp\"); did you "
+	 "s.toml:2:11: track.backend: unknown value \"mprotec\" (expected \"auto\", \"mprotect\", \"uffd-wp\" or "
+	 "\"hybrid\"); did you "
 	 "mean "
 	 "\"mprotect\"?"},
 	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},

@@ -1,0 +1,54 @@
+/* The hybrid backend: the mprotect backend sees the first touch of each page
+ * in an interval (read or write, and which thread), and the uffd-wp backend,
+ * on the same ranges, which pages were written.  So each sample has a read
+ * set and a write set.  The two mechanisms do not disturb each other: the
+ * userfaultfd write-protect marker lives in the page table entry and
+ * survives mprotect (change_protection keeps it), and a VMA split by
+ * mprotect keeps its userfaultfd registration.  A write to an armed page
+ * faults once for mprotect (the handler opens the page), then is resolved
+ * by the kernel for uffd-wp (the page is marked written).  Kernel accesses
+ * to armed pages still fail with EFAULT, as under mprotect: pins stay. */
+#include "config.h"
+#include "engine/backend.h"
+
+#define MP wss_backend_mprotect
+#define UF wss_backend_uffd_wp
+
+static int hy_probe(char *why, size_t whylen) { return UF.probe(why, whylen); }
+
+static int hy_attach(uintptr_t start, uintptr_t end)
+{
+	int r = UF.attach(start, end);
+	int m = MP.attach(start, end);
+	return r ? r : m;
+}
+
+static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
+static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
+static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
+static bool hy_fault(uintptr_t addr, bool write, bool exec) { return MP.fault(addr, write, exec); }
+
+static int hy_harvest(uintptr_t start, uintptr_t end, void (*written)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	return UF.harvest(start, end, written, arg);
+}
+
+static int hy_observe(uintptr_t start, uintptr_t end) { return UF.observe(start, end); }
+static void hy_forked(void) { UF.forked(); }
+static int hy_reopen(char *why, size_t whylen) { return UF.reopen(why, whylen); }
+
+const wss_backend_t wss_backend_hybrid = {
+	.name = "hybrid",
+	.sees = "reads and writes, writes apart",
+	.needs_pins = true,
+	.probe = hy_probe,
+	.attach = hy_attach,
+	.arm = hy_arm,
+	.disarm = hy_disarm,
+	.detach = hy_detach,
+	.fault = hy_fault,
+	.harvest = hy_harvest,
+	.observe = hy_observe,
+	.forked = hy_forked,
+	.reopen = hy_reopen,
+};
