@@ -693,17 +693,6 @@ static void tick_locked(bool final)
 		wss_sys_sched_yield();
 
 	uint64_t unarmed = 0;
-	if (E.backend->harvest) {
-		/* Touches the backend saw without faults, all in interval k. */
-		struct record_arg r = {k, 0};
-		for (size_t i = 0; i < E.regions.n; i++)
-			if (E.backend->harvest(E.regions.v[i].start, E.regions.v[i].end, harvested, &r)) {
-				/* Part of it was not observed (remapped behind our
-				 * back): observe all of it again from now on. */
-				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
-				unarmed++;
-			}
-	}
 	if (!final) {
 		arm_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
@@ -726,6 +715,23 @@ static void tick_locked(bool final)
 	 * counted against the same owner. */
 	wss_profile_sets_t sets = {.writes = E.backend->harvest != NULL,
 				   .reads = E.backend->harvest != NULL && E.backend->fault != NULL};
+	if (E.backend->harvest) {
+		/* Writes since the last harvest, after the arming: a write that
+		 * follows a fault of interval k but lands after the epoch moved
+		 * is either before the arming (harvested now, with its touch of
+		 * k) or faults again on the armed page (a touch of k+1, harvested
+		 * now or at the next tick).  Harvesting before the arming would
+		 * leave a write made between the two for the next tick, away
+		 * from its touch. */
+		struct record_arg r = {k, 0};
+		for (size_t i = 0; i < E.regions.n; i++)
+			if (E.backend->harvest(E.regions.v[i].start, E.regions.v[i].end, harvested, &r)) {
+				/* Part of it was not observed (remapped behind our
+				 * back): observe all of it again from now on. */
+				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+				unarmed++;
+			}
+	}
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
 		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
