@@ -245,14 +245,14 @@ static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s,
 
 /* Harvested writes: each tracked page of [s, e) was written since the last
  * harvest, that is in interval r->e (the tick runs this after moving the
- * epoch to r->e + 1).  A backend without faults (uffd-wp) sees nothing
- * else, so the write is its touch too, by no known thread (slot 0).  With
- * faults (hybrid), a write counts only on a page touched in r->e, or in
- * r->e + 1 (a write racing the tick: it goes with that touch): a page
- * written with no touch was written where the fault path does not look (a
- * page the allocator discarded and the kernel reports as written again, a
- * coarse block), and counting it would make writes exceed touches.
- * Engine lock held: the written words have no other writer. */
+ * epoch to r->e + 1 and arming).  A backend without faults (uffd-wp) sees
+ * nothing else, so the write is its touch too, by no known thread (slot 0).
+ * With faults (hybrid), the write goes with the page's latest touch, which
+ * must be of r->e, or of r->e + 1 (a write after the arming faulted again);
+ * a page written with no such touch was written where the fault path does
+ * not look (a page the allocator discarded and the kernel reports as
+ * written again, a coarse block), and counting it would make writes exceed
+ * touches.  Engine lock held: the written words have no other writer. */
 static void harvested(uintptr_t s, uintptr_t e, void *arg)
 {
 	struct record_arg *r = arg;
