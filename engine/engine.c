@@ -1239,6 +1239,20 @@ void wss_engine_fork_prepare(void) { wss_engine_lock(&fork_ls); }
 
 void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
 
+/* A forked child that is not measured: every page back to its own
+ * protection, nothing written, the lock taken in prepare released. */
+static void child_unmeasured(void)
+{
+	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
+		wss_sys_close(E.err_fd);
+	E.err_fd = -1;
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		deactivate_locked();
+	E.finished = true;
+	E.lock = 0;
+	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+}
+
 /* The child of fork.  Only the forking thread exists; it holds the engine
  * lock (taken in prepare), so no tick and no registry change was in
  * progress, but other threads of the parent may have been inside the fault
@@ -1285,14 +1299,7 @@ void wss_engine_fork_child(void)
 		__atomic_store_n(&pins[i].prev, 0, __ATOMIC_RELAXED);
 	}
 	if (!E.cfg.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
-		if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
-			wss_sys_close(E.err_fd);
-		E.err_fd = -1;
-		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-			deactivate_locked();
-		E.finished = true;
-		E.lock = 0;
-		wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+		child_unmeasured();
 		return;
 	}
 	for (size_t i = 0; i < E.regions.n; i++)
@@ -1310,10 +1317,7 @@ void wss_engine_fork_child(void)
 		char why[256] = "";
 		if (E.backend->reopen(why, sizeof why)) {
 			wss_log("cannot measure a forked child: ", why, NULL);
-			deactivate_locked();
-			E.finished = true;
-			E.lock = 0;
-			wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
+			child_unmeasured();
 			return;
 		}
 		for (size_t i = 0; i < E.regions.n; i++)

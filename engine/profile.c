@@ -75,17 +75,24 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	wss_fmt_str(f, "}\n");
 }
 
+/* data_pages and, where the backend has them, read_pages and write_pages:
+ * the same three for a sample and for each of its threads. */
+static void page_sets(wss_fmt_t *f, wss_profile_sets_t sets, uint64_t data, uint64_t write)
+{
+	key_u64(f, "data_pages", data);
+	if (sets.reads)
+		key_u64(f, "read_pages", data - write);
+	if (sets.writes)
+		key_u64(f, "write_pages", write);
+}
+
 void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 {
 	wss_fmt_str(f, "{\"type\":\"sample\"");
 	key_u64(f, "seq", s->seq);
 	key_u64(f, "t_ns", s->t_ns);
 	key_u64(f, "cpu_ns", s->cpu_ns);
-	key_u64(f, "data_pages", s->data_pages);
-	if (s->sets.reads)
-		key_u64(f, "read_pages", s->data_pages - s->write_pages);
-	if (s->sets.writes)
-		key_u64(f, "write_pages", s->write_pages);
+	page_sets(f, s->sets, s->data_pages, s->write_pages);
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	if (s->unarmed)
@@ -101,11 +108,7 @@ void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sampl
 		wss_fmt_ch(f, ',');
 	wss_fmt_str(f, "{\"tid\":");
 	wss_fmt_i64(f, t->tid);
-	key_u64(f, "data_pages", t->data_pages);
-	if (s->sets.reads)
-		key_u64(f, "read_pages", t->data_pages - t->write_pages);
-	if (s->sets.writes)
-		key_u64(f, "write_pages", t->write_pages);
+	page_sets(f, s->sets, t->data_pages, t->write_pages);
 	key_u64(f, "faults", t->faults);
 	if (t->cpu_ns >= 0)
 		key_u64(f, "cpu_ns", (uint64_t)t->cpu_ns);
