@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM } ktype_t;
+typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM, T_COUNT, T_DECIMAL } ktype_t;
 
 typedef struct keydef {
 	const char *section, *name;
@@ -18,6 +18,28 @@ typedef struct keydef {
 	const char *const *choices; /* T_ENUM */
 	const char *help;
 } keydef_t;
+
+/* The range of each T_COUNT key, and of T_DECIMAL ones in thousandths. */
+static const struct {
+	int id;
+	uint32_t min, max;
+} ranges[] = {
+	{WSS_KEY_PEAKS_SENSITIVITY, 1, 1000000},
+	{WSS_KEY_PEAKS_MAX, 1, 1000000},
+	{WSS_KEY_PEAKS_STACK_DEPTH, 1, WSS_STACK_DEPTH_MAX},
+	{WSS_KEY_REPORT_HOT_PAGES, 0, 100000},
+};
+
+static void range_of(const keydef_t *k, uint32_t *min, uint32_t *max)
+{
+	*min = 0;
+	*max = UINT32_MAX;
+	for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
+		if (ranges[i].id == k->id) {
+			*min = ranges[i].min;
+			*max = ranges[i].max;
+		}
+}
 
 static const char *const time_bases[] = {"wall", "cpu", "manual", NULL};
 static const char *const backends[] = {"auto", "mprotect", "uffd-wp", "hybrid", NULL};
@@ -61,10 +83,15 @@ static const keydef_t keys[] = {
 	{"track", "code", -1, T_BOOL, NULL, NULL},
 	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
 	{"track", "sampling_rate", -1, T_STRING, NULL, NULL},
-	{"peaks", "enabled", -1, T_BOOL, NULL, NULL},
-	{"peaks", "sensitivity", -1, T_STRING, NULL, NULL},
-	{"peaks", "max", -1, T_STRING, NULL, NULL},
-	{"report", "hot_pages", -1, T_STRING, NULL, NULL},
+	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
+	 "Detect peaks of the working set and record the call stacks that made them."},
+	{"peaks", "sensitivity", WSS_KEY_PEAKS_SENSITIVITY, T_DECIMAL, NULL,
+	 "g of the peak detector (docs/peaks.md): lower flags more.  A number > 0."},
+	{"peaks", "max", WSS_KEY_PEAKS_MAX, T_COUNT, NULL, "At most this many peak records per process."},
+	{"peaks", "stack_depth", WSS_KEY_PEAKS_STACK_DEPTH, T_COUNT, NULL,
+	 "Frames kept of each first-touch site's call stack (at most 128)."},
+	{"report", "hot_pages", WSS_KEY_REPORT_HOT_PAGES, T_COUNT, NULL,
+	 "How many of the most often touched pages the summary lists (0: none)."},
 	{"report", "summary", WSS_KEY_REPORT_SUMMARY, T_BOOL, NULL,
 	 "Print the working-set summary and the profile's path on stderr at exit."},
 };
@@ -89,6 +116,11 @@ void wss_config_defaults(wss_config_t *c)
 	c->backend = WSS_BACKEND_AUTO;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
+	c->peaks_enabled = true;
+	c->peaks_sensitivity_milli = 5000;
+	c->peaks_max = 100;
+	c->peaks_stack_depth = 32;
+	c->report_hot_pages = 20;
 	c->follow_fork = true;
 	c->follow_exec = true;
 }
@@ -353,6 +385,19 @@ static void at_origin(const wss_config_t *c, wss_key_t id, wss_fmt_t *e)
 	}
 }
 
+/* A decimal kept in thousandths, as TOML writes a float: 5.0, 2.5, 0.125. */
+static void fmt_milli(wss_fmt_t *f, uint32_t m)
+{
+	wss_fmt_u64(f, m / 1000);
+	wss_fmt_ch(f, '.');
+	uint32_t frac = m % 1000;
+	char d[4] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10), 0};
+	int n = 3;
+	while (n > 1 && d[n - 1] == '0')
+		d[--n] = 0;
+	wss_fmt_str(f, d);
+}
+
 static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, bool toml)
 {
 	switch ((wss_key_t)k->id) {
@@ -387,6 +432,11 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
 	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
 	case WSS_KEY_REPORT_SUMMARY: wss_fmt_str(f, c->report_summary ? "true" : "false"); return;
+	case WSS_KEY_PEAKS_ENABLED: wss_fmt_str(f, c->peaks_enabled ? "true" : "false"); return;
+	case WSS_KEY_PEAKS_SENSITIVITY: fmt_milli(f, c->peaks_sensitivity_milli); return;
+	case WSS_KEY_PEAKS_MAX: wss_fmt_u64(f, c->peaks_max); return;
+	case WSS_KEY_PEAKS_STACK_DEPTH: wss_fmt_u64(f, c->peaks_stack_depth); return;
+	case WSS_KEY_REPORT_HOT_PAGES: wss_fmt_u64(f, c->report_hot_pages); return;
 	case WSS_KEY_COUNT: return;
 	}
 }
@@ -499,6 +549,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
+	case WSS_KEY_PEAKS_ENABLED: c->peaks_enabled = v; break;
 	default: c->report_summary = v; break;
 	}
 	return 0;
@@ -558,6 +609,101 @@ static int set_output(wss_config_t *c, const keydef_t *k, const input_t *in, wss
 	return 0;
 }
 
+/* Is v in the key's range?  If not, say so.  Returns 0 or EINVAL. */
+static int in_range(wss_fmt_t *e, const keydef_t *k, uint64_t v)
+{
+	uint32_t min, max;
+	range_of(k, &min, &max);
+	if (v >= min && v <= max)
+		return 0;
+	bad(e, k, "out of range (from ", NULL, NULL);
+	if (k->type == T_DECIMAL)
+		fmt_milli(e, min);
+	else
+		wss_fmt_u64(e, min);
+	wss_fmt_str(e, " to ");
+	if (k->type == T_DECIMAL)
+		fmt_milli(e, max);
+	else
+		wss_fmt_u64(e, max);
+	wss_fmt_ch(e, ')');
+	return EINVAL;
+}
+
+static uint32_t *count_field(wss_config_t *c, int id)
+{
+	return id == WSS_KEY_PEAKS_MAX	       ? &c->peaks_max
+	       : id == WSS_KEY_PEAKS_STACK_DEPTH ? &c->peaks_stack_depth
+	       : id == WSS_KEY_REPORT_HOT_PAGES  ? &c->report_hot_pages
+						 : &c->peaks_sensitivity_milli;
+}
+
+/* A whole number in [min, max]: a TOML integer, or digits in the
+ * environment and on the command line. */
+static int set_count(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	int64_t v = -1;
+	if (in->tv) {
+		if (in->tv->type != WSS_TOML_INTEGER)
+			return wrong_type(e, k, "an integer", in->tv);
+		v = in->tv->u.i;
+	} else {
+		const char *p = in->s;
+		v = *p ? 0 : -1;
+		for (; *p && v >= 0; p++)
+			v = *p >= '0' && *p <= '9' && v < 100000000 ? v * 10 + (*p - '0') : -1;
+		if (v < 0)
+			return bad(e, k, "not a whole number: ", in->s, NULL);
+	}
+	if (v < 0 || in_range(e, k, (uint64_t)v))
+		return v < 0 ? bad(e, k, "out of range", NULL, NULL) : EINVAL;
+	*count_field(c, k->id) = (uint32_t)v;
+	return 0;
+}
+
+/* A number > 0 with up to three decimals: a TOML float or integer, or the
+ * same digits in the environment and on the command line. */
+static int set_decimal(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	uint64_t m = 0;
+	if (in->tv) {
+		double d;
+		if (in->tv->type == WSS_TOML_INTEGER)
+			d = (double)in->tv->u.i;
+		else if (in->tv->type == WSS_TOML_FLOAT)
+			d = in->tv->u.f;
+		else
+			return wrong_type(e, k, "a number", in->tv);
+		if (!(d >= 0 && d <= 4e6))
+			m = UINT64_MAX;
+		else
+			m = (uint64_t)(d * 1000 + 0.5);
+	} else {
+		const char *p = in->s;
+		int digits = 0, frac = -1;
+		for (; *p; p++) {
+			if (*p == '.' && frac < 0) {
+				frac = 0;
+				continue;
+			}
+			if (*p < '0' || *p > '9' || m > 4000000000ULL || frac >= 3)
+				return bad(e, k, "not a number: ", in->s, " (e.g. 5 or 2.5)");
+			m = m * 10 + (uint64_t)(*p - '0');
+			digits++;
+			if (frac >= 0)
+				frac++;
+		}
+		if (!digits)
+			return bad(e, k, "not a number: ", in->s, " (e.g. 5 or 2.5)");
+		for (int i = frac < 0 ? 0 : frac; i < 3; i++)
+			m *= 10;
+	}
+	if (in_range(e, k, m))
+		return EINVAL;
+	c->peaks_sensitivity_milli = (uint32_t)m;
+	return 0;
+}
+
 static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_origin_t origin, wss_fmt_t *e)
 {
 	int r;
@@ -565,6 +711,8 @@ static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_or
 	case T_STRING: r = set_output(c, k, in, e); break;
 	case T_DURATION: r = set_duration(c, k, in, e); break;
 	case T_BOOL: r = set_bool(c, k, in, e); break;
+	case T_COUNT: r = set_count(c, k, in, e); break;
+	case T_DECIMAL: r = set_decimal(c, k, in, e); break;
 	default: r = set_enum(c, k, in, e); break;
 	}
 	if (!r)

@@ -23,6 +23,7 @@ typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP, 
 #define WSS_CONFIG_FILE_MAX (1024 * 1024) /* a session file larger than this is an error */
 #define WSS_INTERVAL_MIN_NS 100000ULL     /* 100 us */
 #define WSS_WINDOW_MAX_INTERVALS 1000000U
+#define WSS_STACK_DEPTH_MAX 128
 
 /* Every key that works in this version. */
 typedef enum {
@@ -38,6 +39,11 @@ typedef enum {
 	WSS_KEY_TRACK_DATA_SEGMENTS,
 	WSS_KEY_TRACK_LIBRARY_DATA,
 	WSS_KEY_REPORT_SUMMARY,
+	WSS_KEY_PEAKS_ENABLED,
+	WSS_KEY_PEAKS_SENSITIVITY,
+	WSS_KEY_PEAKS_MAX,
+	WSS_KEY_PEAKS_STACK_DEPTH,
+	WSS_KEY_REPORT_HOT_PAGES,
 	WSS_KEY_COUNT
 } wss_key_t;
 
@@ -61,6 +67,11 @@ typedef struct wss_config {
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool report_summary;
+	bool peaks_enabled;
+	uint32_t peaks_sensitivity_milli; /* g in thousandths */
+	uint32_t peaks_max;               /* peak records per process */
+	uint32_t peaks_stack_depth;       /* frames per stack */
+	uint32_t report_hot_pages;        /* pages the summary lists */
 	char file[WSS_CONFIG_PATH_MAX]; /* the session file, "" for none */
 	wss_origin_t src[WSS_KEY_COUNT];
 	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA

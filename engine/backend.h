@@ -34,10 +34,11 @@ typedef struct wss_backend {
 	/* Stop observing [start, end) for good (after disarm).  NULL when
 	 * disarm is enough. */
 	void (*detach)(uintptr_t start, uintptr_t end);
-	/* A fault at addr (write / instruction fetch as told by the CPU):
-	 * returns true when it was ours and has been handled.  AS-safe.  NULL
-	 * for a backend that takes no faults. */
-	bool (*fault)(uintptr_t addr, bool write, bool exec);
+	/* A fault at addr (write / instruction fetch as told by the CPU) in
+	 * the interrupted context uc (a ucontext_t): returns true when it was
+	 * ours and has been handled.  AS-safe.  NULL for a backend that takes
+	 * no faults. */
+	bool (*fault)(uintptr_t addr, bool write, bool exec, const void *uc);
 	/* The tick, before arm: call written(s, e, arg) for each run of pages
 	 * in [start, end) written since the last harvest, and start observing
 	 * them again.  Returns 0 or an errno (the range was only partly

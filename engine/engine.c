@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "common/fmt.h"
@@ -39,7 +40,9 @@
 #include "engine/backend.h"
 #include "engine/profile.h"
 #include "engine/regions.h"
+#include "engine/peaks.h"
 #include "engine/shadow.h"
+#include "engine/sites.h"
 #include "engine/threads.h"
 
 typedef struct wss_engine {
@@ -74,6 +77,9 @@ typedef struct wss_engine {
 	long max_map;
 	uint64_t start_unix_ns;
 	bool open_pending;        /* a forked child: create the profile on the first write */
+	bool peaks;               /* peak detection (peaks.enabled) */
+	bool sites;               /* first-touch sites and stacks: peaks, and a backend with faults */
+	uint32_t npeaks;          /* peak records written */
 	uint64_t app_mask;        /* the signal mask of the thread that started the engine */
 	uint64_t next_alone_ns;   /* engine thread: when to look for the last thread again */
 } wss_engine_t;
@@ -85,6 +91,9 @@ static void (*tick_around)(void (*tick)(void));
 
 void wss_engine_on_tick(void (*fn)(void)) { on_tick = fn; }
 void wss_engine_tick_around(void (*around)(void (*tick)(void))) { tick_around = around; }
+
+static const char *(*module_of)(uintptr_t addr, bool *main_program);
+void wss_engine_on_module_of(const char *(*fn)(uintptr_t addr, bool *main_program)) { module_of = fn; }
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -160,30 +169,46 @@ static void inflight_exit(uint32_t e) { __atomic_sub_fetch(&E.inflight[e & 1], 1
 
 /* Record a touch of page by slot in interval e; a fault also counts in the
  * thread's faults.  AS-safe. */
-static void record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool fault)
+/* Returns true when this was the page's first touch in interval e. */
+static bool record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool fault)
 {
 	wss_thread_t *t = wss_threads_get(slot);
 	wss_page_t *p = wss_shadow_page(page);
-	if (p && wss_page_record(p, e, slot) && fault)
+	bool first = p && wss_page_record(p, e, slot);
+	if (first && fault)
 		__atomic_add_fetch(&t->faults, 1, __ATOMIC_RELAXED);
 	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_EVER) &&
 	    !(__atomic_fetch_or(fl, WSS_PF_EVER, __ATOMIC_RELAXED) & WSS_PF_EVER))
 		__atomic_add_fetch(&t->new_pages, 1, __ATOMIC_RELAXED);
+	return first;
 }
 
-void wss_engine_touched(uintptr_t page, uint8_t *fl)
+void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return; /* finished or forked: the page is open again, that is all */
 	uint32_t e = inflight_enter();
-	record(page, fl, e, wss_threads_self(), true);
+	bool first = record(page, fl, e, wss_threads_self(), true);
+	int site = -1;
+	bool fresh = false;
+	if (first && uc && E.sites)
+		site = wss_sites_touch((uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], e, &fresh);
 	inflight_exit(e);
+	/* A new site's call stack, outside the in-flight section: the unwinder
+	 * may wait for the loader's list lock, which a tick can hold while it
+	 * waits for the in-flight handlers (sites.c). */
+	if (fresh)
+		wss_sites_capture(site, uc);
+	/* The first site seen touching the page, for the hot-page list. */
+	uint32_t *ps;
+	if (site >= 0 && (ps = wss_shadow_site(page)) && !*ps)
+		*ps = (uint32_t)site + 1;
 }
 
-bool wss_engine_fault(uintptr_t addr, bool write, bool exec)
+bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
 	const wss_backend_t *b = E.backend;
-	return b && b->fault && b->fault(addr, write, exec);
+	return b && b->fault && b->fault(addr, write, exec, uc);
 }
 
 /* ---- pins: buffers the kernel is about to access -------------------------
@@ -415,6 +440,11 @@ static void reset_page(uintptr_t a)
 	uint32_t *w = wss_shadow_written(a);
 	if (w && *w)
 		*w = 0;
+	uint32_t *h = wss_shadow_hits(a), *st = wss_shadow_site(a);
+	if (h && *h)
+		*h = 0;
+	if (st && *st)
+		*st = 0;
 	wss_page_t *p = wss_shadow_page(a);
 	if (p && (__atomic_load_n(&p->cur, __ATOMIC_RELAXED) || __atomic_load_n(&p->prev, __ATOMIC_RELAXED))) {
 		__atomic_store_n(&p->cur, 0, __ATOMIC_RELAXED);
@@ -583,6 +613,8 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
 		*wss_shadow_written(b) = *wss_shadow_written(a);
+		*wss_shadow_hits(b) = *wss_shadow_hits(a);
+		*wss_shadow_site(b) = *wss_shadow_site(a);
 		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
 			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
 	}
@@ -682,6 +714,8 @@ static int64_t thread_cpu_ns(int tid)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static void peaks_locked(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt);
+
 static void tick_locked(bool final)
 {
 	if (on_tick)
@@ -736,11 +770,15 @@ static void tick_locked(bool final)
 	for (uint32_t s = 0; s <= nt; s++)
 		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
 	uint64_t pages = 0, writes = 0;
+	bool hot = E.cfg.report_hot_pages > 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
 		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
 			uint32_t owner;
-			if (!wss_page_in_window(wss_shadow_page(a), k, w, &owner))
+			wss_page_t *pg = wss_shadow_page(a);
+			if (!wss_page_in_window(pg, k, w, &owner))
 				continue;
+			if (hot && wss_page_touched_in(pg, k))
+				(*wss_shadow_hits(a))++;
 			pages++;
 			bool wrote = false;
 			if (sets.writes) {
@@ -793,6 +831,8 @@ static void tick_locked(bool final)
 	}
 	wss_profile_sample_end(&E.out);
 	write_record();
+	if (E.peaks)
+		peaks_locked(k, pages, writes, sets, nt);
 
 	E.nsamples++;
 	E.sum_pages += pages;
@@ -806,6 +846,61 @@ static void tick_locked(bool final)
 		E.peak_read = pages - writes;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
+}
+
+/* ---- hot pages ---------------------------------------------------------
+ * At the end: the report.hot_pages tracked pages touched in the most
+ * intervals, with the mapping each belongs to and the site that first
+ * touched it (its stack written before the summary).  Engine lock held. */
+
+static const char *mapping_of(uintptr_t a, int kind, char *buf, size_t n)
+{
+	if (kind == WSS_KIND_HEAP)
+		return "heap";
+	if (kind == WSS_KIND_ANON)
+		return "anon";
+	bool main_program = false;
+	const char *path = module_of ? module_of(a, &main_program) : NULL;
+	if (!path)
+		return "data";
+	wss_fmt_t f;
+	wss_fmt_init(&f, buf, n);
+	wss_fmt_str(&f, main_program ? "data:" : "libdata:");
+	wss_fmt_str(&f, path);
+	return wss_fmt_cstr(&f);
+}
+
+static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg);
+
+static wss_profile_hot_t *hot_pages_locked(int *nhot)
+{
+	uint32_t want = E.cfg.report_hot_pages;
+	*nhot = 0;
+	if (!want)
+		return NULL;
+	wss_profile_hot_t *v = wss_sys_alloc(want * sizeof *v);
+	if (!v)
+		return NULL;
+	uint32_t n = 0;
+	for (size_t i = 0; i < E.regions.n; i++)
+		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
+			uint32_t h = *wss_shadow_hits(a);
+			if (!h || (n == want && v[n - 1].intervals >= h))
+				continue;
+			uint32_t j = n < want ? n++ : want - 1;
+			for (; j > 0 && v[j - 1].intervals < h; j--)
+				v[j] = v[j - 1];
+			uint32_t site = *wss_shadow_site(a);
+			v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = E.regions.v[i].kind,
+						   .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
+		}
+	static char maps[256][PATH_MAX + 16];
+	for (uint32_t j = 0; j < n; j++)
+		v[j].mapping = mapping_of(v[j].addr, v[j].kind, maps[j % 256], sizeof maps[0]);
+	if (E.sites)
+		wss_sites_stacks_unwritten(stack_out, NULL);
+	*nhot = (int)n;
+	return v;
 }
 
 /* One tick of the clock, unless measuring stopped or the engine thread was
@@ -825,6 +920,92 @@ static void tick(void)
 		tick_around(tick_now);
 	else
 		tick_now();
+}
+
+/* ---- peaks ------------------------------------------------------------------
+ * One detector per series: data, read and write (where the backend has
+ * them) and each of the first PEAK_THREADS threads' data.  At the onset of
+ * a peak, a "peak" record with the sites that touched the most pages first
+ * in that interval; their stacks are written before it. */
+
+#define PEAK_SITES 8
+#define PEAK_THREADS 256
+
+static wss_peaks_t det_data, det_read, det_write, det_thread[PEAK_THREADS + 1];
+static bool det_thread_on[PEAK_THREADS + 1];
+
+static void peaks_init(void)
+{
+	double g = E.cfg.peaks_sensitivity_milli / 1000.0;
+	wss_peaks_init(&det_data, g, WSS_PEAKS_WINDOW);
+	wss_peaks_init(&det_read, g, WSS_PEAKS_WINDOW);
+	wss_peaks_init(&det_write, g, WSS_PEAKS_WINDOW);
+	memset(det_thread_on, 0, sizeof det_thread_on);
+	E.npeaks = 0;
+}
+
+static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg)
+{
+	(void)arg;
+	wss_profile_stack(&E.out, id, frames, n);
+}
+
+static void peaks_locked(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt)
+{
+	wss_site_count_t top[PEAK_SITES];
+	uint64_t rest = 0;
+	int ntop = E.sites ? wss_sites_top(k, top, PEAK_SITES, &rest) : 0;
+	wss_profile_site_t sites[PEAK_SITES];
+	for (int i = 0; i < ntop; i++)
+		sites[i] = (wss_profile_site_t){top[i].pc, top[i].stack, top[i].pages};
+	struct {
+		wss_peaks_t *d;
+		const char *series;
+		int tid;
+		uint64_t value;
+	} series[3 + PEAK_THREADS];
+	int n = 0;
+	series[n++] = (typeof(series[0])){&det_data, "data", 0, pages};
+	if (sets.reads)
+		series[n++] = (typeof(series[0])){&det_read, "read", 0, pages - writes};
+	if (sets.writes && sets.reads)
+		series[n++] = (typeof(series[0])){&det_write, "write", 0, writes};
+	for (uint32_t t = 1; t <= nt && t <= PEAK_THREADS; t++) {
+		wss_thread_t *th = wss_threads_get(t);
+		if (!det_thread_on[t]) {
+			if (!th->window_pages)
+				continue;
+			wss_peaks_init(&det_thread[t], E.cfg.peaks_sensitivity_milli / 1000.0, WSS_PEAKS_WINDOW);
+			det_thread_on[t] = true;
+		}
+		series[n++] = (typeof(series[0])){&det_thread[t], "thread", th->tid, th->window_pages};
+	}
+	bool stacks_out = false;
+	for (int i = 0; i < n; i++) {
+		wss_peak_info_t info;
+		if (!wss_peaks_update(series[i].d, (double)series[i].value, &info) || !info.start ||
+		    E.npeaks >= E.cfg.peaks_max)
+			continue;
+		if (!stacks_out && E.sites) {
+			wss_sites_stacks_unwritten(stack_out, NULL);
+			stacks_out = true;
+		}
+		wss_profile_peak_t pk = {
+			.seq = k,
+			.series = series[i].series,
+			.tid = series[i].tid,
+			.value = series[i].value,
+			.mean = info.mean,
+			.threshold = info.threshold,
+			.sites = sites,
+			.nsites = ntop,
+			.other_pages = rest,
+		};
+		wss_profile_peak(&E.out, &pk);
+		E.npeaks++;
+	}
+	if (E.out.len)
+		write_record();
 }
 
 void wss_engine_tick_manual(void)
@@ -1070,6 +1251,11 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		wss_fmt_cstr(&e);
 		return ENOMEM;
 	}
+	/* Sites need faults: mprotect and hybrid have them, uffd-wp not. */
+	E.peaks = E.cfg.peaks_enabled;
+	E.sites = E.peaks && E.backend->fault && !wss_sites_init(E.cfg.peaks_stack_depth);
+	if (E.peaks)
+		peaks_init();
 	long max_map = read_long_file("/proc/sys/vm/max_map_count", 65530);
 	/* Our splits may use half of what is left; the application keeps the
 	 * rest, and the relieve path covers it if it needs more. */
@@ -1101,6 +1287,16 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	__atomic_store_n(&E.tracking, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&E.measuring, true, __ATOMIC_RELEASE);
 	return 0;
+}
+
+bool wss_engine_sites(void) { return E.sites || E.cfg.report_hot_pages; }
+
+void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_t start, uintptr_t end,
+			      const char *build_id)
+{
+	wss_profile_module(&E.out, id, path, bias, start, end, build_id);
+	if (!E.open_pending)
+		write_record();
 }
 
 bool wss_engine_active(void) { return __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE); }
@@ -1198,8 +1394,12 @@ static void finish(bool exec)
 		.duration_ns = clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
 	};
+	wss_profile_hot_t *hot = hot_pages_locked(&sum.nhot);
+	sum.hot = hot;
 	wss_profile_summary(&E.out, &sum);
 	write_record();
+	if (hot)
+		wss_sys_free(hot, E.cfg.report_hot_pages * sizeof *hot);
 	deactivate_locked();
 	if (E.fd >= 0 && fd_still(E.fd, E.fd_dev, E.fd_ino)) /* never a descriptor the program reused */
 		wss_sys_close(E.fd);
@@ -1312,6 +1512,10 @@ void wss_engine_fork_child(void)
 	E.epoch = 1;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = 0;
+	if (E.sites)
+		wss_sites_fork_child();
+	if (E.peaks)
+		peaks_init();
 	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
 	if (E.backend->reopen) {
 		char why[256] = "";

@@ -49,6 +49,18 @@ void wss_engine_tick_around(void (*around)(void (*tick)(void)));
 /* End the current interval now (time_base manual).  hook. */
 void wss_engine_tick_manual(void);
 
+/* Where the data page at addr comes from: a module's path (and whether it
+ * is the main program), or NULL.  For the summary's hot pages.  init. */
+void wss_engine_on_module_of(const char *(*fn)(uintptr_t addr, bool *main_program));
+/* Are first-touch sites and their stacks recorded (peaks.enabled, and a
+ * backend with faults), or hot pages listed?  Then the profile needs
+ * "module" records.  init. */
+bool wss_engine_sites(void);
+/* Append a "module" record (engine lock held): id, path, load bias,
+ * mapped range, build-id ("" for none); written with the next record. */
+void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_t start, uintptr_t end,
+			      const char *build_id);
+
 /* The engine lock, with asynchronous signals blocked while it is held so a
  * signal handler on the same thread cannot re-enter it.  hook. */
 typedef struct wss_lockstate {
@@ -80,13 +92,15 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
  * splits may be the cause, undo them all and return true (retry once). */
 bool wss_engine_relieve_locked(void);
 
-/* The fault handler's entry: true when the fault was ours and is handled.
- * AS-safe, lock-free. */
-bool wss_engine_fault(uintptr_t addr, bool write, bool exec);
+/* The fault handler's entry, with the interrupted context uc (a
+ * ucontext_t): true when the fault was ours and is handled.  AS-safe,
+ * lock-free. */
+bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc);
 
 /* For backends: record a first touch of the page at addr (whose flags byte
- * is fl) in the current interval.  AS-safe, lock-free. */
-void wss_engine_touched(uintptr_t page, uint8_t *fl);
+ * is fl) in the current interval, made in the context uc (for its site and
+ * call stack).  AS-safe, lock-free. */
+void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
 /* Pin [buf, buf+len) for a system call that will access it: its tracked
  * pages are opened, recorded as touched, and not armed again until unpinned
  * (each tick counts them as touched meanwhile).  Returns a handle for

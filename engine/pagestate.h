@@ -76,6 +76,20 @@ static inline bool wss_page_record(wss_page_t *p, uint32_t e, uint32_t slot)
 	}
 }
 
+/* Was the page touched in interval k itself?  The same reads as below.
+ * AS-safe. */
+static inline bool wss_page_touched_in(wss_page_t *p, uint32_t k)
+{
+	uint64_t lo = __atomic_load_n(&p->cur, __ATOMIC_ACQUIRE);
+	if ((uint32_t)lo == k)
+		return true;
+	if ((uint32_t)lo < k)
+		return false;
+	uint64_t hi;
+	wss_page_load(p, &lo, &hi);
+	return (uint32_t)lo == k || (uint32_t)hi == k;
+}
+
 /* Is the page in the window of sample k (intervals k-w+1..k)?  If so, store
  * the owning thread slot (the toucher of its newest interval <= k).  Reads
  * with one 8-byte load in the common case and a 16-byte atomic read only when

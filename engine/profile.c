@@ -117,6 +117,22 @@ void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sampl
 
 void wss_profile_sample_end(wss_fmt_t *f) { wss_fmt_str(f, "]}\n"); }
 
+static void hex(wss_fmt_t *f, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char b[19];
+	int i = 18;
+	b[i] = 0;
+	do
+		b[--i] = digits[v & 15];
+	while (v >>= 4);
+	b[--i] = 'x';
+	b[--i] = '0';
+	wss_fmt_ch(f, '"');
+	wss_fmt_str(f, b + i);
+	wss_fmt_ch(f, '"');
+}
+
 /* avg with one decimal, as tenths. */
 static uint64_t avg_tenths(const wss_profile_summary_t *s, const wss_profile_stat_t *st)
 {
@@ -148,6 +164,94 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	key_u64(f, "page_size", (uint64_t)s->page_size);
+	if (s->hot) {
+		wss_fmt_str(f, ",\"hot_pages\":[");
+		for (int i = 0; i < s->nhot; i++) {
+			if (i)
+				wss_fmt_ch(f, ',');
+			wss_fmt_str(f, "{\"addr\":");
+			hex(f, s->hot[i].addr);
+			key_u64(f, "intervals", s->hot[i].intervals);
+			key_str(f, "mapping", s->hot[i].mapping);
+			if (s->hot[i].stack)
+				key_u64(f, "stack", s->hot[i].stack);
+			wss_fmt_ch(f, '}');
+		}
+		wss_fmt_ch(f, ']');
+	}
+	wss_fmt_str(f, "}\n");
+}
+
+
+void wss_profile_module(wss_fmt_t *f, int id, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+			const char *build_id)
+{
+	wss_fmt_str(f, "{\"type\":\"module\"");
+	key_u64(f, "id", (uint64_t)id);
+	key_str(f, "path", path);
+	key(f, "bias");
+	hex(f, bias);
+	key(f, "start");
+	hex(f, start);
+	key(f, "end");
+	hex(f, end);
+	key(f, "build_id");
+	if (build_id && *build_id)
+		wss_fmt_json_str(f, build_id);
+	else
+		wss_fmt_str(f, "null");
+	wss_fmt_str(f, "}\n");
+}
+
+void wss_profile_stack(wss_fmt_t *f, uint32_t id, const uint64_t *frames, uint32_t n)
+{
+	wss_fmt_str(f, "{\"type\":\"stack\"");
+	key_u64(f, "id", id);
+	wss_fmt_str(f, ",\"frames\":[");
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			wss_fmt_ch(f, ',');
+		hex(f, frames[i]);
+	}
+	wss_fmt_str(f, "]}\n");
+}
+
+/* x >= 0 with one decimal. */
+static void tenths(wss_fmt_t *f, double x)
+{
+	wss_fmt_fixed(f, x > 0 ? (uint64_t)(x * 10 + 0.5) : 0, 1);
+}
+
+void wss_profile_peak(wss_fmt_t *f, const wss_profile_peak_t *p)
+{
+	wss_fmt_str(f, "{\"type\":\"peak\"");
+	key_u64(f, "seq", p->seq);
+	key(f, "series");
+	if (!strcmp(p->series, "thread")) {
+		wss_fmt_str(f, "\"thread:");
+		wss_fmt_i64(f, p->tid);
+		wss_fmt_ch(f, '"');
+	} else {
+		wss_fmt_json_str(f, p->series);
+	}
+	key_u64(f, "value", p->value);
+	key(f, "mean");
+	tenths(f, p->mean);
+	key(f, "threshold");
+	tenths(f, p->threshold);
+	wss_fmt_str(f, ",\"sites\":[");
+	for (int i = 0; i < p->nsites; i++) {
+		if (i)
+			wss_fmt_ch(f, ',');
+		wss_fmt_str(f, "{\"pc\":");
+		hex(f, p->sites[i].pc);
+		if (p->sites[i].stack)
+			key_u64(f, "stack", p->sites[i].stack);
+		key_u64(f, "pages", p->sites[i].pages);
+		wss_fmt_ch(f, '}');
+	}
+	wss_fmt_ch(f, ']');
+	key_u64(f, "other_pages", p->other_pages);
 	wss_fmt_str(f, "}\n");
 }
 

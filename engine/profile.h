@@ -54,6 +54,14 @@ typedef struct wss_profile_stat {
 	uint64_t sum, peak, total;
 } wss_profile_stat_t;
 
+typedef struct wss_profile_hot {
+	uint64_t addr;
+	uint32_t intervals; /* intervals it was touched in */
+	int kind;           /* wss_kind_t */
+	uint32_t stack;     /* the first-touch site's stack, 0: unknown */
+	const char *mapping;
+} wss_profile_hot_t;
+
 typedef struct wss_profile_summary {
 	uint64_t samples;
 	wss_profile_stat_t data, write, read;
@@ -61,6 +69,8 @@ typedef struct wss_profile_summary {
 	uint64_t faults, coarse;
 	uint64_t duration_ns;
 	long page_size;
+	const wss_profile_hot_t *hot; /* report.hot_pages, most touched first */
+	int nhot;
 } wss_profile_summary_t;
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);
@@ -69,6 +79,36 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s);
 void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sample_t *s, const wss_profile_thread_t *t);
 void wss_profile_sample_end(wss_fmt_t *f);
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s);
+
+/* {"type":"module","id":N,"path":...,"bias":"0x...","start":"0x...",
+ *  "end":"0x...","build_id":"hex"|null} */
+void wss_profile_module(wss_fmt_t *f, int id, const char *path, uint64_t bias, uint64_t start, uint64_t end,
+			const char *build_id);
+
+/* {"type":"stack","id":ID,"frames":["0x...",...]}: frames[0] is the
+ * faulting instruction, the rest return addresses. */
+void wss_profile_stack(wss_fmt_t *f, uint32_t id, const uint64_t *frames, uint32_t n);
+
+typedef struct wss_profile_site {
+	uint64_t pc;
+	uint32_t stack; /* 0: none */
+	uint64_t pages;
+} wss_profile_site_t;
+
+typedef struct wss_profile_peak {
+	uint32_t seq;
+	const char *series; /* "data", "read", "write", "thread" */
+	int tid;            /* series "thread" */
+	uint64_t value;
+	double mean, threshold;
+	const wss_profile_site_t *sites;
+	int nsites;
+	uint64_t other_pages; /* first touches by sites not listed */
+} wss_profile_peak_t;
+
+/* {"type":"peak","seq":K,"series":...,"value":V,"mean":M,"threshold":T,
+ *  "sites":[{"pc":"0x...","stack":S,"pages":N},...],"other_pages":R} */
+void wss_profile_peak(wss_fmt_t *f, const wss_profile_peak_t *p);
 /* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)" of one
  * series: name is "data", "write" or "read". */
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name);

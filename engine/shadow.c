@@ -14,6 +14,8 @@ typedef struct wss_leaf {
 	wss_page_t pages[WSS_LEAF_PAGES];
 	uint8_t flags[WSS_LEAF_PAGES];
 	uint32_t written[WSS_LEAF_PAGES];
+	uint32_t hits[WSS_LEAF_PAGES];
+	uint32_t site[WSS_LEAF_PAGES];
 } wss_leaf_t;
 
 #define DIR_ENTRIES (WSS_ADDR_LIMIT >> WSS_LEAF_SHIFT)
@@ -66,4 +68,16 @@ uint32_t *wss_shadow_written(uintptr_t addr)
 {
 	wss_leaf_t *l = leaf_of(addr);
 	return l ? &l->written[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
+}
+
+uint32_t *wss_shadow_hits(uintptr_t addr)
+{
+	wss_leaf_t *l = leaf_of(addr);
+	return l ? &l->hits[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
+}
+
+uint32_t *wss_shadow_site(uintptr_t addr)
+{
+	wss_leaf_t *l = leaf_of(addr);
+	return l ? &l->site[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
 }

@@ -40,5 +40,10 @@ uint8_t *wss_shadow_flags(uintptr_t addr);
  * backends that see writes; written and read by the tick only (engine
  * lock), so plain loads and stores.  NULL when no leaf covers addr. */
 uint32_t *wss_shadow_written(uintptr_t addr);
+/* Hot-page bookkeeping: the number of intervals the page was touched in
+ * (tick only), and 1 + the site that first touched it (0: unknown; set
+ * once by the fault path, plain store).  NULL when no leaf covers addr. */
+uint32_t *wss_shadow_hits(uintptr_t addr);
+uint32_t *wss_shadow_site(uintptr_t addr);
 
 #endif

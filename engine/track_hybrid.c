@@ -26,7 +26,7 @@ static int hy_attach(uintptr_t start, uintptr_t end)
 static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
 static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
 static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
-static bool hy_fault(uintptr_t addr, bool write, bool exec) { return MP.fault(addr, write, exec); }
+static bool hy_fault(uintptr_t addr, bool write, bool exec, const void *uc) { return MP.fault(addr, write, exec, uc); }
 
 static int hy_harvest(uintptr_t start, uintptr_t end, void (*written)(uintptr_t, uintptr_t, void *), void *arg)
 {

@@ -149,7 +149,7 @@ static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
 	return restore_many(lo, hi, fl, f);
 }
 
-static bool mp_fault(uintptr_t addr, bool write, bool exec)
+static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
 	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
 	uint8_t *fl = wss_shadow_flags(page);
@@ -176,7 +176,7 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec)
 	}
 	if (r)
 		return false; /* not mapped any more: not ours */
-	wss_engine_touched(page, fl);
+	wss_engine_touched(page, fl, uc);
 	return true;
 }
 

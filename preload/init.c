@@ -85,7 +85,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)
 		wss_data_init();
-	wss_libs_init(cfg.track_library_data);
+	wss_libs_init(cfg.track_library_data, wss_engine_sites());
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has, then register ours to run after its child handler. */
 	free(malloc(1));

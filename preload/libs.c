@@ -33,6 +33,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <elf.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <stdbool.h>
@@ -69,6 +70,25 @@ static struct {
 } seen;
 
 static int (*real_dlclose)(void *);
+
+/* Modules (peaks.enabled): every object loaded, for the profile's "module"
+ * records, so that stack addresses can be symbolised offline.  Entries are
+ * added by whoever reads the loader's list (start-up, or a tick inside
+ * dl_iterate_phdr: serialised by the loader's lock) and written to the
+ * profile by the next tick (engine lock); never removed. */
+#define MOD_MAX 1024
+typedef struct module {
+	uintptr_t bias, start, end;
+	uint32_t name; /* offset in mod_names */
+	char build_id[41];
+	bool written;
+} module_t;
+static bool modules_on;
+static module_t mods[MOD_MAX];
+static int nmods;
+static char mod_names[256 * 1024];
+static uint32_t mod_names_len;
+static unsigned long long last_adds;
 
 /* Held by a tick for its dl_iterate_phdr, and by fork across the fork:
  * 0 free, else the owner's tid.  A thread that forks inside its own tick
@@ -138,14 +158,18 @@ void wss_data_init(void) { dl_iterate_phdr(find_exe_data, NULL); }
 /* The C runtime's own objects: their data holds the loader's and the C
  * library's internal locks, which are waited on with raw futex calls (no
  * wrapper could pin them), and the C library loads and unloads NSS and
- * gconv modules itself, without dlclose. */
+ * gconv modules itself, without dlclose.  And wss's own libraries: the
+ * unwinder (and its decompressor) runs inside the fault handler, with
+ * SIGSEGV blocked, where a touch of an armed page would be fatal. */
 static bool excluded(const struct dl_phdr_info *info)
 {
 	static const char *const runtime[] = {
 		"ld-linux", "libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so",
 		"libresolv.so", "libutil.so", "libanl.so", "libnss_", "libthread_db", "libBrokenLocale",
 		"libgcc_s.so", "libc_malloc_debug", "libmemusage", "libpcprofile", "libSegFault", "libidn2.so",
-		"linux-vdso", "linux-gate", NULL,
+		"linux-vdso", "linux-gate",
+		/* wss's own: the unwinder runs inside the fault handler */
+		"libunwind", "liblzma.so", NULL,
 	};
 	const char *name = info->dlpi_name;
 	if (!name || !*name || info->dlpi_addr == self_base || strstr(name, "/gconv/"))
@@ -168,17 +192,99 @@ static void add_seen(uintptr_t s, uintptr_t e, void *arg)
 	}
 }
 
+/* The GNU build-id note of the object, as hex, or "" when it has none. */
+static void build_id(const struct dl_phdr_info *info, char *out)
+{
+	out[0] = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *nh;
+			const unsigned char *desc = (const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+			    nh->n_descsz <= 20) {
+				static const char hexd[] = "0123456789abcdef";
+				for (unsigned j = 0; j < nh->n_descsz; j++) {
+					out[2 * j] = hexd[desc[j] >> 4];
+					out[2 * j + 1] = hexd[desc[j] & 15];
+				}
+				out[2 * nh->n_descsz] = 0;
+				return;
+			}
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+/* Add the object to mods[] if it is new (same load bias and range). */
+static void add_module(const struct dl_phdr_info *info, bool main_program)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+		lo = s < lo ? s : lo;
+		hi = e > hi ? e : hi;
+	}
+	if (lo >= hi || nmods >= MOD_MAX)
+		return;
+	for (int i = 0; i < nmods; i++)
+		if (mods[i].bias == info->dlpi_addr && mods[i].start == lo && mods[i].end == hi)
+			return;
+	char exe[4096];
+	const char *name = info->dlpi_name;
+	if (main_program) {
+		long n = wss_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		name = exe;
+	}
+	size_t len = name ? strlen(name) : 0;
+	if (mod_names_len + len + 1 > sizeof mod_names)
+		return;
+	module_t *m = &mods[nmods];
+	m->bias = info->dlpi_addr;
+	m->start = lo;
+	m->end = hi;
+	m->name = mod_names_len;
+	memcpy(mod_names + mod_names_len, name ? name : "", len + 1);
+	mod_names_len += (uint32_t)len + 1;
+	build_id(info, m->build_id);
+	m->written = false;
+	__atomic_store_n(&nmods, nmods + 1, __ATOMIC_RELEASE);
+}
+
 static int collect(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	bool *first = data;
+	if (modules_on)
+		add_module(info, *first);
 	if (*first) { /* the main program: track.data_segments */
 		*first = false;
 		return 0;
 	}
-	if (!excluded(info))
+	if (enabled && !excluded(info))
 		data_ranges(info, add_seen, NULL);
 	return 0;
+}
+
+/* Module records for the modules not yet in the profile (engine lock
+ * held). */
+static void modules_out_locked(void)
+{
+	int n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		if (!mods[i].written) {
+			wss_engine_module_locked(i + 1, mod_names + mods[i].name, mods[i].bias, mods[i].start, mods[i].end,
+						 mods[i].build_id);
+			mods[i].written = true;
+		}
 }
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
@@ -273,6 +379,8 @@ static void apply_locked(bool startup)
 
 void wss_libs_apply(void)
 {
+	if (modules_on)
+		modules_out_locked();
 	if (!enabled || seen.owner != wss_sys_gettid())
 		return;
 	apply_locked(false);
@@ -286,11 +394,13 @@ struct around {
 
 static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)info;
 	(void)size;
 	struct around *a = data;
 	if (!a->done) {
-		read_list();
+		/* Library data: every tick; modules only: when objects were added. */
+		if (enabled || info->dlpi_adds != last_adds)
+			read_list();
+		last_adds = info->dlpi_adds;
 		a->done = true;
 		a->tick(); /* applies the list first (wss_libs_apply), then arms */
 	}
@@ -314,7 +424,7 @@ static void around(void (*tick)(void))
 void wss_libs_fork_prepare(void)
 {
 	int self = wss_sys_gettid();
-	fork_took = enabled && __atomic_load_n(&tick_lock, __ATOMIC_RELAXED) != self;
+	fork_took = (enabled || modules_on) && __atomic_load_n(&tick_lock, __ATOMIC_RELAXED) != self;
 	if (fork_took)
 		tick_lock_take(self);
 }
@@ -325,25 +435,47 @@ void wss_libs_fork_parent(void)
 		tick_lock_drop();
 }
 
+/* The module holding addr (engine lock held): its path, and whether it is
+ * the main program (the first object the loader lists). */
+static const char *module_of(uintptr_t addr, bool *main_program)
+{
+	int n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		if (addr >= mods[i].start && addr < mods[i].end) {
+			*main_program = i == 0;
+			return mod_names + mods[i].name;
+		}
+	return NULL;
+}
+
 void wss_libs_fork_child(void)
 {
 	if (fork_took)
 		__atomic_store_n(&tick_lock, 0, __ATOMIC_RELAXED);
+	/* The child's profile needs them all again. */
+	for (int i = 0; i < nmods; i++)
+		mods[i].written = false;
 }
 
-void wss_libs_init(bool track)
+void wss_libs_init(bool track, bool modules)
 {
 	real_dlclose = (__typeof__(real_dlclose))dlsym(RTLD_NEXT, "dlclose");
-	if (!track)
+	if (!track && !modules)
 		return;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_libs_init);
+	enabled = track;
+	modules_on = modules;
 	read_list();
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
-	apply_locked(true);
+	if (modules_on) {
+		modules_out_locked();
+		wss_engine_on_module_of(module_of);
+	}
+	if (enabled)
+		apply_locked(true);
 	seen.owner = 0;
 	wss_engine_unlock(&ls);
-	enabled = true;
 	wss_engine_tick_around(around);
 }
 

@@ -27,6 +27,7 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
+#include "engine/sites.h"
 #include "engine/shadow.h"
 
 void *wss_je_malloc(size_t);
@@ -292,7 +293,7 @@ static inline bool route_untracked(const void *ra)
 		wss_heap_atfork_once();
 		return false; /* before start-up: arena 0 anyway */
 	}
-	if (from_libc(ra))
+	if (from_libc(ra) || wss_sites_unwinding)
 		return true;
 	if (__builtin_expect(!tls_bound, 0))
 		bind_slow();

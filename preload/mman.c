@@ -15,6 +15,7 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
+#include "engine/sites.h"
 #include "engine/shadow.h"
 #include "preload/preload.h"
 
@@ -24,6 +25,8 @@ void wss_mman_init(bool track) { track_anon = track; }
 
 static bool trackable(int prot, int flags)
 {
+	if (wss_sites_unwinding) /* the unwinder's memory pool: never ours to arm */
+		return false;
 	if (!track_anon || !(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC))
 		return false;
 	int skip = MAP_GROWSDOWN;

@@ -46,8 +46,9 @@ void wss_exclude_stack(const void *p, unsigned long n);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
 /* track.library_data: track shared libraries' data segments from now on,
- * following dlopen and dlclose (libs.c).  init. */
-void wss_libs_init(bool track);
+ * following dlopen and dlclose; modules: write a "module" record for every
+ * object loaded, now and as they appear (libs.c).  init. */
+void wss_libs_init(bool track, bool modules);
 /* Apply the list of libraries this tick read; called first in each tick,
  * engine lock held. */
 void wss_libs_apply(void);

@@ -16,6 +16,7 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
+#include "engine/sites.h"
 
 /* glibc's own sigaction, under its public alias. */
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -89,7 +90,7 @@ static void segv_handler(int sig, siginfo_t *si, void *ctx)
 	if (si->si_code == SEGV_ACCERR) {
 		unsigned long err = (unsigned long)uc->uc_mcontext.gregs[REG_ERR];
 		/* x86 page-fault error code: bit 1 write, bit 4 instruction fetch. */
-		if (wss_engine_fault((uintptr_t)si->si_addr, err & 2, err & 16)) {
+		if (wss_engine_fault((uintptr_t)si->si_addr, err & 2, err & 16, uc)) {
 			errno = saved;
 			return;
 		}
@@ -208,6 +209,12 @@ void wss_signals_check(void)
  * errno. */
 static int mask_change(int how, const sigset_t *set, sigset_t *old)
 {
+	if (wss_sites_unwinding) {
+		/* The unwinder, inside our fault handler, saving and restoring
+		 * the mask around its caches: exactly what it asks. */
+		long r = wss_sys_sigmask(how, (const uint64_t *)set, (uint64_t *)old);
+		return wss_sys_failed(r) ? (int)-r : 0;
+	}
 	uint64_t s = 0, o = 0;
 	bool asked = false;
 	if (set) {

@@ -9,6 +9,10 @@
                                      sum-of-thread-pages nthreads write_pages
                                      (- when the backend does not see writes)
   profile.py threads FILE SEQ        "tid pages" lines of one sample
+  profile.py peaks FILE              "seq series value top-stack-id" per peak
+  profile.py stack FILE ID           the stack's frames, symbolised with
+                                     addr2line -f -i through the module
+                                     records: "function file:line" lines
   profile.py tids FILE               one line per sample: seq t_ns and the
                                      tids of its threads
 """
@@ -50,6 +54,7 @@ def check(path, prefix):
     if h["version"] != 1:
         raise SystemExit("%s:1: unknown version %r" % (path, h["version"]))
     last = 0
+    stacks = set()
     for n, r in enumerate(recs[1:], 2):
         t = r.get("type")
         if t == "summary":
@@ -58,6 +63,22 @@ def check(path, prefix):
             for k in ("avg", "peak", "total"):
                 if not isinstance(r.get("data", {}).get(k), (int, float)):
                     raise SystemExit("%s:%d: summary.data.%s missing" % (path, n, k))
+            continue
+        if t == "module":
+            if not isinstance(r.get("path"), str) or not all(isinstance(r.get(k), str) and r[k].startswith("0x") for k in ("bias", "start", "end")):
+                raise SystemExit("%s:%d: module record without path, bias, start, end" % (path, n))
+            continue
+        if t == "stack":
+            if not isinstance(r.get("id"), int) or not r.get("frames") or not all(f.startswith("0x") for f in r["frames"]):
+                raise SystemExit("%s:%d: stack record without id or frames" % (path, n))
+            stacks.add(r["id"])
+            continue
+        if t == "peak":
+            if r.get("seq") != last:
+                raise SystemExit("%s:%d: peak of seq %r after sample %d" % (path, n, r.get("seq"), last))
+            for site in r.get("sites", []):
+                if "stack" in site and site["stack"] not in stacks:
+                    raise SystemExit("%s:%d: peak site refers to stack %d before its record" % (path, n, site["stack"]))
             continue
         if t != "sample":
             raise SystemExit("%s:%d: unknown record type %r" % (path, n, t))
@@ -117,6 +138,28 @@ def main(argv):
             if r.get("type") == "sample" and r["seq"] == seq:
                 for t in r["threads"]:
                     print(t["tid"], t["data_pages"])
+    elif cmd == "peaks":
+        for r in load(path, True):
+            if r.get("type") == "peak":
+                top = r["sites"][0].get("stack", 0) if r["sites"] else 0
+                print(r["seq"], r["series"], r["value"], top)
+    elif cmd == "stack":
+        import subprocess
+        recs = load(path, True)
+        mods = [r for r in recs if r.get("type") == "module"]
+        st = next(r for r in recs if r.get("type") == "stack" and r["id"] == int(argv[3]))
+        for i, f in enumerate(st["frames"]):
+            a = int(f, 16)
+            m = next((m for m in mods if int(m["start"], 16) <= a < int(m["end"], 16)), None)
+            if m is None:
+                print(f, "?")
+                continue
+            # Return addresses (all but the first frame) point after the call.
+            off = a - int(m["bias"], 16) - (1 if i else 0)
+            out = subprocess.run(["addr2line", "-f", "-i", "-e", m["path"], hex(off)],
+                                 capture_output=True, text=True).stdout.split("\n")
+            for fn, loc in zip(out[0::2], out[1::2]):
+                print(fn, loc.split(" ")[0].split("/")[-1])
     elif cmd == "tids":
         for r in load(path, True):
             if r.get("type") == "sample":

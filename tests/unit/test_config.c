@@ -51,7 +51,12 @@ static const struct {
 	 "mean "
 	 "\"mprotect\"?"},
 	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},
-	{"[peaks]\nenabled = true\n", "s.toml:2:1: peaks.enabled is not implemented in this version of wss; remove it"},
+	{"[track]\nfile_mmap = true\n", "s.toml:2:1: track.file_mmap is not implemented in this version of wss; remove it"},
+	{"[peaks]\nsensitivity = 0\n", "s.toml:2:15: peaks.sensitivity: out of range (from 0.001 to 1000.0)"},
+	{"[peaks]\nsensitivity = \"high\"\n", "s.toml:2:15: peaks.sensitivity: expected a number, got a string"},
+	{"[peaks]\nstack_depth = 129\n", "s.toml:2:15: peaks.stack_depth: out of range (from 1 to 128)"},
+	{"[peaks]\nmax = 1.5\n", "s.toml:2:7: peaks.max: expected an integer, got a float"},
+	{"[report]\nhot_pages = -1\n", "s.toml:2:13: report.hot_pages: out of range"},
 	{"[track]\ncode = true\n", "s.toml:2:1: track.code is not implemented in this version of wss; remove it"},
 	{"[session]\nfollow_fork = 1\n", "s.toml:2:15: session.follow_fork: expected true or false, got an integer"},
 	{"[[session]]\n", "s.toml:1:3: [session] must be a table, not an array"},
@@ -70,7 +75,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 41);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 42);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -105,7 +110,13 @@ int main(void)
 			   "heap = false\n"
 			   "anon_mmap = false\n"
 			   "data_segments = false\n"
+			   "[peaks]\n"
+			   "enabled = false\n"
+			   "sensitivity = 2.5\n"
+			   "max = 3\n"
+			   "stack_depth = 7\n"
 			   "[report]\n"
+			   "hot_pages = 9\n"
 			   "summary = false\n";
 	ok(load(&c, good) == 0, "a complete file loads: %s", err);
 	ok(wss_config_validate(&c, err, sizeof err) == 0, "and validates");
@@ -116,6 +127,9 @@ int main(void)
 	ok(c.backend == WSS_BACKEND_MPROTECT && !c.track_heap && !c.track_anon_mmap && !c.track_data_segments &&
 	       !c.report_summary,
 	   "track and report keys");
+	ok(!c.peaks_enabled && c.peaks_sensitivity_milli == 2500 && c.peaks_max == 3 && c.peaks_stack_depth == 7 &&
+	       c.report_hot_pages == 9,
+	   "peaks keys and report.hot_pages");
 	ok(c.src[WSS_KEY_SESSION_INTERVAL].kind == WSS_SRC_FILE && c.src[WSS_KEY_SESSION_INTERVAL].line == 5 &&
 	       c.src[WSS_KEY_SESSION_INTERVAL].col == 12,
 	   "the source of interval is s.toml:5:12");
@@ -162,11 +176,11 @@ int main(void)
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && !strncmp(err, "WSS_SESSION_TIME_BASE: ", 23),
 	   "bad value names the variable: %s", err);
-	char *env4[] = {"WSS_PEAKS_SENSITIVITY=3", NULL};
+	char *env4[] = {"WSS_TRACK_SAMPLING_RATE=3", NULL};
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL &&
-	       !strcmp(err, "WSS_PEAKS_SENSITIVITY: peaks.sensitivity is not implemented in this version of wss; remove "
-			    "it"),
+	       !strcmp(err, "WSS_TRACK_SAMPLING_RATE: track.sampling_rate is not implemented in this version of wss; "
+			    "remove it"),
 	   "not-yet-implemented variable: %s", err);
 	char *env5[] = {"WSS_TRACK_HEAP=maybe", NULL};
 	wss_config_defaults(&c);
@@ -223,7 +237,8 @@ int main(void)
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
 	       "100000000,\"follow_fork\":true,\"follow_exec\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
-	       "\"report\":{\"summary\":true}}",
+	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
+	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
 	       "header config object");
 
 	char out[64];

@@ -1,0 +1,223 @@
+/* First-touch sites: the instructions that touched pages first in each
+ * interval, counted per interval, and each distinct site's call stack,
+ * captured once from the signal context and deduplicated.  The fault path
+ * (wss_sites_touch, wss_sites_capture) is lock-free and allocates nothing:
+ * tables are fixed-size and preallocated, entries are claimed with one
+ * compare-and-swap.
+ *
+ * Interval counts live in two arrays indexed by the interval's parity, as
+ * the in-flight counters do (engine.c): handlers of interval e add to
+ * counts[e & 1]; the tick that ends k runs after every handler of k has
+ * finished and before any of k+2 can start, so it reads and clears
+ * counts[k & 1] while handlers of k+1 use the other array.
+ *
+ * Stacks: libunwind walks the interrupted thread's stack from the signal
+ * frame (unw_init_local2 with UNW_INIT_SIGNAL_FRAME).  Local unwinding does
+ * not allocate (its memory pool comes from mmap), but it finds unwind
+ * tables with dl_iterate_phdr, which takes the dynamic loader's list lock
+ * (recursive, so a thread that faults inside a dl_iterate_phdr callback
+ * does not wait for itself).  It therefore runs outside the engine's
+ * in-flight section, so a tick holding that lock never waits for it. */
+#include "config.h"
+#include "engine/sites.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "common/sys.h"
+
+#define SITE_SLOTS 4096 /* distinct faulting instructions; more count as "other" */
+#define STACK_SLOTS 4096
+#define PROBES 64
+
+typedef struct site {
+	uint64_t pc;    /* 0: free */
+	uint32_t stack; /* stack id, 0 until captured */
+	uint32_t state; /* 0 new, 1 being captured, 2 done (stack 0: could not) */
+} site_t;
+
+typedef struct stack {
+	uint64_t hash;  /* 0: free */
+	uint32_t n;     /* frames, valid once state is 2 */
+	uint32_t state; /* 1 being written, 2 ready, 3 written to the profile */
+} stk_t;
+
+__thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
+
+static site_t sites[SITE_SLOTS];
+static uint32_t counts[2][SITE_SLOTS];
+static uint32_t other[2];
+static stk_t stacks[STACK_SLOTS];
+static uint64_t *frames; /* STACK_SLOTS * depth */
+static unsigned depth;
+
+int wss_sites_init(unsigned stack_depth)
+{
+	depth = stack_depth ? stack_depth : 1;
+	if (!frames) {
+		frames = wss_sys_alloc((size_t)STACK_SLOTS * WSS_SITES_DEPTH_MAX * sizeof *frames);
+		if (!frames)
+			return ENOMEM;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+int wss_sites_touch(uint64_t pc, uint32_t epoch, bool *fresh)
+{
+	*fresh = false;
+	if (!pc)
+		return -1;
+	uint32_t h = (uint32_t)mix(pc);
+	for (int i = 0; i < PROBES; i++) {
+		uint32_t s = (h + (uint32_t)i) & (SITE_SLOTS - 1);
+		uint64_t cur = __atomic_load_n(&sites[s].pc, __ATOMIC_ACQUIRE);
+		if (cur == 0) {
+			uint64_t zero = 0;
+			if (__atomic_compare_exchange_n(&sites[s].pc, &zero, pc, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				*fresh = true;
+			else
+				cur = zero;
+		}
+		if (*fresh || cur == pc) {
+			__atomic_add_fetch(&counts[epoch & 1][s], 1, __ATOMIC_RELAXED);
+			return (int)s;
+		}
+	}
+	__atomic_add_fetch(&other[epoch & 1], 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
+/* Put frames[0..n) in the stack table.  Returns the stack id (slot + 1) or
+ * 0 when the table is full. */
+static uint32_t stack_insert(const uint64_t *f, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(h ^ f[i]) + i;
+	if (!h)
+		h = 1;
+	for (int i = 0; i < PROBES; i++) {
+		uint32_t s = ((uint32_t)h + (uint32_t)i) & (STACK_SLOTS - 1);
+		uint64_t cur = __atomic_load_n(&stacks[s].hash, __ATOMIC_ACQUIRE);
+		if (cur == 0) {
+			uint64_t zero = 0;
+			if (__atomic_compare_exchange_n(&stacks[s].hash, &zero, h, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				memcpy(&frames[(size_t)s * WSS_SITES_DEPTH_MAX], f, n * sizeof *f);
+				stacks[s].n = n;
+				__atomic_store_n(&stacks[s].state, 2, __ATOMIC_RELEASE);
+				return s + 1;
+			}
+			cur = zero;
+		}
+		if (cur != h)
+			continue;
+		/* Same hash: the same stack, unless it is still being written
+		 * (then wait for it: the writer is another thread in the fault
+		 * path, a few instructions from done) or differs. */
+		while (__atomic_load_n(&stacks[s].state, __ATOMIC_ACQUIRE) < 2)
+			wss_sys_sched_yield();
+		if (stacks[s].n == n && !memcmp(&frames[(size_t)s * WSS_SITES_DEPTH_MAX], f, n * sizeof *f))
+			return s + 1;
+	}
+	return 0;
+}
+
+void wss_sites_capture(int site, const void *uc)
+{
+	if (site < 0 || !frames)
+		return;
+	uint32_t zero = 0;
+	if (!__atomic_compare_exchange_n(&sites[site].state, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return; /* another thread is capturing it, or has */
+	uint64_t f[WSS_SITES_DEPTH_MAX];
+	uint32_t n = 0;
+	unw_cursor_t cur;
+	wss_sites_unwinding++;
+	if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+		do {
+			unw_word_t ip = 0;
+			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+				break;
+			f[n++] = ip;
+		} while (n < depth && unw_step(&cur) > 0);
+	}
+	wss_sites_unwinding--;
+	uint32_t id = n ? stack_insert(f, n) : 0;
+	__atomic_store_n(&sites[site].stack, id, __ATOMIC_RELEASE);
+	__atomic_store_n(&sites[site].state, 2, __ATOMIC_RELEASE);
+}
+
+int wss_sites_top(uint32_t k, wss_site_count_t *top, int max, uint64_t *rest)
+{
+	int n = 0;
+	uint64_t others = __atomic_exchange_n(&other[k & 1], 0, __ATOMIC_RELAXED);
+	for (uint32_t s = 0; s < SITE_SLOTS; s++) {
+		uint32_t c = counts[k & 1][s];
+		if (!c)
+			continue;
+		counts[k & 1][s] = 0;
+		wss_site_count_t e = {.pc = __atomic_load_n(&sites[s].pc, __ATOMIC_ACQUIRE),
+				      .stack = __atomic_load_n(&sites[s].stack, __ATOMIC_ACQUIRE),
+				      .pages = c};
+		/* Keep the max largest, sorted (max is small). */
+		int i;
+		if (n < max) {
+			i = n++;
+		} else if (top[max - 1].pages < c) {
+			others += top[max - 1].pages;
+			i = max - 1;
+		} else {
+			others += c;
+			continue;
+		}
+		for (; i > 0 && top[i - 1].pages < c; i--)
+			top[i] = top[i - 1];
+		top[i] = e;
+	}
+	*rest = others;
+	return n;
+}
+
+int wss_sites_stacks_unwritten(void (*fn)(uint32_t id, const uint64_t *frames, uint32_t n, void *arg), void *arg)
+{
+	int written = 0;
+	for (uint32_t s = 0; s < STACK_SLOTS; s++) {
+		if (__atomic_load_n(&stacks[s].state, __ATOMIC_ACQUIRE) != 2)
+			continue;
+		fn(s + 1, &frames[(size_t)s * WSS_SITES_DEPTH_MAX], stacks[s].n, arg);
+		stacks[s].state = 3;
+		written++;
+	}
+	return written;
+}
+
+void wss_sites_fork_child(void)
+{
+	/* The parent's handlers in flight are gone with its threads, and the
+	 * child's profile has none of the stacks yet. */
+	memset(counts, 0, sizeof counts);
+	memset(other, 0, sizeof other);
+	for (uint32_t s = 0; s < STACK_SLOTS; s++)
+		if (stacks[s].state == 3)
+			stacks[s].state = 2;
+	for (uint32_t s = 0; s < SITE_SLOTS; s++)
+		if (sites[s].state == 1) /* its capturing thread is gone */
+			sites[s].state = 2;
+}
+
+uint32_t wss_sites_stack_of(int site)
+{
+	return site >= 0 && site < SITE_SLOTS ? __atomic_load_n(&sites[site].stack, __ATOMIC_ACQUIRE) : 0;
+}
