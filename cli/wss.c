@@ -3,7 +3,9 @@
  * WSS_<SECTION>_<KEY> environment variables the library reads, preloads the
  * libwss.so that belongs to this wss, and passes the program's exit status
  * through (128+N when it dies of signal N).  Usage errors exit 2 before the
- * program runs.  The command never links the preload. */
+ * program runs.  `wss report` reads a profile (cli/load.c) and prints it
+ * (cli/report.c), symbolised offline (cli/symbols.c).  The command never
+ * links the preload. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/load.h"
+#include "cli/report.h"
 #include "common/sys.h"
 #include "config/config.h"
 
@@ -29,6 +33,7 @@ static void usage(FILE *to)
 {
 	fputs("usage: wss run [-c FILE] [-o PATH] [--interval DUR] [--window DUR]\n"
 	      "               [--time-base wall|cpu|manual] [--backend auto|mprotect] -- PROG [ARGS...]\n"
+	      "       wss report [--json] PROFILE\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
 	      "       wss --version | --help\n"
@@ -44,6 +49,11 @@ static void usage(FILE *to)
 	      "                        (the program calls wss_tick())\n"
 	      "  --backend NAME        auto (default) or mprotect\n"
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
+	      "\n"
+	      "wss report prints what a profile says: the run, the working set's\n"
+	      "avg/peak/total, threads, a timeline, the peaks with the call stacks that\n"
+	      "first touched their pages, and the hot pages; --json prints the same as one\n"
+	      "JSON document.  See docs/report.md.\n"
 	      "\n"
 	      "wss config check validates a session file and prints the effective settings\n"
 	      "with where each came from; wss config example prints a commented file with\n"
@@ -346,6 +356,42 @@ static int cmd_config(int argc, char **argv)
 	return die_usage("usage: wss config check [FILE] | wss config example", NULL);
 }
 
+static int cmd_report(int argc, char **argv)
+{
+	bool json = false;
+	const char *path = NULL;
+	bool options = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (options && !strcmp(a, "--")) {
+			options = false;
+		} else if (options && !strcmp(a, "--json")) {
+			json = true;
+		} else if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+			usage(stdout);
+			return 0;
+		} else if (options && a[0] == '-' && a[1]) {
+			return die_usage("report: unknown option ", a);
+		} else if (path) {
+			return die_usage("report: one profile at a time: ", a);
+		} else
+			path = a;
+	}
+	if (!path)
+		return die_usage("report: no profile given (wss report [--json] PROFILE)", NULL);
+	wss_profile_t p;
+	int r = wss_load_profile(path, &p);
+	if (r)
+		return r;
+	r = json ? wss_report_json(&p, stdout) : wss_report_text(&p, stdout);
+	wss_load_release(&p);
+	if (r) {
+		fprintf(stderr, "wss: report: %s\n", strerror(r));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -364,5 +410,7 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "config"))
 		return cmd_config(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	return die_usage("unknown command: ", argv[1]);
 }

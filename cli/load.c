@@ -1,0 +1,553 @@
+/* The profile reader (load.h).  One line at a time through the strict JSON
+ * parser; only what the reports need is kept, so memory grows with the
+ * number of samples and threads, not with the file.  A last line without
+ * its newline is the record a killed program was writing: it is used if it
+ * is complete and ignored (and reported) if it is cut. */
+#include "config.h"
+#include "cli/load.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/json.h"
+
+#define PROFILE_VERSION 1
+
+typedef struct loader {
+	wss_profile_t *p;
+	long line;
+	int status;
+} loader_t;
+
+/* "wss: PATH:LINE: what" (no line when line is 0); returns the status. */
+static int bad(loader_t *ld, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(loader_t *ld, long line, const char *fmt, ...)
+{
+	if (ld->status)
+		return ld->status;
+	if (line)
+		fprintf(stderr, "wss: %s:%ld: ", ld->p->path, line);
+	else
+		fprintf(stderr, "wss: %s: ", ld->p->path);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return ld->status = WSS_EXIT_BADINPUT;
+}
+
+static int nomem(loader_t *ld)
+{
+	if (!ld->status) {
+		fprintf(stderr, "wss: %s: out of memory\n", ld->p->path);
+		ld->status = 1;
+	}
+	return ld->status;
+}
+
+/* Room for one more element in a growing array. */
+static void *grow(loader_t *ld, void **items, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		void *m = realloc(*items, c * size);
+		if (!m) {
+			nomem(ld);
+			return NULL;
+		}
+		*items = m;
+		*cap = c;
+	}
+	void *slot = (char *)*items + (*n)++ * size;
+	memset(slot, 0, size);
+	return slot;
+}
+#define GROW(ld, arr, n, cap) grow((ld), (void **)&(arr), &(n), &(cap), sizeof *(arr))
+
+static char *dup(loader_t *ld, const char *s)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		nomem(ld);
+	return d;
+}
+
+/* A required non-negative integer member. */
+static bool need_int(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+{
+	if (wss_json_get_int(o, key, out) && *out >= 0)
+		return true;
+	bad(ld, ld->line, "%s: \"%s\" missing or not a non-negative integer", rec, key);
+	return false;
+}
+
+/* An optional one: absent is fine (out unchanged), a wrong type is not. */
+static bool opt_int(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+{
+	if (!wss_json_get(o, key))
+		return true;
+	return need_int(ld, o, rec, key, out);
+}
+
+static bool need_str(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, char **out)
+{
+	const char *s = wss_json_get_str(o, key);
+	if (!s) {
+		bad(ld, ld->line, "%s: \"%s\" missing or not a string", rec, key);
+		return false;
+	}
+	return (*out = dup(ld, s)) != NULL;
+}
+
+static bool opt_str(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, char **out)
+{
+	if (!wss_json_get(o, key))
+		return true;
+	return need_str(ld, o, rec, key, out);
+}
+
+/* An address: a string "0x" and 1 to 16 hex digits. */
+static bool parse_addr(const wss_json_t *v, uint64_t *out)
+{
+	if (!v || v->type != WSS_JSON_STRING || v->len < 3 || v->len > 18 || v->s[0] != '0' || v->s[1] != 'x')
+		return false;
+	uint64_t a = 0;
+	for (size_t k = 2; k < v->len; k++) {
+		char c = v->s[k];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+						    : 16;
+		if (d == 16)
+			return false;
+		a = a << 4 | d;
+	}
+	*out = a;
+	return true;
+}
+
+static bool need_addr(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, uint64_t *out)
+{
+	if (parse_addr(wss_json_get(o, key), out))
+		return true;
+	bad(ld, ld->line, "%s: \"%s\" missing or not a hex address (\"0x...\")", rec, key);
+	return false;
+}
+
+static int load_header(loader_t *ld, const wss_json_t *h)
+{
+	wss_profile_t *p = ld->p;
+	if (!wss_json_get_int(h, "version", &p->version))
+		return bad(ld, 1, "not a wss profile (the header has no version)");
+	if (p->version != PROFILE_VERSION)
+		return bad(ld, 1, "profile format version %lld is not supported (this wss reads version %d; a newer wss wrote it?)",
+			   (long long)p->version, PROFILE_VERSION);
+	const char *rec = "header";
+	if (!need_int(ld, h, rec, "pid", &p->pid) || !need_str(ld, h, rec, "exe", &p->exe) ||
+	    !need_int(ld, h, rec, "page_size", &p->page_size) || !need_str(ld, h, rec, "backend", &p->backend) ||
+	    !need_str(ld, h, rec, "time_base", &p->time_base) || !need_int(ld, h, rec, "interval_ns", &p->interval_ns) ||
+	    !need_int(ld, h, rec, "window_intervals", &p->window_intervals) || !opt_int(ld, h, rec, "ppid", &p->ppid) ||
+	    !opt_int(ld, h, rec, "window_ns", &p->window_ns) || !opt_str(ld, h, rec, "tool", &p->tool) ||
+	    !opt_str(ld, h, rec, "kernel", &p->kernel) || !opt_str(ld, h, rec, "backend_reason", &p->backend_reason) ||
+	    !opt_str(ld, h, rec, "backend_sees", &p->backend_sees))
+		return ld->status;
+	if (p->page_size == 0)
+		return bad(ld, 1, "header: \"page_size\" is 0");
+	const wss_json_t *argv = wss_json_get(h, "argv");
+	if (!argv || argv->type != WSS_JSON_ARRAY)
+		return bad(ld, 1, "header: \"argv\" missing or not an array");
+	if (!(p->argv = calloc(argv->n + 1, sizeof *p->argv)))
+		return nomem(ld);
+	for (size_t k = 0; k < argv->n; k++) {
+		if (argv->items[k]->type != WSS_JSON_STRING)
+			return bad(ld, 1, "header: \"argv\" holds a non-string");
+		if (!(p->argv[p->argc++] = dup(ld, argv->items[k]->s)))
+			return ld->status;
+	}
+	if (p->window_ns < 0)
+		p->window_ns = p->window_intervals * p->interval_ns;
+	return 0;
+}
+
+static wss_thread_t *thread_slot(loader_t *ld, int64_t tid)
+{
+	wss_profile_t *p = ld->p;
+	if (2 * (p->nthreads + 1) > p->thread_index_cap) {
+		size_t cap = p->thread_index_cap ? p->thread_index_cap * 2 : 64;
+		int64_t *t = calloc(cap, sizeof *t);
+		if (!t) {
+			nomem(ld);
+			return NULL;
+		}
+		for (size_t k = 0; k < p->nthreads; k++) {
+			size_t h = (size_t)((uint64_t)p->threads[k].tid * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+			while (t[h])
+				h = (h + 1) & (cap - 1);
+			t[h] = (int64_t)k + 1;
+		}
+		free(p->thread_index);
+		p->thread_index = t;
+		p->thread_index_cap = cap;
+	}
+	size_t mask = p->thread_index_cap - 1;
+	size_t h = (size_t)((uint64_t)tid * 0x9e3779b97f4a7c15ULL) & mask;
+	for (; p->thread_index[h]; h = (h + 1) & mask)
+		if (p->threads[p->thread_index[h] - 1].tid == tid)
+			return &p->threads[p->thread_index[h] - 1];
+	wss_thread_t *t = GROW(ld, p->threads, p->nthreads, p->threads_cap);
+	if (!t)
+		return NULL;
+	p->thread_index[h] = (int64_t)p->nthreads;
+	t->tid = tid;
+	t->cpu_ns = -1;
+	return t;
+}
+
+static int load_sample(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1};
+	const char *rec = "sample";
+	if (!need_int(ld, r, rec, "seq", &s.seq) || !need_int(ld, r, rec, "t_ns", &s.t_ns) ||
+	    !need_int(ld, r, rec, "data_pages", &s.data) || !opt_int(ld, r, rec, "cpu_ns", &s.cpu_ns) ||
+	    !opt_int(ld, r, rec, "read_pages", &s.read) || !opt_int(ld, r, rec, "write_pages", &s.write))
+		return ld->status;
+	p->has_read |= s.read >= 0;
+	p->has_write |= s.write >= 0;
+	const wss_json_t *threads = wss_json_get(r, "threads");
+	if (!threads || threads->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "sample: \"threads\" missing or not an array");
+	for (size_t k = 0; k < threads->n; k++) {
+		const wss_json_t *o = threads->items[k];
+		int64_t tid, data, write = -1, faults = 0, cpu = -1;
+		rec = "sample: threads[]";
+		if (o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "%s: not an object", rec);
+		if (!need_int(ld, o, rec, "tid", &tid) || !need_int(ld, o, rec, "data_pages", &data) ||
+		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
+		    !opt_int(ld, o, rec, "cpu_ns", &cpu))
+			return ld->status;
+		wss_thread_t *t = thread_slot(ld, tid);
+		if (!t)
+			return ld->status;
+		t->samples++;
+		t->data_sum += (uint64_t)data;
+		if ((uint64_t)data > t->data_peak)
+			t->data_peak = (uint64_t)data;
+		if (write >= 0) {
+			t->has_write = true;
+			t->write_sum += (uint64_t)write;
+			if ((uint64_t)write > t->write_peak)
+				t->write_peak = (uint64_t)write;
+		}
+		t->faults += (uint64_t)faults;
+		if (cpu >= 0)
+			t->cpu_ns = cpu;
+	}
+	wss_sample_t *slot = GROW(ld, p->samples, p->nsamples, p->samples_cap);
+	if (!slot)
+		return ld->status;
+	*slot = s;
+	return 0;
+}
+
+static int load_stat(loader_t *ld, const wss_json_t *r, const char *key, wss_stat_t *st)
+{
+	const wss_json_t *o = wss_json_get(r, key);
+	if (!o)
+		return 0;
+	double avg;
+	char rec[32];
+	snprintf(rec, sizeof rec, "summary: %s", key);
+	if (!wss_json_get_num(o, "avg", &avg) || !(avg >= 0))
+		return bad(ld, ld->line, "%s: \"avg\" missing or not a non-negative number", rec);
+	if (!need_int(ld, o, rec, "peak", &st->peak) || !need_int(ld, o, rec, "total", &st->total))
+		return ld->status;
+	st->avg_tenths = llround(avg * 10);
+	st->present = true;
+	return 0;
+}
+
+static int load_summary(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	const char *rec = "summary";
+	if (!wss_json_get(r, "data"))
+		return bad(ld, ld->line, "summary: \"data\" missing");
+	if (!need_int(ld, r, rec, "samples", &p->summary_samples) || !opt_int(ld, r, rec, "duration_ns", &p->duration_ns) ||
+	    !opt_int(ld, r, rec, "faults", &p->faults) || load_stat(ld, r, "data", &p->data) ||
+	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
+		return ld->status;
+	const wss_json_t *hot = wss_json_get(r, "hot_pages");
+	if (!hot)
+		goto done;
+	if (hot->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "summary: \"hot_pages\" is not an array");
+	if (hot->n && !(p->hot = calloc(hot->n, sizeof *p->hot)))
+		return nomem(ld);
+	rec = "summary: hot_pages[]";
+	for (size_t k = 0; k < hot->n; k++) {
+		const wss_json_t *o = hot->items[k];
+		wss_hot_t *h = &p->hot[p->nhot++];
+		h->stack = -1;
+		if (o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "%s: not an object", rec);
+		if (!need_addr(ld, o, rec, "addr", &h->addr) || !need_int(ld, o, rec, "intervals", &h->intervals) ||
+		    !need_str(ld, o, rec, "mapping", &h->mapping) || !opt_int(ld, o, rec, "stack", &h->stack))
+			return ld->status;
+	}
+done:
+	p->has_summary = true;
+	return 0;
+}
+
+static int load_module(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	wss_module_t *m = GROW(ld, p->modules, p->nmodules, p->modules_cap);
+	if (!m)
+		return ld->status;
+	const char *rec = "module";
+	if (!need_int(ld, r, rec, "id", &m->id) || !need_str(ld, r, rec, "path", &m->path) ||
+	    !need_addr(ld, r, rec, "bias", &m->bias))
+		return ld->status;
+	if (wss_json_get(r, "start") || wss_json_get(r, "end")) {
+		if (!need_addr(ld, r, rec, "start", &m->start) || !need_addr(ld, r, rec, "end", &m->end))
+			return ld->status;
+		if (m->end <= m->start)
+			return bad(ld, ld->line, "module: \"end\" is not above \"start\"");
+	}
+	const wss_json_t *id = wss_json_get(r, "build_id");
+	if (id && id->type != WSS_JSON_NULL) {
+		if (id->type != WSS_JSON_STRING || id->len == 0 || id->len % 2 || strspn(id->s, "0123456789abcdefABCDEF") != id->len)
+			return bad(ld, ld->line, "module: \"build_id\" is neither hex nor null");
+		if (!(m->build_id = dup(ld, id->s)))
+			return ld->status;
+		for (char *c = m->build_id; *c; c++)
+			if (*c >= 'A' && *c <= 'F')
+				*c = (char)(*c - 'A' + 'a');
+	}
+	return 0;
+}
+
+static int load_stack(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	wss_stack_t *s = GROW(ld, p->stacks, p->nstacks, p->stacks_cap);
+	if (!s)
+		return ld->status;
+	if (!need_int(ld, r, "stack", "id", &s->id))
+		return ld->status;
+	const wss_json_t *f = wss_json_get(r, "frames");
+	if (!f || f->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "stack: \"frames\" missing or not an array");
+	if (f->n && !(s->frames = calloc(f->n, sizeof *s->frames)))
+		return nomem(ld);
+	for (size_t k = 0; k < f->n; k++, s->n++)
+		if (!parse_addr(f->items[k], &s->frames[k]))
+			return bad(ld, ld->line, "stack: frames[%zu] is not a hex address (\"0x...\")", k);
+	return 0;
+}
+
+static int load_peak(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	wss_peak_t *k = GROW(ld, p->peaks, p->npeaks, p->peaks_cap);
+	if (!k)
+		return ld->status;
+	const char *rec = "peak";
+	if (!need_int(ld, r, rec, "seq", &k->seq) || !need_str(ld, r, rec, "series", &k->series) ||
+	    !need_int(ld, r, rec, "value", &k->value))
+		return ld->status;
+	if (!wss_json_get_num(r, "mean", &k->mean) || !wss_json_get_num(r, "threshold", &k->threshold))
+		return bad(ld, ld->line, "peak: \"mean\" or \"threshold\" missing or not a number");
+	const wss_json_t *sites = wss_json_get(r, "sites");
+	if (!sites)
+		return 0;
+	if (sites->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "peak: \"sites\" is not an array");
+	if (sites->n && !(k->sites = calloc(sites->n, sizeof *k->sites)))
+		return nomem(ld);
+	for (size_t j = 0; j < sites->n; j++, k->nsites++) {
+		const wss_json_t *o = sites->items[j];
+		if (o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "peak: sites[%zu] is not an object", j);
+		if (!need_int(ld, o, "peak: sites[]", "stack", &k->sites[j].stack) ||
+		    !need_int(ld, o, "peak: sites[]", "pages", &k->sites[j].pages))
+			return ld->status;
+	}
+	return 0;
+}
+
+static int load_record(loader_t *ld, const wss_json_t *r)
+{
+	const char *type = wss_json_get_str(r, "type");
+	if (!type)
+		return bad(ld, ld->line, "not a wss record (%s)",
+			   r->type == WSS_JSON_OBJECT ? "no \"type\"" : "not a JSON object");
+	if (!strcmp(type, "sample"))
+		return load_sample(ld, r);
+	if (!strcmp(type, "summary")) {
+		if (ld->p->has_summary)
+			return bad(ld, ld->line, "a second summary");
+		return load_summary(ld, r);
+	}
+	if (!strcmp(type, "module"))
+		return load_module(ld, r);
+	if (!strcmp(type, "stack"))
+		return load_stack(ld, r);
+	if (!strcmp(type, "peak"))
+		return load_peak(ld, r);
+	if (!strcmp(type, "header"))
+		return bad(ld, ld->line, "a second header (two profiles in one file?)");
+	return 0; /* a record type added later within version 1 */
+}
+
+int wss_load_profile(const char *path, wss_profile_t *p)
+{
+	memset(p, 0, sizeof *p);
+	p->path = path;
+	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
+	p->summary_samples = p->duration_ns = p->faults = -1;
+	loader_t ld = {p, 0, 0};
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return bad(&ld, 0, "%s", strerror(errno));
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while (!ld.status && (n = getline(&buf, &cap, f)) >= 0) {
+		ld.line++;
+		bool complete = n > 0 && buf[n - 1] == '\n';
+		size_t len = (size_t)n - complete;
+		wss_json_doc_t doc;
+		wss_json_error_t err;
+		int r = wss_json_parse(buf, len, &doc, &err);
+		if (r == ENOMEM) {
+			nomem(&ld);
+			break;
+		}
+		if (r && !complete && ld.line > 1) {
+			/* The record a killed program was writing: not part of
+			 * the profile. */
+			p->cut_line = ld.line;
+			break;
+		}
+		if (ld.line == 1) {
+			if (r)
+				bad(&ld, 1, "not a wss profile (%s: column %zu: %s)", complete ? "not JSON" : "not JSON, and no newline",
+				    err.column, err.msg);
+			else if (!wss_json_get_str(doc.root, "type") || strcmp(wss_json_get_str(doc.root, "type"), "header"))
+				bad(&ld, 1, "not a wss profile (the first line is not a wss header record)");
+			else
+				load_header(&ld, doc.root);
+		} else if (r)
+			bad(&ld, ld.line, "invalid JSON: column %zu: %s", err.column, err.msg);
+		else
+			load_record(&ld, doc.root);
+		if (!r)
+			wss_json_free(&doc);
+		if (complete)
+			p->lines = ld.line;
+	}
+	if (!ld.status && ferror(f))
+		bad(&ld, 0, "%s", strerror(errno));
+	else if (!ld.status && ld.line == 0)
+		bad(&ld, 0, "empty file, not a wss profile");
+	free(buf);
+	fclose(f);
+	if (ld.status)
+		wss_load_release(p);
+	else
+		wss_load_stats(p);
+	return ld.status;
+}
+
+static void stat_from_samples(const wss_profile_t *p, size_t off, wss_stat_t *st)
+{
+	uint64_t sum = 0;
+	int64_t peak = 0;
+	for (size_t k = 0; k < p->nsamples; k++) {
+		int64_t v = *(const int64_t *)((const char *)&p->samples[k] + off);
+		if (v < 0)
+			continue;
+		sum += (uint64_t)v;
+		if (v > peak)
+			peak = v;
+	}
+	st->present = true;
+	st->avg_tenths = p->nsamples ? (int64_t)((sum * 10 + p->nsamples / 2) / p->nsamples) : 0;
+	st->peak = peak;
+	st->total = -1;
+}
+
+void wss_load_stats(wss_profile_t *p)
+{
+	if (p->has_summary)
+		return;
+	stat_from_samples(p, offsetof(wss_sample_t, data), &p->data);
+	if (p->has_read)
+		stat_from_samples(p, offsetof(wss_sample_t, read), &p->read);
+	if (p->has_write)
+		stat_from_samples(p, offsetof(wss_sample_t, write), &p->write);
+}
+
+const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq)
+{
+	/* seq is 1, 2, 3, ... in file order: try the direct index first. */
+	if (seq >= 1 && (size_t)seq <= p->nsamples && p->samples[seq - 1].seq == seq)
+		return &p->samples[seq - 1];
+	for (size_t k = 0; k < p->nsamples; k++)
+		if (p->samples[k].seq == seq)
+			return &p->samples[k];
+	return NULL;
+}
+
+const wss_stack_t *wss_load_stack(const wss_profile_t *p, int64_t id)
+{
+	for (size_t k = 0; k < p->nstacks; k++)
+		if (p->stacks[k].id == id)
+			return &p->stacks[k];
+	return NULL;
+}
+
+void wss_load_release(wss_profile_t *p)
+{
+	free(p->tool);
+	free(p->exe);
+	free(p->kernel);
+	free(p->backend);
+	free(p->backend_reason);
+	free(p->backend_sees);
+	free(p->time_base);
+	for (size_t k = 0; k < p->argc; k++)
+		free(p->argv[k]);
+	free(p->argv);
+	free(p->samples);
+	free(p->threads);
+	free(p->thread_index);
+	for (size_t k = 0; k < p->nmodules; k++) {
+		free(p->modules[k].path);
+		free(p->modules[k].build_id);
+	}
+	free(p->modules);
+	for (size_t k = 0; k < p->nstacks; k++)
+		free(p->stacks[k].frames);
+	free(p->stacks);
+	for (size_t k = 0; k < p->npeaks; k++) {
+		free(p->peaks[k].series);
+		free(p->peaks[k].sites);
+	}
+	free(p->peaks);
+	for (size_t k = 0; k < p->nhot; k++)
+		free(p->hot[k].mapping);
+	free(p->hot);
+	memset(p, 0, sizeof *p);
+}

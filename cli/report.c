@@ -1,0 +1,745 @@
+/* `wss report` (report.h): header facts, the avg/peak/total summary in the
+ * valgrind-ws paper's style, per-thread totals, a timeline chart with the
+ * peaks marked, each peak's first-touch sites as symbolised stacks, and the
+ * hot pages.  The text and the JSON forms are built from the same loaded
+ * profile and the same frames, so their numbers agree. */
+#include "config.h"
+#include "cli/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/symbols.h"
+#include "common/fmt.h"
+
+/* ---- shared pieces ---- */
+
+static int by_seq(const void *a, const void *b)
+{
+	const wss_peak_t *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Peaks are numbered in time order, whatever order the file has. */
+static void sort_peaks(wss_profile_t *p)
+{
+	if (p->npeaks > 1)
+		qsort(p->peaks, p->npeaks, sizeof *p->peaks, by_seq);
+}
+
+/* pages (in tenths of a page) -> kB, rounded half up. */
+static uint64_t kb(uint64_t tenths, int64_t page_size)
+{
+	return (tenths * (uint64_t)page_size / 1024 + 5) / 10;
+}
+
+typedef struct frames {
+	wss_frame_t *f;
+	size_t n, cap;
+} frames_t;
+
+/* The frames of one stack: frames[0] is the faulting instruction, the
+ * others return addresses.  Returns 0 or ENOMEM. */
+static int stack_frames(wss_symbols_t *syms, const wss_stack_t *st, frames_t *out)
+{
+	out->n = 0;
+	for (size_t k = 0; k < st->n; k++)
+		if (wss_sym_frames(syms, st->frames[k], k > 0, &out->f, &out->n, &out->cap))
+			return ENOMEM;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static void series_name(const char *series, char *buf, size_t n)
+{
+	if (!strncmp(series, "thread:", 7))
+		snprintf(buf, n, "thread %s", series + 7);
+	else
+		snprintf(buf, n, "%s", series);
+}
+
+/* ---- text ---- */
+
+static void print_duration_ns(FILE *out, int64_t ns)
+{
+	if (ns >= 1000000000 && ns % 1000000000 == 0)
+		fprintf(out, "%" PRId64 " s", ns / 1000000000);
+	else if (ns >= 1000000 && ns % 1000000 == 0)
+		fprintf(out, "%" PRId64 " ms", ns / 1000000);
+	else if (ns >= 1000 && ns % 1000 == 0)
+		fprintf(out, "%" PRId64 " us", ns / 1000);
+	else
+		fprintf(out, "%" PRId64 " ns", ns);
+}
+
+static void print_seconds(FILE *out, int64_t ns) { fprintf(out, "%.3f s", (double)ns / 1e9); }
+
+/* A shell word, quoted when it needs to be. */
+static void print_word(FILE *out, const char *w)
+{
+	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") == strlen(w)) {
+		fputs(w, out);
+		return;
+	}
+	fputc('\'', out);
+	for (; *w; w++)
+		if (*w == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*w, out);
+	fputc('\'', out);
+}
+
+static void print_header(const wss_profile_t *p, FILE *out)
+{
+	fprintf(out, "program    %s\n", p->exe);
+	fputs("argv      ", out);
+	for (size_t k = 0; k < p->argc; k++) {
+		fputc(' ', out);
+		print_word(out, p->argv[k]);
+	}
+	fprintf(out, "\npid        %" PRId64, p->pid);
+	if (p->ppid >= 0)
+		fprintf(out, " (parent %" PRId64 ")", p->ppid);
+	fprintf(out, "\nbackend    %s", p->backend);
+	if (p->backend_reason)
+		fprintf(out, " (%s)", p->backend_reason);
+	if (p->backend_sees)
+		fprintf(out, "\nsees       %s", p->backend_sees);
+	fputs("\ninterval   ", out);
+	print_duration_ns(out, p->interval_ns);
+	fputs("\nwindow     ", out);
+	print_duration_ns(out, p->window_ns);
+	fprintf(out, " (%" PRId64 " interval%s)", p->window_intervals, p->window_intervals == 1 ? "" : "s");
+	fprintf(out, "\ntime base  %s\nduration   ", p->time_base);
+	if (p->duration_ns >= 0)
+		print_seconds(out, p->duration_ns);
+	else if (p->nsamples) {
+		fputs("at least ", out);
+		print_seconds(out, p->samples[p->nsamples - 1].t_ns);
+		fputs(" (to the last sample)", out);
+	} else
+		fputs("unknown", out);
+	fprintf(out, "\nsamples    %" PRId64 "\n", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
+	if (p->kernel)
+		fprintf(out, "kernel     %s\n", p->kernel);
+	fprintf(out, "page size  %" PRId64 " bytes\n", p->page_size);
+	if (p->tool)
+		fprintf(out, "tool       %s\n", p->tool);
+}
+
+static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_t ps)
+{
+	if (!st->present)
+		return;
+	fprintf(out, "%s avg/peak/total: %" PRId64 ".%" PRId64 "/%" PRId64 "/", name, st->avg_tenths / 10,
+		st->avg_tenths % 10, st->peak);
+	if (st->total >= 0)
+		fprintf(out, "%" PRId64, st->total);
+	else
+		fputc('?', out);
+	fprintf(out, " pages (%" PRIu64 "/%" PRIu64 "/", kb((uint64_t)st->avg_tenths, ps), kb((uint64_t)st->peak * 10, ps));
+	if (st->total >= 0)
+		fprintf(out, "%" PRIu64, kb((uint64_t)st->total * 10, ps));
+	else
+		fputc('?', out);
+	fputs(" kB)\n", out);
+}
+
+static void print_truncation(const wss_profile_t *p, FILE *out)
+{
+	if (!p->has_summary) {
+		fputs("profile truncated (no summary): the program did not exit normally", out);
+		if (p->cut_line)
+			fprintf(out, "; its last line (%ld) was cut short and is ignored", p->cut_line);
+		fputs("\n", out);
+	} else if (p->cut_line)
+		fprintf(out, "the last line (%ld) was cut short and is ignored\n", p->cut_line);
+}
+
+static void print_summary(const wss_profile_t *p, FILE *out)
+{
+	print_stat(out, "Data", &p->data, p->page_size);
+	print_stat(out, "Read", &p->read, p->page_size);
+	print_stat(out, "Write", &p->write, p->page_size);
+	if (!p->has_summary)
+		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
+		      out);
+}
+
+static void print_threads(const wss_profile_t *p, FILE *out)
+{
+	fprintf(out, "Threads (%zu)\n", p->nthreads);
+	if (!p->nthreads)
+		return;
+	bool w = p->has_write;
+	fprintf(out, "  %10s %8s %10s %8s", "tid", "samples", "data avg", "peak");
+	if (w)
+		fprintf(out, " %10s %8s", "write avg", "peak");
+	fprintf(out, " %12s %12s\n", "first faults", "cpu time");
+	for (size_t k = 0; k < p->nthreads; k++) {
+		const wss_thread_t *t = &p->threads[k];
+		char tid[24];
+		if (t->tid)
+			snprintf(tid, sizeof tid, "%" PRId64, t->tid);
+		else
+			snprintf(tid, sizeof tid, "(unknown)");
+		uint64_t avg = t->samples ? (t->data_sum * 10 + t->samples / 2) / t->samples : 0;
+		fprintf(out, "  %10s %8" PRIu64 " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, tid, t->samples, avg / 10, avg % 10,
+			t->data_peak);
+		if (w) {
+			uint64_t wa = t->samples ? (t->write_sum * 10 + t->samples / 2) / t->samples : 0;
+			fprintf(out, " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, wa / 10, wa % 10, t->write_peak);
+		}
+		fprintf(out, " %12" PRIu64 " ", t->faults);
+		if (t->cpu_ns >= 0)
+			fprintf(out, "%10.3f s\n", (double)t->cpu_ns / 1e9);
+		else
+			fprintf(out, "%12s\n", "-");
+	}
+}
+
+/* Axis label for seconds, short. */
+static int axis_seconds(char *buf, size_t n, int64_t ns)
+{
+	double s = (double)ns / 1e9;
+	return snprintf(buf, n, s < 10 ? "%.2fs" : s < 100 ? "%.1fs" : "%.0fs", s);
+}
+
+static char peak_mark(size_t number)
+{
+	return number <= 9 ? (char)('0' + number) : number <= 35 ? (char)('a' + number - 10) : '*';
+}
+
+static void print_timeline(const wss_profile_t *p, FILE *out)
+{
+	size_t n = p->nsamples;
+	enum { COLS = WSS_REPORT_COLUMNS, ROWS = WSS_REPORT_ROWS };
+	if (!n) {
+		fputs("Timeline: no samples\n", out);
+		return;
+	}
+	size_t cols = n < COLS ? n : COLS;
+	size_t first[COLS + 1];
+	int64_t dmax[COLS], wmax[COLS], ymax = 0;
+	bool split = p->has_write && p->has_read;
+	for (size_t c = 0; c <= cols; c++)
+		first[c] = c * n / cols;
+	for (size_t c = 0; c < cols; c++) {
+		dmax[c] = wmax[c] = 0;
+		for (size_t k = first[c]; k < first[c + 1]; k++) {
+			if (p->samples[k].data > dmax[c])
+				dmax[c] = p->samples[k].data;
+			if (p->samples[k].write > wmax[c])
+				wmax[c] = p->samples[k].write;
+		}
+		if (dmax[c] > ymax)
+			ymax = dmax[c];
+	}
+	size_t lo = n / cols, hi = (n + cols - 1) / cols;
+	fputs("Timeline: data pages per sample", out);
+	if (lo == 1 && hi == 1)
+		fputs(" (a column per sample)\n", out);
+	else if (lo == hi)
+		fprintf(out, " (each column: the max of %zu samples)\n", lo);
+	else
+		fprintf(out, " (each column: the max of %zu or %zu samples)\n", lo, hi);
+	if (split)
+		fputs("  # written   : touched, not written\n", out);
+	int64_t scale = ymax ? ymax : 1;
+	for (int r = ROWS; r >= 1; r--) {
+		char label[24] = "";
+		if (r == ROWS || r == ROWS / 2)
+			snprintf(label, sizeof label, "%" PRId64, (ymax * r + ROWS / 2) / ROWS);
+		char row[COLS + 1];
+		size_t len = 0;
+		for (size_t c = 0; c < cols; c++) {
+			/* A cell is filled when the value reaches half of it. */
+			int64_t hd = (dmax[c] * ROWS * 2 + scale) / (2 * scale);
+			int64_t hw = (wmax[c] * ROWS * 2 + scale) / (2 * scale);
+			row[c] = r <= hd ? (split && r > hw ? ':' : '#') : ' ';
+			if (row[c] != ' ')
+				len = c + 1;
+		}
+		row[len] = '\0';
+		fprintf(out, "%8s |%s\n", label, row);
+	}
+	char axis[COLS + 1];
+	memset(axis, '-', cols);
+	axis[cols] = '\0';
+	fprintf(out, "%8s +%s\n", "0", axis);
+
+	/* Seconds under the first, middle and last columns, where they fit. */
+	char xl[COLS + 16];
+	memset(xl, ' ', sizeof xl);
+	char t0[16], t1[16], tm[16];
+	int l0 = axis_seconds(t0, sizeof t0, p->samples[0].t_ns);
+	int l1 = axis_seconds(t1, sizeof t1, p->samples[n - 1].t_ns);
+	int lm = axis_seconds(tm, sizeof tm, p->samples[first[cols / 2]].t_ns);
+	size_t width = (size_t)l0;
+	memcpy(xl, t0, (size_t)l0);
+	if (cols >= (size_t)(l0 + l1 + 2)) {
+		memcpy(xl + cols - (size_t)l1, t1, (size_t)l1);
+		width = cols;
+		size_t at = cols / 2 >= (size_t)lm / 2 ? cols / 2 - (size_t)lm / 2 : 0;
+		if (at > (size_t)l0 + 1 && at + (size_t)lm + 1 < cols - (size_t)l1)
+			memcpy(xl + at, tm, (size_t)lm);
+	}
+	xl[width] = '\0';
+	fprintf(out, "%8s  %s\n", "", xl);
+
+	if (!p->npeaks)
+		return;
+	char marks[COLS + 1];
+	memset(marks, ' ', cols);
+	size_t len = 0;
+	for (size_t i = p->npeaks; i-- > 0;) { /* the lower number wins a shared column */
+		const wss_sample_t *s = wss_load_sample(p, p->peaks[i].seq);
+		if (!s)
+			continue;
+		size_t k = (size_t)(s - p->samples), c = 0;
+		while (c + 1 < cols && first[c + 1] <= k)
+			c++;
+		marks[c] = peak_mark(i + 1);
+		if (c + 1 > len)
+			len = c + 1;
+	}
+	marks[len] = '\0';
+	fprintf(out, "%8s  %s\n", "peaks", marks);
+}
+
+/* "function (file:line)", "function+0x1c (module)", "module+0x1234", or the
+ * bare address. */
+static void print_frame(FILE *out, const wss_frame_t *f)
+{
+	if (f->function) {
+		fputs(f->function, out);
+		if (f->file)
+			fprintf(out, " (%s:%d)", f->file, f->line);
+		else {
+			if (f->has_function_offset)
+				fprintf(out, "+0x%" PRIx64, f->function_offset);
+			if (f->module)
+				fprintf(out, " (%s)", base_name(f->module->path));
+		}
+		if (f->inlined)
+			fputs(" [inlined]", out);
+	} else if (f->module)
+		fprintf(out, "%s+0x%" PRIx64, base_name(f->module->path), f->offset);
+	else
+		fprintf(out, "0x%" PRIx64 " (no module)", f->addr);
+	if (f->note)
+		fprintf(out, " (%s)", f->note);
+}
+
+static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+{
+	if (!p->npeaks) {
+		fputs("Peaks: none in this profile\n", out);
+		return 0;
+	}
+	fprintf(out, "Peaks (%zu)\n", p->npeaks);
+	frames_t fr = {NULL, 0, 0};
+	for (size_t i = 0; i < p->npeaks; i++) {
+		const wss_peak_t *k = &p->peaks[i];
+		const wss_sample_t *s = wss_load_sample(p, k->seq);
+		char series[64];
+		series_name(k->series, series, sizeof series);
+		fprintf(out, "%c. seq %" PRId64, peak_mark(i + 1), k->seq);
+		if (s) {
+			fputs(" at ", out);
+			print_seconds(out, s->t_ns);
+		}
+		fprintf(out, ", %s: %" PRId64 " pages, mean %.1f, threshold %.1f", series, k->value, k->mean,
+			k->threshold);
+		if (k->mean > 0)
+			fprintf(out, " (%.1fx the mean)", (double)k->value / k->mean);
+		fputc('\n', out);
+		for (size_t j = 0; j < k->nsites; j++) {
+			const wss_site_t *site = &k->sites[j];
+			fprintf(out, "   %" PRId64 " page%s first touched at:\n", site->pages, site->pages == 1 ? "" : "s");
+			const wss_stack_t *st = wss_load_stack(p, site->stack);
+			if (!st) {
+				fprintf(out, "      (stack %" PRId64 " is not in the profile)\n", site->stack);
+				continue;
+			}
+			if (stack_frames(syms, st, &fr)) {
+				free(fr.f);
+				return ENOMEM;
+			}
+			for (size_t f = 0; f < fr.n; f++) {
+				bool same = f > 0 && fr.f[f].addr == fr.f[f - 1].addr;
+				if (same)
+					fprintf(out, "      %18s  ", "");
+				else
+					fprintf(out, "      0x%016" PRIx64 "  ", fr.f[f].addr);
+				print_frame(out, &fr.f[f]);
+				fputc('\n', out);
+			}
+		}
+	}
+	free(fr.f);
+	return 0;
+}
+
+static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+{
+	if (!p->nhot)
+		return 0;
+	fprintf(out, "Hot pages (%zu): page, intervals touched, memory, first touched at\n", p->nhot);
+	frames_t fr = {NULL, 0, 0};
+	for (size_t k = 0; k < p->nhot; k++) {
+		const wss_hot_t *h = &p->hot[k];
+		fprintf(out, "  0x%016" PRIx64 " %8" PRId64 "  %-16s ", h->addr, h->intervals, h->mapping);
+		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
+		if (h->stack < 0)
+			fputs("-", out);
+		else if (!st || !st->n)
+			fprintf(out, "(stack %" PRId64 " is not in the profile)", h->stack);
+		else {
+			fr.n = 0;
+			if (wss_sym_frames(syms, st->frames[0], false, &fr.f, &fr.n, &fr.cap)) {
+				free(fr.f);
+				return ENOMEM;
+			}
+			print_frame(out, &fr.f[0]);
+		}
+		fputc('\n', out);
+	}
+	free(fr.f);
+	return 0;
+}
+
+int wss_report_text(wss_profile_t *p, FILE *out)
+{
+	sort_peaks(p);
+	wss_symbols_t *syms = wss_sym_open(p);
+	if (!syms)
+		return ENOMEM;
+	fprintf(out, "wss report: %s\n", p->path);
+	print_truncation(p, out);
+	fputc('\n', out);
+	print_header(p, out);
+	fputc('\n', out);
+	print_summary(p, out);
+	fputc('\n', out);
+	print_threads(p, out);
+	fputc('\n', out);
+	print_timeline(p, out);
+	fputc('\n', out);
+	int r = print_peaks(p, syms, out);
+	if (!r && p->nhot) {
+		fputc('\n', out);
+		r = print_hot(p, syms, out);
+	}
+	wss_sym_close(syms);
+	if (!r && (fflush(out) || ferror(out)))
+		r = EIO;
+	return r;
+}
+
+/* ---- JSON ---- */
+
+typedef struct jw {
+	wss_fmt_t f;
+	bool comma[32];
+	int depth;
+} jw_t;
+
+static void jw_key(jw_t *w, const char *key)
+{
+	if (w->comma[w->depth])
+		wss_fmt_ch(&w->f, ',');
+	w->comma[w->depth] = true;
+	if (key) {
+		wss_fmt_json_str(&w->f, key);
+		wss_fmt_ch(&w->f, ':');
+	}
+}
+
+static void jw_open(jw_t *w, const char *key, char c)
+{
+	jw_key(w, key);
+	wss_fmt_ch(&w->f, c);
+	w->comma[++w->depth] = false;
+}
+
+static void jw_close(jw_t *w, char c)
+{
+	w->depth--;
+	wss_fmt_ch(&w->f, c);
+}
+
+static void jw_int(jw_t *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	wss_fmt_i64(&w->f, v);
+}
+
+/* An integer that is -1 when unknown: null then. */
+static void jw_int_or_null(jw_t *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	if (v < 0)
+		wss_fmt_str(&w->f, "null");
+	else
+		wss_fmt_i64(&w->f, v);
+}
+
+static void jw_str(jw_t *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		wss_fmt_json_str(&w->f, s);
+	else
+		wss_fmt_str(&w->f, "null");
+}
+
+static void jw_bool(jw_t *w, const char *key, bool b)
+{
+	jw_key(w, key);
+	wss_fmt_str(&w->f, b ? "true" : "false");
+}
+
+static void jw_hex(jw_t *w, const char *key, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+	jw_str(w, key, buf);
+}
+
+/* The shortest decimal that reads back as the same double. */
+static void jw_num(jw_t *w, const char *key, double v)
+{
+	char buf[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	jw_key(w, key);
+	wss_fmt_str(&w->f, buf);
+}
+
+static void jw_tenths(jw_t *w, const char *key, int64_t tenths)
+{
+	jw_key(w, key);
+	wss_fmt_fixed(&w->f, (uint64_t)tenths, 1);
+}
+
+static void json_header(const wss_profile_t *p, jw_t *w)
+{
+	jw_open(w, "header", '{');
+	jw_str(w, "exe", p->exe);
+	jw_open(w, "argv", '[');
+	for (size_t k = 0; k < p->argc; k++)
+		jw_str(w, NULL, p->argv[k]);
+	jw_close(w, ']');
+	jw_int(w, "pid", p->pid);
+	jw_int_or_null(w, "ppid", p->ppid);
+	jw_str(w, "tool", p->tool);
+	jw_str(w, "backend", p->backend);
+	jw_str(w, "backend_reason", p->backend_reason);
+	jw_str(w, "backend_sees", p->backend_sees);
+	jw_int(w, "interval_ns", p->interval_ns);
+	jw_int(w, "window_ns", p->window_ns);
+	jw_int(w, "window_intervals", p->window_intervals);
+	jw_str(w, "time_base", p->time_base);
+	jw_str(w, "kernel", p->kernel);
+	jw_int(w, "page_size", p->page_size);
+	jw_close(w, '}');
+}
+
+static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps)
+{
+	if (!st->present)
+		return;
+	jw_open(w, key, '{');
+	jw_tenths(w, "avg", st->avg_tenths);
+	jw_int(w, "peak", st->peak);
+	jw_int_or_null(w, "total", st->total);
+	jw_int(w, "avg_kb", (int64_t)kb((uint64_t)st->avg_tenths, ps));
+	jw_int(w, "peak_kb", (int64_t)kb((uint64_t)st->peak * 10, ps));
+	jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)kb((uint64_t)st->total * 10, ps));
+	jw_close(w, '}');
+}
+
+static void json_frame(jw_t *w, const char *key, const wss_frame_t *f)
+{
+	jw_open(w, key, '{');
+	jw_hex(w, "addr", f->addr);
+	jw_str(w, "function", f->function);
+	jw_key(w, "function_offset");
+	if (f->has_function_offset)
+		wss_fmt_u64(&w->f, f->function_offset);
+	else
+		wss_fmt_str(&w->f, "null");
+	jw_str(w, "file", f->file);
+	jw_int_or_null(w, "line", f->file ? f->line : -1);
+	jw_bool(w, "inlined", f->inlined);
+	jw_str(w, "module", f->module ? f->module->path : NULL);
+	jw_key(w, "offset");
+	if (f->module)
+		wss_fmt_u64(&w->f, f->offset);
+	else
+		wss_fmt_str(&w->f, "null");
+	jw_str(w, "note", f->note);
+	jw_close(w, '}');
+}
+
+static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+{
+	frames_t fr = {NULL, 0, 0};
+	jw_open(w, "peaks", '[');
+	for (size_t i = 0; i < p->npeaks; i++) {
+		const wss_peak_t *k = &p->peaks[i];
+		const wss_sample_t *s = wss_load_sample(p, k->seq);
+		jw_open(w, NULL, '{');
+		jw_int(w, "number", (int64_t)i + 1);
+		jw_int(w, "seq", k->seq);
+		jw_int_or_null(w, "t_ns", s ? s->t_ns : -1);
+		jw_str(w, "series", k->series);
+		jw_int(w, "value", k->value);
+		jw_num(w, "mean", k->mean);
+		jw_num(w, "threshold", k->threshold);
+		jw_open(w, "sites", '[');
+		for (size_t j = 0; j < k->nsites; j++) {
+			jw_open(w, NULL, '{');
+			jw_int(w, "stack", k->sites[j].stack);
+			jw_int(w, "pages", k->sites[j].pages);
+			const wss_stack_t *st = wss_load_stack(p, k->sites[j].stack);
+			if (!st)
+				jw_str(w, "frames", NULL); /* not in the profile */
+			else {
+				if (stack_frames(syms, st, &fr)) {
+					free(fr.f);
+					return ENOMEM;
+				}
+				jw_open(w, "frames", '[');
+				for (size_t f = 0; f < fr.n; f++)
+					json_frame(w, NULL, &fr.f[f]);
+				jw_close(w, ']');
+			}
+			jw_close(w, '}');
+		}
+		jw_close(w, ']');
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	free(fr.f);
+	return 0;
+}
+
+static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+{
+	frames_t fr = {NULL, 0, 0};
+	jw_open(w, "hot_pages", '[');
+	for (size_t k = 0; k < p->nhot; k++) {
+		const wss_hot_t *h = &p->hot[k];
+		jw_open(w, NULL, '{');
+		jw_hex(w, "addr", h->addr);
+		jw_int(w, "intervals", h->intervals);
+		jw_str(w, "mapping", h->mapping);
+		jw_int_or_null(w, "stack", h->stack);
+		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
+		if (!st || !st->n)
+			jw_str(w, "site", NULL);
+		else {
+			fr.n = 0;
+			if (wss_sym_frames(syms, st->frames[0], false, &fr.f, &fr.n, &fr.cap)) {
+				free(fr.f);
+				return ENOMEM;
+			}
+			json_frame(w, "site", &fr.f[0]);
+		}
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	free(fr.f);
+	return 0;
+}
+
+int wss_report_json(wss_profile_t *p, FILE *out)
+{
+	sort_peaks(p);
+	jw_t w;
+	memset(&w, 0, sizeof w);
+	if (wss_fmt_init_growable(&w.f, 1 << 16))
+		return ENOMEM;
+	wss_symbols_t *syms = wss_sym_open(p);
+	if (!syms) {
+		wss_fmt_release(&w.f);
+		return ENOMEM;
+	}
+	jw_open(&w, NULL, '{');
+	jw_str(&w, "profile", p->path);
+	jw_bool(&w, "truncated", !p->has_summary);
+	jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
+	json_header(p, &w);
+	jw_int_or_null(&w, "duration_ns", p->duration_ns);
+	jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
+	jw_open(&w, "summary", '{');
+	jw_str(&w, "from", p->has_summary ? "summary" : "samples");
+	json_stat(&w, "data", &p->data, p->page_size);
+	json_stat(&w, "read", &p->read, p->page_size);
+	json_stat(&w, "write", &p->write, p->page_size);
+	jw_close(&w, '}');
+
+	jw_open(&w, "threads", '[');
+	for (size_t k = 0; k < p->nthreads; k++) {
+		const wss_thread_t *t = &p->threads[k];
+		jw_open(&w, NULL, '{');
+		jw_int(&w, "tid", t->tid);
+		jw_int(&w, "samples", (int64_t)t->samples);
+		jw_tenths(&w, "data_avg", t->samples ? (int64_t)((t->data_sum * 10 + t->samples / 2) / t->samples) : 0);
+		jw_int(&w, "data_peak", (int64_t)t->data_peak);
+		if (t->has_write) {
+			jw_tenths(&w, "write_avg",
+				  t->samples ? (int64_t)((t->write_sum * 10 + t->samples / 2) / t->samples) : 0);
+			jw_int(&w, "write_peak", (int64_t)t->write_peak);
+		}
+		jw_int(&w, "faults", (int64_t)t->faults);
+		jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+
+	jw_open(&w, "timeline", '[');
+	for (size_t k = 0; k < p->nsamples; k++) {
+		const wss_sample_t *s = &p->samples[k];
+		jw_open(&w, NULL, '{');
+		jw_int(&w, "seq", s->seq);
+		jw_int(&w, "t_ns", s->t_ns);
+		jw_int(&w, "data", s->data);
+		if (s->read >= 0)
+			jw_int(&w, "read", s->read);
+		if (s->write >= 0)
+			jw_int(&w, "write", s->write);
+		jw_close(&w, '}');
+	}
+	jw_close(&w, ']');
+
+	int r = json_peaks(p, syms, &w);
+	if (!r)
+		r = json_hot(p, syms, &w);
+	jw_close(&w, '}');
+	wss_fmt_ch(&w.f, '\n');
+	wss_sym_close(syms);
+	if (!r && w.f.overflow)
+		r = ENOMEM;
+	if (!r) {
+		fwrite(w.f.buf, 1, w.f.len, out);
+		if (fflush(out) || ferror(out))
+			r = EIO;
+	}
+	wss_fmt_release(&w.f);
+	return r;
+}

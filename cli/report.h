@@ -1,0 +1,20 @@
+/* `wss report`: the first report a person reads about a profile, as text
+ * for a terminal or as one JSON document with the same content
+ * (docs/report.md). */
+#ifndef WSS_CLI_REPORT_H
+#define WSS_CLI_REPORT_H
+
+#include <stdio.h>
+
+#include "cli/load.h"
+
+/* Chart size of the text timeline. */
+#define WSS_REPORT_COLUMNS 72
+#define WSS_REPORT_ROWS 12
+
+/* Writes the report of p to out.  Returns 0, ENOMEM, or EIO when out
+ * could not be written. */
+int wss_report_text(wss_profile_t *p, FILE *out);
+int wss_report_json(wss_profile_t *p, FILE *out);
+
+#endif

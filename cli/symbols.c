@@ -1,0 +1,255 @@
+/* Symbolisation with libdwfl (symbols.h).  One Dwfl session per module
+ * record, opened on first use: a file that changed since the run (another
+ * build-id), vanished or overlaps another module then costs only its own
+ * frames.  The walk over inlined calls follows eu-addr2line -i: the scopes
+ * at the address, innermost first; each DW_TAG_inlined_subroutine is a frame
+ * whose caller sits at its DW_AT_call_file:DW_AT_call_line. */
+#include "config.h"
+#include "cli/symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sym_module {
+	const wss_module_t *rec;
+	bool opened;
+	Dwfl *dwfl;
+	Dwfl_Module *mod; /* NULL: unusable, see note */
+	const char *note;
+	char note_buf[160];
+	uint64_t lo, hi; /* the range it covers */
+} sym_module_t;
+
+struct wss_symbols {
+	sym_module_t *mods;
+	size_t n;
+};
+
+/* Local files only: no debuginfod (a report never goes to the network). */
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+wss_symbols_t *wss_sym_open(const wss_profile_t *p)
+{
+	unsetenv("DEBUGINFOD_URLS");
+	wss_symbols_t *s = calloc(1, sizeof *s);
+	if (!s || (p->nmodules && !(s->mods = calloc(p->nmodules, sizeof *s->mods)))) {
+		free(s);
+		return NULL;
+	}
+	for (size_t k = 0; k < p->nmodules; k++) {
+		s->mods[k].rec = &p->modules[k];
+		s->mods[k].lo = p->modules[k].start;
+		s->mods[k].hi = p->modules[k].end;
+	}
+	s->n = p->nmodules;
+	return s;
+}
+
+void wss_sym_close(wss_symbols_t *s)
+{
+	if (!s)
+		return;
+	for (size_t k = 0; k < s->n; k++)
+		if (s->mods[k].dwfl)
+			dwfl_end(s->mods[k].dwfl);
+	free(s->mods);
+	free(s);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Reports the module's file at its bias and checks its build-id. */
+static void module_open(sym_module_t *m)
+{
+	m->opened = true;
+	const wss_module_t *r = m->rec;
+	if (!(m->dwfl = dwfl_begin(&callbacks))) {
+		m->note = "libdw failed to start";
+		return;
+	}
+	dwfl_report_begin(m->dwfl);
+	/* ET_DYN at bias + p_vaddr, as the loader placed it; ET_EXEC where it
+	 * says (its bias is 0). */
+	Dwfl_Module *mod = dwfl_report_elf(m->dwfl, base_name(r->path), r->path, -1, r->bias, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!mod) {
+		snprintf(m->note_buf, sizeof m->note_buf, "cannot open: %s", dwfl_errmsg(-1));
+		m->note = m->note_buf;
+		return;
+	}
+	Dwarf_Addr lo, hi;
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	if (!m->hi) {
+		m->lo = lo;
+		m->hi = hi;
+	}
+	if (r->build_id) {
+		const unsigned char *bits;
+		GElf_Addr vaddr;
+		int len = dwfl_module_build_id(mod, &bits, &vaddr);
+		char hex[2 * 64 + 1] = "";
+		for (int k = 0; k < len && k < 64; k++)
+			snprintf(hex + 2 * k, 3, "%02x", bits[k]);
+		if (len <= 0 || strcmp(hex, r->build_id)) {
+			m->note = "build-id mismatch";
+			return;
+		}
+	}
+	m->mod = mod;
+}
+
+/* The module record covering addr, opened; NULL when there is none. */
+static sym_module_t *module_at(wss_symbols_t *s, uint64_t addr)
+{
+	for (size_t k = 0; k < s->n; k++) {
+		sym_module_t *m = &s->mods[k];
+		if (!m->opened && !m->hi)
+			module_open(m); /* the record gave no range: the file's */
+		if (addr >= m->lo && addr < m->hi) {
+			if (!m->opened)
+				module_open(m);
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static wss_frame_t *push(wss_frame_t **out, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		wss_frame_t *f = realloc(*out, c * sizeof *f);
+		if (!f)
+			return NULL;
+		*out = f;
+		*cap = c;
+	}
+	wss_frame_t *f = &(*out)[(*n)++];
+	memset(f, 0, sizeof *f);
+	return f;
+}
+
+/* The function frames DWARF gives at a (the lookup address), innermost
+ * first.  Returns the number pushed (0: no DWARF here), or -1 (ENOMEM). */
+static int dwarf_frames(sym_module_t *m, const wss_frame_t *proto, Dwarf_Addr a, wss_frame_t **out, size_t *n,
+			size_t *cap)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, a, &bias);
+	if (!cudie)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int nscopes = dwarf_getscopes(cudie, a - bias, &scopes);
+	if (nscopes <= 0) {
+		free(scopes);
+		return 0;
+	}
+	/* dwarf_getscopes goes on into the abstract instance of an inlined
+	 * function; the concrete chain is the innermost DIE's parents. */
+	Dwarf_Die inner;
+	Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
+	bool found = dw && dwarf_offdie(dw, dwarf_dieoffset(&scopes[0]), &inner);
+	free(scopes);
+	scopes = NULL;
+	if (!found || (nscopes = dwarf_getscopes_die(&inner, &scopes)) <= 0) {
+		free(scopes);
+		return 0;
+	}
+	Dwarf_Files *files = NULL;
+	if (dwarf_getsrcfiles(cudie, &files, NULL))
+		files = NULL;
+	const char *file = NULL;
+	int line = 0;
+	Dwfl_Line *dl = dwfl_module_getsrc(m->mod, a);
+	if (dl)
+		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+	int pushed = 0;
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram && tag != DW_TAG_entry_point)
+			continue;
+		wss_frame_t *f = push(out, n, cap);
+		if (!f) {
+			free(scopes);
+			return -1;
+		}
+		*f = *proto;
+		f->function = dwarf_diename(&scopes[i]);
+		f->file = file;
+		f->line = file ? line : 0;
+		f->inlined = tag == DW_TAG_inlined_subroutine;
+		pushed++;
+		if (!f->inlined)
+			break;
+		/* The caller of an inlined call is where the call was written. */
+		Dwarf_Attribute attr;
+		Dwarf_Word val;
+		file = NULL;
+		line = 0;
+		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &val) == 0)
+			file = dwarf_filesrc(files, val, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &val) == 0)
+			line = (int)val;
+	}
+	free(scopes);
+	return pushed;
+}
+
+int wss_sym_frames(wss_symbols_t *s, uint64_t addr, bool return_address, wss_frame_t **out, size_t *n, size_t *cap)
+{
+	wss_frame_t proto = {.addr = addr};
+	Dwarf_Addr a = return_address && addr ? addr - 1 : addr;
+	sym_module_t *m = module_at(s, a);
+	if (m) {
+		proto.module = m->rec;
+		proto.offset = addr - m->rec->bias;
+		proto.note = m->note;
+	}
+	if (m && m->mod) {
+		size_t first = *n;
+		int r = dwarf_frames(m, &proto, a, out, n, cap);
+		if (r < 0)
+			return ENOMEM;
+		/* Names DWARF lacks, or no DWARF at all: the symbol table. */
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+		for (size_t k = first; k < *n; k++)
+			if (!(*out)[k].function && !(*out)[k].inlined && name) {
+				(*out)[k].function = name;
+				(*out)[k].function_offset = addr - (a - off);
+				(*out)[k].has_function_offset = true;
+			}
+		if (r > 0)
+			return 0;
+		if (name) {
+			proto.function = name;
+			proto.function_offset = addr - (a - off);
+			proto.has_function_offset = true;
+		}
+		/* Line information without a function around it (assembly). */
+		Dwfl_Line *dl = dwfl_module_getsrc(m->mod, a);
+		if (dl)
+			proto.file = dwfl_lineinfo(dl, NULL, &proto.line, NULL, NULL, NULL);
+	}
+	wss_frame_t *f = push(out, n, cap);
+	if (!f)
+		return ENOMEM;
+	*f = proto;
+	return 0;
+}

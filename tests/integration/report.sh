@@ -1,0 +1,293 @@
+#!/bin/sh
+# wss report: a real profile's facts and numbers (text and --json agree with
+# the profile), synthetic peak/stack/module/hot-page records symbolised
+# offline against binaries built here (DWARF, inlined calls, symbols only,
+# stripped, missing, another build-id), and cut, corrupt and foreign files.
+. "$top_srcdir/tests/tap/tap.sh"
+: "${CC:=cc}"
+for p in python3 nm objdump addr2line strip; do
+	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
+done
+SYNTH="python3 $top_srcdir/tests/tap/synth.py"
+plan 65
+
+# ---- a real profile ----
+P=$TMP/p.jsonl
+"$WSS" run -o "$P" --interval 10ms -- "$PROGS/pageramp" 1 500 >/dev/null 2>&1 || bail "pageramp under wss run failed"
+$PROFILE check "$P" || bail "the profile is not valid"
+"$WSS" report "$P" >"$TMP/r.txt" 2>"$TMP/r.err"
+is $? 0 "report of a real profile exits 0"
+test ! -s "$TMP/r.err"; ok $? "and says nothing on stderr"
+get() { $PROFILE get "$P" "$1"; }
+grep -qx "program    $(get header.exe)" "$TMP/r.txt"; ok $? "program (exe)"
+grep -qx "argv       $PROGS/pageramp 1 500" "$TMP/r.txt"; ok $? "argv"
+grep -qx "pid        $(get header.pid) (parent $(get header.ppid))" "$TMP/r.txt"; ok $? "pid and parent"
+grep -qx "backend    $(get header.backend) ($(get header.backend_reason))" "$TMP/r.txt"; ok $? "backend and why"
+grep -qx "interval   10 ms" "$TMP/r.txt"; ok $? "interval"
+grep -qx "window     10 ms (1 interval)" "$TMP/r.txt"; ok $? "window"
+grep -qx "time base  wall" "$TMP/r.txt"; ok $? "time base"
+dur=$(python3 -c 'import sys; print("%.3f s" % (int(sys.argv[1]) / 1e9))' "$(get summary.duration_ns)")
+grep -qx "duration   $dur" "$TMP/r.txt"; ok $? "duration ($dur)"
+grep -qx "samples    $(get summary.samples)" "$TMP/r.txt"; ok $? "samples"
+grep -qx "kernel     $(get header.kernel)" "$TMP/r.txt"; ok $? "kernel"
+
+# The summary lines from the summary record: kB = pages * page_size / 1024.
+cat >"$TMP/expect.py" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+s = [r for r in recs if r["type"] == "summary"][0]
+ps = s["page_size"]
+kb = lambda tenths: (tenths * ps // 1024 + 5) // 10
+for name in ("data", "read", "write"):
+    if name in s:
+        st = s[name]
+        t = round(st["avg"] * 10)
+        print("%s avg/peak/total: %d.%d/%d/%d pages (%d/%d/%d kB)" % (name.capitalize(), t // 10, t % 10,
+              st["peak"], st["total"], kb(t), kb(st["peak"] * 10), kb(st["total"] * 10)))
+EOF
+python3 "$TMP/expect.py" "$P" >"$TMP/sum.want"
+grep -E '^(Data|Read|Write) avg/peak/total:' "$TMP/r.txt" >"$TMP/sum.got"
+cmp -s "$TMP/sum.got" "$TMP/sum.want"; ok $? "Data/Read/Write lines are the summary's numbers" || sed 's/^/# /' "$TMP/sum.got" "$TMP/sum.want"
+case $(get header.backend) in
+hybrid) is "$(wc -l <"$TMP/sum.got")" 3 "hybrid: Data, Read and Write lines" ;;
+*) skip "the backend is not hybrid here" ;;
+esac
+
+# Thread table: tid, samples present, avg/peak data pages.
+pid=$(get header.pid)
+want=$(python3 - "$P" "$pid" <<'EOF'
+import json, sys
+n = peak = tot = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    for t in r.get("threads", []):
+        if t["tid"] == int(sys.argv[2]):
+            n += 1; tot += t["data_pages"]; peak = max(peak, t["data_pages"])
+a = (tot * 10 + n // 2) // n
+print("%s %d %d.%d %d" % (sys.argv[2], n, a // 10, a % 10, peak))
+EOF
+)
+got=$(awk -v tid="$pid" '$1 == tid { print $1, $2, $3, $4; exit }' "$TMP/r.txt")
+is "$got" "$want" "the thread table lists the program's tid with its samples, avg and peak"
+
+# Timeline: 12 rows, at most 72 columns, the top row labelled with the peak.
+rows=$(sed -n '/^Timeline:/,/^ *0 +-/p' "$TMP/r.txt" | grep -c '^ \{0,8\}[0-9]* |')
+is "$rows" 12 "the timeline has 12 rows"
+n=$($PROFILE samples "$P" | wc -l)
+cols=$n; [ "$cols" -gt 72 ] && cols=72
+axis=$(grep -E '^ +0 \+-+$' "$TMP/r.txt" | sed 's/^ *0 +//')
+is "${#axis}" "$cols" "and min(samples, 72) = $cols columns"
+grep -qE "^ +$(get summary.data.peak) \|" "$TMP/r.txt"; ok $? "its y axis is labelled with the peak"
+
+# --json: one document, the same numbers.
+"$WSS" report --json "$P" >"$TMP/r.json"
+is $? 0 "--json exits 0"
+python3 - "$P" "$TMP/r.json" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+doc = json.load(open(sys.argv[2]))
+h, s = recs[0], recs[-1]
+samples = [r for r in recs if r["type"] == "sample"]
+checks = {
+    "header": all(doc["header"][k] == h[k] for k in ("exe", "argv", "pid", "backend", "interval_ns", "page_size", "kernel")),
+    "summary": all(doc["summary"][k][x] == s[k][x] for k in ("data", "read", "write") if k in s for x in ("avg", "peak", "total")),
+    "samples": doc["samples"] == s["samples"] and doc["duration_ns"] == s["duration_ns"],
+    "timeline": [(t["seq"], t["t_ns"], t["data"], t.get("write")) for t in doc["timeline"]]
+                == [(r["seq"], r["t_ns"], r["data_pages"], r.get("write_pages")) for r in samples],
+    "threads": doc["threads"][0]["tid"] == h["pid"],
+    "not truncated": doc["truncated"] is False and doc["peaks"] == [] and doc["hot_pages"] == [],
+}
+bad = [k for k, v in checks.items() if not v]
+if bad:
+    raise SystemExit("# differs: %s" % bad)
+EOF
+ok $? "--json parses and has the profile's header, summary, timeline and threads"
+
+# ---- synthetic records against binaries built here ----
+SRC=$top_srcdir/tests/progs/pageramp.c
+$CC -O0 -g -o "$TMP/ramp_g" "$SRC" && $CC -O0 -o "$TMP/ramp_nog" "$SRC" &&
+	strip -g -o "$TMP/ramp_nodwarf" "$TMP/ramp_g" && strip -o "$TMP/ramp_stripped" "$TMP/ramp_g" &&
+	$CC -O2 -g -o "$TMP/inlined" "$top_srcdir/tests/progs/inlined.c" || bail "cannot build the test binaries with $CC"
+B=0x555555554000
+sym() { nm "$1" | awk -v s="$2" '$3 == s { print "0x" $1 }'; }
+# The return address of the first call to touch_pages in main.
+retaddr() { objdump -d --no-show-raw-insn "$1" | awk '/call.*<touch_pages>/ { getline; sub(":", "", $1); print "0x" $1; exit }'; }
+line_of() { addr2line -e "$1" "$2" | sed 's/ (discriminator [0-9]*)$//; s/.*://'; }
+hex() { printf '0x%x' $(($1)); }
+tp=$(sym "$TMP/ramp_g" touch_pages) main=$(sym "$TMP/ramp_g" main) ret=$(retaddr "$TMP/ramp_g")
+[ -n "$tp" ] && [ -n "$main" ] && [ -n "$ret" ] || bail "touch_pages, main or the call not found in ramp_g"
+L1=$(line_of "$TMP/ramp_g" "$(hex "$tp + 0x10")") L2=$(line_of "$TMP/ramp_g" "$(hex "$ret - 1")")
+diag "touch_pages+0x10 is pageramp.c:$L1, the call in main pageramp.c:$L2"
+
+# A small real profile, its summary last, our records before it.
+BASE=$TMP/base.jsonl
+"$WSS" run -o "$BASE" --interval 10ms -- "$PROGS/pageramp" 1 100 >/dev/null 2>&1 || bail "base profile run failed"
+# synth FILE MODULE-RECORD...: BASE + a peak, stacks and the modules, then
+# the summary with two hot pages.
+synth() {
+	out=$1; shift
+	{
+		grep -v '"type":"summary"' "$BASE"
+		echo "{\"type\":\"stack\",\"id\":7,\"frames\":[\"$(hex "$B + $tp + 0x10")\",\"$(hex "$B + $ret")\"]}"
+		echo '{"type":"peak","seq":5,"series":"data","value":300,"mean":100.5,"threshold":250.25,"sites":[{"stack":7,"pages":200},{"stack":8,"pages":50},{"stack":99,"pages":1}]}'
+		echo '{"type":"peak","seq":2,"series":"thread:77","value":30,"mean":10,"threshold":25,"sites":[]}'
+		echo '{"type":"heatrow","seq":3,"future":"a record type this wss does not know"}'
+		for m in "$@"; do echo "$m"; done
+		$SYNTH summary "$BASE" '[{"addr":"0x7f0000001000","intervals":57,"mapping":"heap","stack":7},{"addr":"0x7f0000002000","intervals":3,"mapping":"anon"}]'
+	} >"$out"
+}
+inl=$($SYNTH inline "$TMP/inlined" bump main) || bail "no inlined address found in $TMP/inlined"
+set -- $inl
+IB=0x7f1000000000
+IA=$(hex "$IB + $1") IL1=$2 IL2=$3
+diag "bump inlined in main at $1: $IL1, called at $IL2"
+inlstack="{\"type\":\"stack\",\"id\":8,\"frames\":[\"$IA\",\"0x12\"]}"
+
+synth "$TMP/s.jsonl" "$($SYNTH module 1 "$TMP/ramp_g" $B)" "$inlstack" "$($SYNTH module 2 "$TMP/inlined" $IB)"
+"$WSS" report "$TMP/s.jsonl" >"$TMP/s.txt" 2>"$TMP/s.err"
+is $? 0 "report of a profile with peaks, stacks, modules and hot pages exits 0"
+test ! -s "$TMP/s.err"; ok $? "nothing on stderr" || sed 's/^/# /' "$TMP/s.err"
+grep -A1 -E "^ +0x[0-9a-f]+  touch_pages \(/.*/pageramp\.c:$L1\)$" "$TMP/s.txt" >"$TMP/tp.txt"
+ok $? "the faulting frame is touch_pages (pageramp.c:$L1)"
+tail -1 "$TMP/tp.txt" | grep -qE "^ +0x[0-9a-f]+  main \(/.*/pageramp\.c:$L2\)$"
+ok $? "its caller main, at the call (pageramp.c:$L2)" || sed 's/^/# /' "$TMP/tp.txt"
+grep -qx "1. seq 2 at [0-9.]* s, thread 77: 30 pages, mean 10.0, threshold 25.0 (3.0x the mean)" "$TMP/s.txt"
+ok $? "peaks are numbered in time order; a thread's series"
+grep -qx "2. seq 5 at [0-9.]* s, data: 300 pages, mean 100.5, threshold 250.2 (3.0x the mean)" "$TMP/s.txt"
+ok $? "peak 2: value against mean and threshold"
+grep -qx "   200 pages first touched at:" "$TMP/s.txt"; ok $? "its top site's pages"
+grep -qx "      (stack 99 is not in the profile)" "$TMP/s.txt"; ok $? "a missing stack is said, not fatal"
+grep -A1 -E "^ +0x0*$(echo "$IA" | sed 's/^0x//')  bump \(/.*/$IL1\) \[inlined\]$" "$TMP/s.txt" >"$TMP/inl.txt"
+ok $? "an inlined call is its own frame: bump ($IL1) [inlined]"
+tail -1 "$TMP/inl.txt" | grep -qE "^ {26}main \(/.*/$IL2\)$"
+ok $? "followed by its caller main ($IL2), at the same address" || sed 's/^/# /' "$TMP/inl.txt"
+grep -qE "^ +0x0*12  0x12 \(no module\)$" "$TMP/s.txt"; ok $? "an address no module covers"
+grep -qE "^  0x00007f0000001000 +57  heap +touch_pages \(/.*/pageramp\.c:$L1\)$" "$TMP/s.txt"
+ok $? "a hot page with its first-touch site"
+grep -qE "^  0x00007f0000002000 +3  anon +-$" "$TMP/s.txt"; ok $? "a hot page without one"
+# Peak marks under the chart: peak 1 (seq 2) and peak 2 (seq 5) in their columns.
+want=$(python3 -c '
+import sys
+n = int(sys.argv[1]); cols = min(n, 72); first = [c * n // cols for c in range(cols + 1)]
+col = lambda k: max(c for c in range(cols) if first[c] <= k)
+m = [" "] * (col(4) + 1); m[col(4)] = "2"; m[col(1)] = "1"
+print("".join(m))' "$($PROFILE samples "$BASE" | wc -l)")
+is "$(sed -n 's/^   peaks  //p' "$TMP/s.txt")" "$want" "peaks are marked under their columns"
+
+"$WSS" report --json "$TMP/s.jsonl" >"$TMP/s.json"
+is $? 0 "--json with peaks exits 0"
+python3 - "$TMP/s.json" "$L1" "$L2" "$IL1" "$IL2" "$TMP/ramp_g" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+L1, L2, IL1, IL2, mod = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+p1, p2 = doc["peaks"]
+assert (p1["number"], p1["seq"], p1["series"]) == (1, 2, "thread:77"), p1
+assert (p2["number"], p2["seq"], p2["value"], p2["mean"], p2["threshold"]) == (2, 5, 300, 100.5, 250.25), p2
+f = p2["sites"][0]["frames"]
+assert [(x["function"], x["file"].endswith("/pageramp.c"), x["line"], x["inlined"], x["module"]) for x in f] == \
+    [("touch_pages", True, L1, False, mod), ("main", True, L2, False, mod)], f
+assert f[0]["offset"] == int(f[0]["addr"], 16) - 0x555555554000, f[0]
+g = p2["sites"][1]["frames"]
+assert [(x["function"], x["file"].rsplit("/", 1)[1] + ":" + str(x["line"]), x["inlined"]) for x in g[:2]] == \
+    [("bump", IL1, True), ("main", IL2, False)], g
+assert g[0]["addr"] == g[1]["addr"] and g[2]["module"] is None, g
+assert p2["sites"][2]["frames"] is None
+hot = doc["hot_pages"]
+assert hot[0]["site"]["function"] == "touch_pages" and hot[0]["intervals"] == 57 and hot[1]["site"] is None, hot
+EOF
+ok $? "--json: peaks with symbolised frames {addr, function, file, line, inlined, module, offset}, hot pages"
+
+# Symbols without DWARF: function+offset.
+off_tp=0x10
+off_main=$(printf '0x%x' $((ret - main)))
+synth "$TMP/nd.jsonl" "$($SYNTH module 1 "$TMP/ramp_nodwarf" $B)"
+"$WSS" report "$TMP/nd.jsonl" >"$TMP/nd.txt"
+is $? 0 "a module stripped of DWARF (strip -g): exit 0"
+grep -qE "^ +0x[0-9a-f]+  touch_pages\+$off_tp \(ramp_nodwarf\)$" "$TMP/nd.txt" &&
+	grep -qE "^ +0x[0-9a-f]+  main\+$off_main \(ramp_nodwarf\)$" "$TMP/nd.txt"
+ok $? "function+offset from the symbol table (touch_pages+$off_tp, main+$off_main)"
+
+# Built without -g: symbols only, at its own addresses.
+tp2=$(sym "$TMP/ramp_nog" touch_pages) main2=$(sym "$TMP/ramp_nog" main) ret2=$(retaddr "$TMP/ramp_nog")
+(tp=$tp2 ret=$ret2 && synth "$TMP/ng.jsonl" "$($SYNTH module 1 "$TMP/ramp_nog" $B)")
+"$WSS" report "$TMP/ng.jsonl" >"$TMP/ng.txt"
+is $? 0 "a module built without -g: exit 0"
+grep -qE "^ +0x[0-9a-f]+  touch_pages\+0x10 \(ramp_nog\)$" "$TMP/ng.txt" &&
+	grep -qE "^ +0x[0-9a-f]+  main\+$(printf '0x%x' $((ret2 - main2))) \(ramp_nog\)$" "$TMP/ng.txt"
+ok $? "function+offset from its symbols"
+
+# Fully stripped: module+offset.
+synth "$TMP/st.jsonl" "$($SYNTH module 1 "$TMP/ramp_stripped" $B)"
+"$WSS" report "$TMP/st.jsonl" >"$TMP/st.txt"
+is $? 0 "a fully stripped module: exit 0"
+grep -qE "^ +0x[0-9a-f]+  ramp_stripped\+$(printf '0x%x' $((tp + 0x10)))$" "$TMP/st.txt" &&
+	grep -qE "^ +0x[0-9a-f]+  ramp_stripped\+$(printf '0x%x' $((ret)))$" "$TMP/st.txt"
+ok $? "module+offset"
+
+# A module whose file is gone, and one with another build-id.
+gone=$($SYNTH module 1 "$TMP/ramp_g" $B | sed "s|$TMP/ramp_g|$TMP/gone/ramp|")
+synth "$TMP/gone.jsonl" "$gone"
+"$WSS" report "$TMP/gone.jsonl" >"$TMP/gone.txt" 2>"$TMP/gone.err"
+is $? 0 "a module path that does not exist: exit 0"
+grep -qE "^ +0x[0-9a-f]+  ramp\+$(printf '0x%x' $((tp + 0x10))) \(cannot open: No such file or directory\)$" "$TMP/gone.txt"
+ok $? "module+offset, and why"
+synth "$TMP/bid.jsonl" "$($SYNTH module 1 "$TMP/ramp_g" $B 00112233445566778899aabbccddeeff00112233)"
+"$WSS" report "$TMP/bid.jsonl" >"$TMP/bid.txt"
+is $? 0 "a module with another build-id: exit 0"
+grep -qE "^ +0x[0-9a-f]+  ramp_g\+$(printf '0x%x' $((tp + 0x10))) \(build-id mismatch\)$" "$TMP/bid.txt"
+ok $? "module+offset (build-id mismatch), not the wrong function"
+
+# ---- cut, corrupt and foreign files ----
+# Cut in the middle of a line (not just after a newline).
+n=$(($(wc -c <"$P") / 2))
+while [ "$(head -c $n "$P" | tail -c 1 | od -An -tx1 | tr -d ' ')" = 0a ]; do n=$((n - 1)); done
+head -c $n "$P" >"$TMP/cut.jsonl"
+cut=$(($(wc -l <"$TMP/cut.jsonl") + 1))
+"$WSS" report "$TMP/cut.jsonl" >"$TMP/cut.txt" 2>"$TMP/cut.err"
+is $? 0 "a profile cut in the middle of a line still reports"
+grep -qx "profile truncated (no summary): the program did not exit normally; its last line ($cut) was cut short and is ignored" "$TMP/cut.txt"
+ok $? "and says it is truncated, and which line was cut"
+want=$(python3 - "$TMP/cut.jsonl" <<'EOF'
+import json, sys
+d = [json.loads(l)["data_pages"] for l in open(sys.argv[1]).read().split("\n")[:-1] if '"type":"sample"' in l]
+t = (sum(d) * 10 + len(d) // 2) // len(d)
+print("Data avg/peak/total: %d.%d/%d/? pages" % (t // 10, t % 10, max(d)))
+EOF
+)
+grep -q "^$want (" "$TMP/cut.txt"; ok $? "its summary from the samples: $want"
+"$WSS" report --json "$TMP/cut.jsonl" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["truncated"] is True and d["cut_line"] == int(sys.argv[1]) and d["summary"]["data"]["total"] is None, d
+assert d["summary"]["from"] == "samples" and d["duration_ns"] is None, d' "$cut"
+ok $? "--json says truncated too, and which line"
+grep -v '"type":"summary"' "$P" >"$TMP/nosum.jsonl"
+"$WSS" report "$TMP/nosum.jsonl" >"$TMP/nosum.txt"
+is $? 0 "a profile killed between records reports"
+grep -qx "profile truncated (no summary): the program did not exit normally" "$TMP/nosum.txt"; ok $? "and says truncated"
+
+awk 'NR == 17 { print "{\"type\":\"sample\",garbage"; next } 1' "$P" >"$TMP/bad.jsonl"
+"$WSS" report "$TMP/bad.jsonl" >/dev/null 2>"$TMP/err"
+is $? 2 "a corrupt line: exit 2"
+grep -qx "wss: $TMP/bad.jsonl:17: invalid JSON: column 18: expected a key (a string), found 'g'" "$TMP/err"
+ok $? "FILE:LINE: invalid JSON, with the column" || sed 's/^/# /' "$TMP/err"
+"$WSS" report /etc/passwd >/dev/null 2>"$TMP/err"
+is $? 2 "a file that is not a profile: exit 2"
+grep -q "^wss: /etc/passwd:1: not a wss profile (" "$TMP/err"; ok $? "FILE:1: not a wss profile"
+echo '{"type":"config","version":1}' >"$TMP/foreign.jsonl"
+"$WSS" report "$TMP/foreign.jsonl" >/dev/null 2>"$TMP/err"
+is $? 2 "JSON Lines that are not a profile: exit 2"
+grep -qx "wss: $TMP/foreign.jsonl:1: not a wss profile (the first line is not a wss header record)" "$TMP/err"; ok $? "and says so"
+"$WSS" report "$TMP/missing.jsonl" >/dev/null 2>"$TMP/err"
+is $? 2 "a missing file: exit 2"
+grep -qx "wss: $TMP/missing.jsonl: No such file or directory" "$TMP/err"; ok $? "FILE: No such file or directory"
+sed '1s/"version":1,/"version":2,/' "$P" >"$TMP/v2.jsonl"
+"$WSS" report "$TMP/v2.jsonl" >/dev/null 2>"$TMP/err"
+is $? 2 "an unknown future version: exit 2"
+grep -q "^wss: $TMP/v2.jsonl:1: profile format version 2 is not supported" "$TMP/err"; ok $? "and says which"
+sed '5s/"data_pages":[0-9]*/"data_pages":"many"/' "$P" >"$TMP/type.jsonl"
+"$WSS" report "$TMP/type.jsonl" >/dev/null 2>"$TMP/err"
+is $? 2 "a sample with a field of the wrong type: exit 2"
+grep -qx "wss: $TMP/type.jsonl:5: sample: \"data_pages\" missing or not a non-negative integer" "$TMP/err"; ok $? "and names line and field"
+"$WSS" report --bogus "$P" >/dev/null 2>&1; is $? 2 "an unknown option: exit 2"
+done_testing
