@@ -9,11 +9,14 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 65
+plan 68
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
-"$WSS" run -o "$P" --interval 10ms -- "$PROGS/pageramp" 1 500 >/dev/null 2>&1 || bail "pageramp under wss run failed"
+# Without the engine's own peaks, stacks, modules and hot pages: the tests
+# below add synthetic ones where they need them (real ones: at the end).
+WSS_PEAKS_ENABLED=false WSS_REPORT_HOT_PAGES=0 "$WSS" run -o "$P" --interval 10ms -- "$PROGS/pageramp" 1 500 >/dev/null 2>&1 ||
+	bail "pageramp under wss run failed"
 $PROFILE check "$P" || bail "the profile is not valid"
 "$WSS" report "$P" >"$TMP/r.txt" 2>"$TMP/r.err"
 is $? 0 "report of a real profile exits 0"
@@ -121,7 +124,10 @@ diag "touch_pages+0x10 is pageramp.c:$L1, the call in main pageramp.c:$L2"
 
 # A small real profile, its summary last, our records before it.
 BASE=$TMP/base.jsonl
-"$WSS" run -o "$BASE" --interval 10ms -- "$PROGS/pageramp" 1 100 >/dev/null 2>&1 || bail "base profile run failed"
+# The base for the synthetic records: no peaks, stacks, modules or hot
+# pages of its own (the engine's are tested on their own below).
+WSS_PEAKS_ENABLED=false WSS_REPORT_HOT_PAGES=0 "$WSS" run -o "$BASE" --interval 10ms -- "$PROGS/pageramp" 1 100 >/dev/null 2>&1 ||
+	bail "base profile run failed"
 # synth FILE MODULE-RECORD...: BASE + a peak, stacks and the modules, then
 # the summary with two hot pages.
 synth() {
@@ -290,4 +296,15 @@ sed '5s/"data_pages":[0-9]*/"data_pages":"many"/' "$P" >"$TMP/type.jsonl"
 is $? 2 "a sample with a field of the wrong type: exit 2"
 grep -qx "wss: $TMP/type.jsonl:5: sample: \"data_pages\" missing or not a non-negative integer" "$TMP/err"; ok $? "and names line and field"
 "$WSS" report --bogus "$P" >/dev/null 2>&1; is $? 2 "an unknown option: exit 2"
+# The engine's own records, end to end: bursty's two sweeps are peaks
+# whose top site is sweep, called from burst, called from main.
+WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/bursty.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/bursty" >/dev/null 2>&1
+"$WSS" report "$TMP/bursty.jsonl" >"$TMP/bursty.txt" 2>"$TMP/err"
+is $? 0 "report of a real profile with peaks, stacks, modules and hot pages"
+grep -q '^1\. seq 45 .*data' "$TMP/bursty.txt" && grep -q '^[0-9]*\. seq 65 .*data' "$TMP/bursty.txt"
+ok $? "its two bursts are data peaks"
+grep -A3 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'sweep (tests/progs/bursty.c:' &&
+	grep -A4 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'burst (tests/progs/bursty.c:' &&
+	grep -A5 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'main (tests/progs/bursty.c:'
+ok $? "the first peak's top site is sweep <- burst <- main, with file:line"
 done_testing
