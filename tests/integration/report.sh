@@ -9,7 +9,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 68
+plan 69
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -307,4 +307,8 @@ grep -A3 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'sweep (tests/progs/bursty.c:
 	grep -A4 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'burst (tests/progs/bursty.c:' &&
 	grep -A5 '^1\. seq 45' "$TMP/bursty.txt" | grep -q 'main (tests/progs/bursty.c:'
 ok $? "the first peak's top site is sweep <- burst <- main, with file:line"
+# pageramp, real: touch_pages in pageramp.c is among the first-touch sites.
+WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/pr.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 2 >/dev/null 2>&1
+"$WSS" report "$TMP/pr.jsonl" 2>/dev/null | grep -q 'touch_pages (tests/progs/pageramp.c:'
+ok $? "a real pageramp report names touch_pages (pageramp.c) among the first-touch sites"
 done_testing
