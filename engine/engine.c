@@ -1022,6 +1022,19 @@ static void wait_until(uint64_t t)
 	wss_sys_futex(&E.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
+/* Read up to len - 1 bytes of a small file (/proc, /sys) into buf, NUL
+ * terminated, with raw system calls.  Returns the length, or <= 0. */
+static long read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	long n = wss_sys_read(fd, buf, len - 1);
+	wss_sys_close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /* Is the engine thread the only one left?  glibc's last thread to exit
  * calls exit(0), but ours counts as a thread too: a program whose main
  * thread calls pthread_exit would never end once its other threads have.
@@ -1032,14 +1045,8 @@ static void wait_until(uint64_t t)
 static bool engine_alone(void)
 {
 	char buf[1024];
-	int fd = wss_sys_openat(AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	if (read_small_file("/proc/self/stat", buf, sizeof buf) <= 0)
 		return false;
-	long n = wss_sys_read(fd, buf, sizeof buf - 1);
-	wss_sys_close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
 	if (!p || p[1] != ' ' || p[2] != 'Z')
 		return false;
@@ -1120,11 +1127,7 @@ static void *engine_main(void *arg)
 static long read_long_file(const char *path, long dflt)
 {
 	char buf[64];
-	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return dflt;
-	long n = wss_sys_read(fd, buf, sizeof buf - 1);
-	wss_sys_close(fd);
+	long n = read_small_file(path, buf, sizeof buf);
 	if (n <= 0)
 		return dflt;
 	long v = 0;

@@ -52,32 +52,15 @@ static wss_leaf_t *leaf_of(uintptr_t addr)
 	return __atomic_load_n(&shadow_dir[addr >> WSS_LEAF_SHIFT], __ATOMIC_ACQUIRE);
 }
 
-wss_page_t *wss_shadow_page(uintptr_t addr)
-{
-	wss_leaf_t *l = leaf_of(addr);
-	return l ? &l->pages[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
-}
+/* The per-page field of the leaf covering addr, or NULL. */
+#define LEAF_FIELD(field, addr) \
+	({ \
+		wss_leaf_t *l_ = leaf_of(addr); \
+		l_ ? &l_->field[((addr) >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL; \
+	})
 
-uint8_t *wss_shadow_flags(uintptr_t addr)
-{
-	wss_leaf_t *l = leaf_of(addr);
-	return l ? &l->flags[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
-}
-
-uint32_t *wss_shadow_written(uintptr_t addr)
-{
-	wss_leaf_t *l = leaf_of(addr);
-	return l ? &l->written[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
-}
-
-uint32_t *wss_shadow_hits(uintptr_t addr)
-{
-	wss_leaf_t *l = leaf_of(addr);
-	return l ? &l->hits[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
-}
-
-uint32_t *wss_shadow_site(uintptr_t addr)
-{
-	wss_leaf_t *l = leaf_of(addr);
-	return l ? &l->site[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;
-}
+wss_page_t *wss_shadow_page(uintptr_t addr) { return LEAF_FIELD(pages, addr); }
+uint8_t *wss_shadow_flags(uintptr_t addr) { return LEAF_FIELD(flags, addr); }
+uint32_t *wss_shadow_written(uintptr_t addr) { return LEAF_FIELD(written, addr); }
+uint32_t *wss_shadow_hits(uintptr_t addr) { return LEAF_FIELD(hits, addr); }
+uint32_t *wss_shadow_site(uintptr_t addr) { return LEAF_FIELD(site, addr); }
