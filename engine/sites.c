@@ -46,6 +46,11 @@ typedef struct stack {
 
 __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 
+/* Set in a forked child: no stack is captured there.  A parent thread may
+ * have been inside the unwinder at the fork, holding its internal mutex or
+ * the loader's list lock, which the child then inherits held. */
+static bool no_capture;
+
 static site_t sites[SITE_SLOTS];
 static uint32_t counts[2][SITE_SLOTS];
 static uint32_t other[2];
@@ -136,7 +141,7 @@ static uint32_t stack_insert(const uint64_t *f, uint32_t n)
 
 void wss_sites_capture(int site, const void *uc)
 {
-	if (site < 0 || !frames)
+	if (site < 0 || !frames || no_capture)
 		return;
 	uint32_t zero = 0;
 	if (!__atomic_compare_exchange_n(&sites[site].state, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -209,6 +214,7 @@ void wss_sites_fork_child(void)
 	 * child's profile has none of the stacks yet. */
 	memset(counts, 0, sizeof counts);
 	memset(other, 0, sizeof other);
+	no_capture = true;
 	for (uint32_t s = 0; s < STACK_SLOTS; s++)
 		if (stacks[s].state == 3)
 			stacks[s].state = 2;

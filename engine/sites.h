@@ -41,7 +41,8 @@ int wss_sites_top(uint32_t k, wss_site_count_t *top, int max, uint64_t *rest);
 int wss_sites_stacks_unwritten(void (*fn)(uint32_t id, const uint64_t *frames, uint32_t n, void *arg), void *arg);
 /* The stack id of a site (0: none yet).  tick. */
 uint32_t wss_sites_stack_of(int site);
-/* In a forked child: clear the counts, write every stack again.  hook. */
+/* In a forked child: clear the counts, write every stack again, and
+ * capture no new stack (see sites.c).  hook. */
 void wss_sites_fork_child(void);
 
 #endif

@@ -95,6 +95,10 @@ static unsigned long long last_adds;
  * (from a signal handler) does not wait for itself. */
 static int tick_lock;
 static bool fork_took;
+/* In a forked child the loader's list lock may have been inherited held
+ * (a parent thread unwinding a stack at the fork): ticks read the list
+ * only for library data there, not for modules. */
+static bool no_around;
 
 static void tick_lock_take(int self)
 {
@@ -409,6 +413,10 @@ static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 static void around(void (*tick)(void))
 {
+	if (!enabled && no_around) { /* a forked child, modules only */
+		tick();
+		return;
+	}
 	struct around a = {tick, false};
 	int self = wss_sys_gettid();
 	bool mine = __atomic_load_n(&tick_lock, __ATOMIC_RELAXED) == self; /* a tick in a signal handler */
@@ -452,6 +460,7 @@ void wss_libs_fork_child(void)
 {
 	if (fork_took)
 		__atomic_store_n(&tick_lock, 0, __ATOMIC_RELAXED);
+	no_around = true;
 	/* The child's profile needs them all again. */
 	for (int i = 0; i < nmods; i++)
 		mods[i].written = false;
