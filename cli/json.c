@@ -350,6 +350,29 @@ static void *vec_finish(parser_t *ps, vec_t *v)
 	return out;
 }
 
+
+/* After an array item or object member: 0 after a ',' (not a trailing
+ * one), 1 after close (consumed), -1 on a trailing comma (reported), 2 on
+ * anything else (the caller reports it). */
+static int after_item(struct parser *ps, char close)
+{
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ',') {
+		ps->p++;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == close) {
+			fail(ps, ps->p, close == ']' ? "trailing comma in an array" : "trailing comma in an object");
+			return -1;
+		}
+		return 0;
+	}
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return 1;
+	}
+	return 2;
+}
+
 static wss_json_t *parse_array(parser_t *ps)
 {
 	wss_json_t *a = new_value(ps, WSS_JSON_ARRAY);
@@ -366,18 +389,12 @@ static wss_json_t *parse_array(parser_t *ps)
 		if (!slot)
 			break;
 		*slot = item;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			skip_ws(ps);
-			if (ps->p < ps->end && *ps->p == ']') {
-				fail(ps, ps->p, "trailing comma in an array");
-				break;
-			}
+		int next = after_item(ps, ']');
+		if (next < 0)
+			break;
+		if (next == 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == ']') {
-			ps->p++;
+		if (next == 1) {
 			a->n = v.n;
 			a->items = vec_finish(ps, &v);
 			return ps->status ? NULL : a;
@@ -430,18 +447,12 @@ static wss_json_t *parse_object(parser_t *ps)
 		if (!slot)
 			break;
 		*slot = (wss_json_member_t){key, keylen, val};
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			skip_ws(ps);
-			if (ps->p < ps->end && *ps->p == '}') {
-				fail(ps, ps->p, "trailing comma in an object");
-				break;
-			}
+		int next = after_item(ps, '}');
+		if (next < 0)
+			break;
+		if (next == 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == '}') {
-			ps->p++;
+		if (next == 1) {
 			o->n = v.n;
 			o->members = vec_finish(ps, &v);
 			return ps->status ? NULL : o;
