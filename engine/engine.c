@@ -86,6 +86,8 @@ typedef struct wss_engine {
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
 static char backend_reason[320]; /* the header's: which backend and why */
+static const char *runtime;       /* wss_engine_start_t.runtime */
+static const char *runtime_untracked;
 static void (*on_tick)(void);
 static void (*tick_around)(void (*tick)(void));
 
@@ -191,7 +193,9 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	bool first = record(page, fl, e, wss_threads_self(), true);
 	int site = -1;
 	bool fresh = false;
-	if (first && uc && E.sites)
+	/* A touch by the stack unwinder inside our handler (sites.c) has
+	 * no site of its own, and captures nothing. */
+	if (first && uc && E.sites && !wss_sites_unwinding)
 		site = wss_sites_touch((uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], e, &fresh);
 	inflight_exit(e);
 	/* A new site's call stack, outside the in-flight section: the unwinder
@@ -1078,6 +1082,10 @@ static void engine_check_alone(void)
 static void *engine_main(void *arg)
 {
 	(void)arg;
+	/* The synchronous signals were left open for pthread_create (see
+	 * wss_engine_start): the new thread closes them itself. */
+	uint64_t sync = SYNC_SIGNALS;
+	wss_sys_sigmask(SIG_BLOCK, &sync, NULL);
 	uint64_t interval = E.cfg.interval_ns;
 	if (E.cfg.time_base == WSS_TIME_CPU) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1179,6 +1187,8 @@ static void format_header(void)
 		.backend = E.backend->name,
 		.backend_reason = backend_reason,
 		.backend_sees = E.backend->sees,
+		.runtime = runtime,
+		.untracked = runtime_untracked,
 		.cfg = &E.cfg,
 		.start_unix_ns = E.start_unix_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
@@ -1209,9 +1219,17 @@ static int choose_backend(char *err, size_t errlen)
 	char why[256] = "";
 	wss_fmt_t e;
 	if (E.cfg.backend == WSS_BACKEND_AUTO) {
-		/* hybrid where the kernel allows: reads and writes apart. */
+		/* hybrid where the kernel allows: reads and writes apart.  A
+		 * runtime whose memory faults must not touch: uffd-wp, which
+		 * tracks all of it without signals. */
 		wss_fmt_init(&e, backend_reason, sizeof backend_reason);
-		if (!probe(&wss_backend_hybrid, why, sizeof why)) {
+		if (runtime && !probe(&wss_backend_uffd_wp, why, sizeof why)) {
+			E.backend = &wss_backend_uffd_wp;
+			wss_fmt_str(&e, "auto: uffd-wp (a ");
+			wss_fmt_str(&e, runtime);
+			wss_fmt_str(&e, " program: its runtime makes raw system calls on its own memory, which fail on "
+					"pages armed for faults; uffd-wp tracks it without them)");
+		} else if (!probe(&wss_backend_hybrid, why, sizeof why)) {
 			E.backend = &wss_backend_hybrid;
 			wss_fmt_str(&e, "auto: hybrid (userfaultfd async write-protect and PAGEMAP_SCAN work on this kernel)");
 		} else {
@@ -1240,12 +1258,19 @@ static int choose_backend(char *err, size_t errlen)
 	return 0;
 }
 
+const char *wss_engine_runtime_untracked(void) { return runtime_untracked; }
+
 int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 {
 	E.cfg = *s->cfg;
+	runtime = s->runtime;
 	int r = choose_backend(err, errlen);
 	if (r)
 		return r;
+	if (runtime && E.backend->fault)
+		runtime_untracked = "the runtime's own memory (its mmaps and the executable's data): its raw "
+				    "system calls would fail with EFAULT on protected pages; track.backend = "
+				    "\"uffd-wp\" tracks it";
 	if (wss_shadow_init() || wss_threads_init() || wss_fmt_init_growable(&E.out, 1 << 16) ||
 	    wss_regions_reserve(&E.regions, 64)) {
 		wss_fmt_t e;
@@ -1321,8 +1346,11 @@ int wss_engine_start(void)
 	 * setuid() and friends signal every thread and wait for each to
 	 * answer, and would hang for ever on ours (glibc unblocks them in the
 	 * first thread it creates, but not in a forked child, where this runs
-	 * again). */
-	uint64_t block = ~((1ULL << 31) | (1ULL << 32)), old;
+	 * again).  The synchronous signals stay open in the creating thread
+	 * until engine_main closes them: pthread_create runs the loader
+	 * (lazy binding, TLS set-up) and reads the caller's memory, and a
+	 * touch of an armed page with SIGSEGV blocked is a kill (issue 11). */
+	uint64_t block = ~((1ULL << 31) | (1ULL << 32) | SYNC_SIGNALS), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	E.app_mask = old;
 	E.next_alone_ns = 0;

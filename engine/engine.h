@@ -18,8 +18,16 @@ typedef struct wss_engine_start {
 	int argc;
 	char **argv;
 	const wss_config_t *cfg;
+	/* A runtime whose memory only a signal-free backend may track
+	 * ("go", from preload/runtime.c), or NULL: auto then prefers uffd-wp,
+	 * and the preload leaves that memory out under the others. */
+	const char *runtime;
 } wss_engine_start_t;
 
+/* What of the runtime's memory is left out and why (for the preload to
+ * say), or NULL when the backend tracks it.  Valid after
+ * wss_engine_init. */
+const char *wss_engine_runtime_untracked(void);
 /* Set up the engine, open the profile and write its header; does not start
  * the clock.  Returns 0, or an errno with a one-line message in err.  init. */
 int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen);

@@ -50,6 +50,11 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	key_str(f, "backend", h->backend);
 	key_str(f, "backend_reason", h->backend_reason);
 	key_str(f, "backend_sees", h->backend_sees);
+	if (h->runtime) {
+		key_str(f, "runtime", h->runtime);
+		if (h->untracked)
+			key_str(f, "runtime_untracked", h->untracked);
+	}
 	key_str(f, "time_base", wss_time_base_name(c->time_base));
 	key_u64(f, "interval_ns", c->interval_ns);
 	key_u64(f, "window_intervals", c->window_intervals);

@@ -22,6 +22,8 @@ typedef struct wss_profile_header {
 	const char *backend;
 	const char *backend_reason;
 	const char *backend_sees;   /* what a touch is: "reads and writes", "writes" */
+	const char *runtime;        /* a runtime handled apart ("go"), or NULL */
+	const char *untracked;      /* what of it is left out and why, or NULL */
 	const wss_config_t *cfg;
 	uint64_t start_unix_ns;
 	long page_size;

@@ -17,10 +17,32 @@
  * tables with dl_iterate_phdr, which takes the dynamic loader's list lock
  * (recursive, so a thread that faults inside a dl_iterate_phdr callback
  * does not wait for itself).  It therefore runs outside the engine's
- * in-flight section, so a tick holding that lock never waits for it. */
+ * in-flight section, so a tick holding that lock never waits for it.
+ *
+ * The capture must never harm the program (issue 11), and three things
+ * could:
+ * - It reads memory that may be armed: a CIE's personality slot in .data
+ *   (every Rust and C++ frame), and whatever the frame pointer holds when
+ *   a frame has no unwind information (a JIT keeps heap addresses there).
+ *   Our handler runs with every signal blocked, and a fault with SIGSEGV
+ *   blocked is a kill.  So the capture reopens SIGSEGV (and SIGBUS) for
+ *   itself, and the unwinder's own sigprocmask calls are kept from
+ *   blocking them again (signals.c); a touch of an armed page then faults
+ *   into our handler again, nested, which opens the page and records it
+ *   like any touch (no site: see wss_engine_touched), and the unwinder
+ *   reads on.  And the walk stops at the first frame without unwind
+ *   information instead of following a frame pointer that may be any
+ *   value: a JIT's frames end the stack.
+ * - Stack space: the handler may run on a small alternate stack (Rust's
+ *   threads get SIGSTKSZ), and the unwinder's cursor, the frame buffer and
+ *   its table search take tens of KiB.  The capture runs on a stack of its
+ *   own, one of a few preallocated ones, claimed with a compare-and-swap;
+ *   with none free the site is left for its next fault to capture.
+ * - Locks: see above. */
 #include "config.h"
 #include "engine/sites.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #define UNW_LOCAL_ONLY
@@ -31,6 +53,8 @@
 #define SITE_SLOTS 4096 /* distinct faulting instructions; more count as "other" */
 #define STACK_SLOTS 4096
 #define PROBES 64
+#define CAPTURE_STACKS 4
+#define CAPTURE_STACK_SIZE (256 * 1024)
 
 typedef struct site {
 	uint64_t pc;    /* 0: free */
@@ -57,6 +81,8 @@ static uint32_t other[2];
 static stk_t stacks[STACK_SLOTS];
 static uint64_t *frames; /* STACK_SLOTS * depth */
 static unsigned depth;
+static char *capture_stacks; /* CAPTURE_STACKS * CAPTURE_STACK_SIZE */
+static uint32_t capture_busy; /* bit i: stack i is in use */
 
 int wss_sites_init(unsigned stack_depth)
 {
@@ -64,6 +90,11 @@ int wss_sites_init(unsigned stack_depth)
 	if (!frames) {
 		frames = wss_sys_alloc((size_t)STACK_SLOTS * WSS_SITES_DEPTH_MAX * sizeof *frames);
 		if (!frames)
+			return ENOMEM;
+	}
+	if (!capture_stacks) {
+		capture_stacks = wss_sys_alloc((size_t)CAPTURE_STACKS * CAPTURE_STACK_SIZE);
+		if (!capture_stacks)
 			return ENOMEM;
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -96,6 +127,9 @@ int wss_sites_touch(uint64_t pc, uint32_t epoch, bool *fresh)
 		}
 		if (*fresh || cur == pc) {
 			__atomic_add_fetch(&counts[epoch & 1][s], 1, __ATOMIC_RELAXED);
+			/* Not captured yet (new, or left for later by a capture
+			 * that found no stack to run on). */
+			*fresh = __atomic_load_n(&sites[s].state, __ATOMIC_RELAXED) == 0;
 			return (int)s;
 		}
 	}
@@ -139,28 +173,91 @@ static uint32_t stack_insert(const uint64_t *f, uint32_t n)
 	return 0;
 }
 
-void wss_sites_capture(int site, const void *uc)
+struct capture {
+	const void *uc;
+	uint32_t id; /* the stack's id, 0: none */
+};
+
+#define SYNC_FAULTS ((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)))
+
+/* On a capture stack.  A nested fault would be delivered at the top of the
+ * thread's alternate stack, where the handler that called us still has its
+ * frames, so the alternate stack is switched off until we are done (the
+ * kernel allows it: we are not running on it) and the nested handler runs
+ * here. */
+static void unwind(void *arg)
 {
-	if (site < 0 || !frames || no_capture)
-		return;
-	uint32_t zero = 0;
-	if (!__atomic_compare_exchange_n(&sites[site].state, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return; /* another thread is capturing it, or has */
+	struct capture *c = arg;
 	uint64_t f[WSS_SITES_DEPTH_MAX];
 	uint32_t n = 0;
+	stack_t off = {.ss_flags = SS_DISABLE}, alt;
+	bool restore = !wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, &alt)) && !(alt.ss_flags & SS_DISABLE);
 	unw_cursor_t cur;
-	wss_sites_unwinding++;
-	if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-		do {
+	if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+		for (;;) {
 			unw_word_t ip = 0;
 			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 				break;
 			f[n++] = ip;
-		} while (n < depth && unw_step(&cur) > 0);
+			if (n >= depth)
+				break;
+			/* No unwind information: unw_step would follow the
+			 * frame pointer, which may hold anything (see the
+			 * top). */
+			unw_proc_info_t pi;
+			if (unw_get_proc_info(&cur, &pi) < 0 || unw_step(&cur) <= 0)
+				break;
+		}
 	}
+	if (restore) {
+		alt.ss_flags &= ~SS_ONSTACK;
+		wss_sys2(SYS_sigaltstack, &alt, NULL);
+	}
+	c->id = n ? stack_insert(f, n) : 0;
+}
+
+/* Run fn(arg) on the stack whose top is top (16-byte aligned).  x86-64:
+ * the old stack pointer waits in rbx, which fn preserves. */
+static void call_on_stack(char *top, void (*fn)(void *), void *arg)
+{
+	uintptr_t a = (uintptr_t)arg;
+	__asm__ volatile("mov %%rsp, %%rbx\n\t"
+			 "mov %[top], %%rsp\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%rbx, %%rsp"
+			 : "+D"(a)
+			 : [top] "r"(top), [fn] "r"(fn)
+			 : "rbx", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0",
+			   "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+			   "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
+void wss_sites_capture(int site, const void *uc)
+{
+	if (site < 0 || !frames || no_capture || wss_sites_unwinding)
+		return;
+	uint32_t zero = 0;
+	if (!__atomic_compare_exchange_n(&sites[site].state, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return; /* another thread is capturing it, or has */
+	int k = -1;
+	for (int i = 0; i < CAPTURE_STACKS && k < 0; i++) {
+		uint32_t bit = 1U << i;
+		if (!(__atomic_fetch_or(&capture_busy, bit, __ATOMIC_ACQUIRE) & bit))
+			k = i;
+	}
+	if (k < 0) { /* every capture stack is in use: at the site's next fault */
+		__atomic_store_n(&sites[site].state, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	struct capture c = {uc, 0};
+	uint64_t open = SYNC_FAULTS, old;
+	wss_sites_unwinding++;
+	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
+	call_on_stack(capture_stacks + (size_t)(k + 1) * CAPTURE_STACK_SIZE, unwind, &c);
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	wss_sites_unwinding--;
-	uint32_t id = n ? stack_insert(f, n) : 0;
-	__atomic_store_n(&sites[site].stack, id, __ATOMIC_RELEASE);
+	__atomic_fetch_and(&capture_busy, ~(1U << k), __ATOMIC_RELEASE);
+	__atomic_store_n(&sites[site].stack, c.id, __ATOMIC_RELEASE);
 	__atomic_store_n(&sites[site].state, 2, __ATOMIC_RELEASE);
 }
 

@@ -103,11 +103,15 @@ static void open_strv(char *const *v)
 	do { \
 		wss_engine_exec(); \
 		OPEN_ALL(path, argv, envp); \
+		bool blocked_ = wss_signals_exec_prepare(); \
 		int r_ = call; \
 		if (r_ < 0 && errno == EFAULT) { \
 			OPEN_ALL(path, argv, envp); \
 			r_ = call; \
 		} \
+		int e_ = errno; \
+		wss_signals_exec_failed(blocked_); \
+		errno = e_; \
 		return r_; \
 	} while (0)
 

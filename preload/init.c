@@ -76,10 +76,18 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_exec_unfollow();
 	if (wss_signals_init())
 		fail("cannot install the SIGSEGV handler", "");
+	wss_altstack_init();
 	wss_engine_on_tick(on_tick);
-	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg};
+	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg, .runtime = wss_runtime_detect()};
 	if (wss_engine_init(&s, err, sizeof err))
 		fail(err, "");
+	const char *left_out = wss_engine_runtime_untracked();
+	if (left_out) { /* a Go program under a backend with faults */
+		cfg.track_anon_mmap = false;
+		cfg.track_data_segments = false;
+		if (cfg.report_summary)
+			wss_log(s.runtime, " program: not tracked: ", left_out, NULL);
+	}
 	wss_mman_init(cfg.track_anon_mmap);
 	if (cfg.track_heap && wss_heap_init())
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);

@@ -116,27 +116,78 @@ static void tick_lock_drop(void)
 	wss_sys_futex(&tick_lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* What the dynamic loader itself reads in an object's writable segments,
+ * outside the program's control: RELRO (.dynamic, .got, .data.rel.ro,
+ * .init_array: read-only once relocated, read by lazy binding and
+ * dl_iterate_phdr), PT_DYNAMIC (writable in -z norelro objects) and the TLS
+ * initialisation image (copied into every new thread's TLS by
+ * pthread_create, with all signals blocked).  None of it is the program's
+ * data, and a touch of an armed page there with SIGSEGV blocked is a kill
+ * (issue 11: lld puts RELRO in a segment of its own whose end is the
+ * segment's end, and the old test, which only trimmed a RELRO ending
+ * strictly inside a segment, tracked .dynamic).  Each range is widened to
+ * whole pages: a page shared with the program's data is left out rather
+ * than armed.  .got.plt stays tracked: lazy binding writes it from the
+ * calling thread, whose SIGSEGV is never blocked (signals.c).  Returns how
+ * many ranges it put in out[3]. */
+static int loader_ranges(const struct dl_phdr_info *info, uintptr_t out[][2])
+{
+	int n = 0;
+	for (int i = 0; i < info->dlpi_phnum && n < 3; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_GNU_RELRO || ph->p_type == PT_DYNAMIC) {
+			out[n][0] = a;
+			out[n++][1] = a + ph->p_memsz;
+		} else if (ph->p_type == PT_TLS && ph->p_filesz) {
+			out[n][0] = a;
+			out[n++][1] = a + ph->p_filesz;
+		}
+	}
+	return n;
+}
+
+/* Call fn on each run of whole pages of [s, e) outside every range of
+ * excl[0..n). */
+static void subtract(uintptr_t s, uintptr_t e, uintptr_t excl[][2], int n,
+		     void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	while (s < e) {
+		uintptr_t next = e; /* the end of the run that starts at s */
+		bool cut = false;
+		for (int i = 0; i < n; i++) {
+			uintptr_t xs = excl[i][0] & ~(WSS_PAGE_SIZE - 1);
+			uintptr_t xe = (excl[i][1] + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+			if (xs <= s && s < xe) { /* s is excluded: skip past it */
+				s = xe;
+				cut = true;
+				break;
+			}
+			if (s < xs && xs < next)
+				next = xs;
+		}
+		if (cut)
+			continue;
+		fn(s, next, arg);
+		s = next;
+	}
+}
+
 /* Call fn on the writable, non-executable part of each PT_LOAD of info
- * that is not RELRO (read-only once relocated), page-aligned. */
+ * that is the object's own data (not the loader's, see loader_ranges),
+ * in whole pages. */
 static void data_ranges(const struct dl_phdr_info *info, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
 {
-	uintptr_t relro_end = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_GNU_RELRO)
-			relro_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
+	uintptr_t excl[3][2];
+	int n = loader_ranges(info, excl);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (ph->p_flags & PF_X))
 			continue;
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
 		s &= ~(WSS_PAGE_SIZE - 1);
-		if (relro_end > s && relro_end < e)
-			s = (relro_end + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
 		e = (e + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
-		if (s < e)
-			fn(s, e, arg);
+		subtract(s, e, excl, n, fn, arg);
 	}
 }
 

@@ -24,6 +24,11 @@
  * an earlier constructor) set as the one we chain to.  Returns 0 or an
  * errno.  init. */
 int wss_signals_init(void);
+/* Just before an exec: block SIGSEGV for real if the thread asked for it
+ * to be blocked and nothing is armed any more; returns whether it did.
+ * After a failed exec, wss_signals_exec_failed undoes it.  hook. */
+bool wss_signals_exec_prepare(void);
+void wss_signals_exec_failed(bool prepared);
 /* Put our SIGSEGV handler back if something replaced it behind our back.
  * Called at every tick (engine thread or wss_tick). */
 void wss_signals_check(void);
@@ -43,6 +48,15 @@ void wss_paths_init(void);
 void wss_open_str(const char *s);
 /* The program uses [p, p+n) as a stack: stop tracking it.  hook. */
 void wss_exclude_stack(const void *p, unsigned long n);
+/* Give the calling thread an alternate signal stack of ours if it has
+ * none (stacks.c).  hook. */
+void wss_altstack_ensure(void);
+/* The same for the main thread, and the key that frees a thread's stack
+ * when it exits.  init. */
+void wss_altstack_init(void);
+/* The language runtime of the executable that needs its memory handled
+ * apart ("Go"), or NULL (runtime.c).  init. */
+const char *wss_runtime_detect(void);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
 /* track.library_data: track shared libraries' data segments from now on,

@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "common/sys.h"
@@ -211,8 +213,17 @@ static int mask_change(int how, const sigset_t *set, sigset_t *old)
 {
 	if (wss_sites_unwinding) {
 		/* The unwinder, inside our fault handler, saving and restoring
-		 * the mask around its caches: exactly what it asks. */
-		long r = wss_sys_sigmask(how, (const uint64_t *)set, (uint64_t *)old);
+		 * the mask around its caches and dl_iterate_phdr: what it asks,
+		 * less SIGSEGV and SIGBUS, which the capture keeps open so that
+		 * its reads of armed pages fault into our handler instead of
+		 * killing the process (sites.c). */
+		uint64_t s = 0;
+		if (set) {
+			memcpy(&s, set, sizeof s);
+			if (how != SIG_UNBLOCK)
+				s &= ~(SEGV_BIT | (1ULL << (SIGBUS - 1)));
+		}
+		long r = wss_sys_sigmask(how, set ? &s : NULL, (uint64_t *)old);
 		return wss_sys_failed(r) ? (int)-r : 0;
 	}
 	uint64_t s = 0, o = 0;
@@ -243,6 +254,27 @@ static int mask_change(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
+bool wss_signals_exec_prepare(void)
+{
+	/* exec keeps the signal mask: a SIGSEGV the thread asked to block is
+	 * blocked for real for the new image (whose wss unblocks it again and
+	 * reads it back blocked, wss_signals_init).  Only once measurement
+	 * has ended (wss_engine_exec), with nothing armed; not in a vfork
+	 * child, whose parent's pages stay armed. */
+	if (!tls_segv_blocked || wss_engine_active())
+		return false;
+	uint64_t segv = SEGV_BIT;
+	wss_sys_sigmask(SIG_BLOCK, &segv, NULL);
+	return true;
+}
+
+void wss_signals_exec_failed(bool prepared)
+{
+	uint64_t segv = SEGV_BIT;
+	if (prepared)
+		wss_sys_sigmask(SIG_UNBLOCK, &segv, NULL);
+}
+
 WSS_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	int r = mask_change(how, set, old);
@@ -254,3 +286,74 @@ WSS_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 WSS_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return mask_change(how, set, old); }
+
+/* syscall(2): the C library's door to raw system calls.  The calls that
+ * would take SIGSEGV, an alternate stack or tracked memory from under us go
+ * through our wrappers, as the same calls by name do (issue 11: a handler
+ * installed with syscall(SYS_rt_sigaction) would receive our faults until
+ * the next tick, a stack installed with syscall(SYS_sigaltstack) in
+ * tracked memory would kill the process at the first signal, and memory
+ * unmapped with syscall(SYS_munmap) would stay registered).  The rest go
+ * to the kernel as they are.  A program that makes these calls with its
+ * own instructions (Go's runtime) is beyond any wrapper: docs/limits.md. */
+static long ret_errno(int r) { return r ? (errno = r, -1) : 0; }
+
+static long raw_sigaction(int sig, const struct ksigaction *act, struct ksigaction *old, size_t setsize)
+{
+	if (setsize != 8)
+		return ret_errno(EINVAL);
+	struct sigaction a, o;
+	memset(&a, 0, sizeof a);
+	if (act) {
+		a.sa_handler = (sighandler_t)act->handler;
+		a.sa_flags = (int)act->flags & ~0x04000000; /* SA_RESTORER */
+		memcpy(&a.sa_mask, &act->mask, sizeof act->mask);
+	}
+	if (sigaction(sig, act ? &a : NULL, old ? &o : NULL))
+		return -1;
+	if (old) {
+		memset(old, 0, sizeof *old);
+		old->handler = (void *)o.sa_handler;
+		old->flags = (unsigned long)o.sa_flags;
+		memcpy(&old->mask, &o.sa_mask, sizeof old->mask);
+	}
+	return 0;
+}
+
+WSS_EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (n) {
+	case SYS_rt_sigaction:
+		return raw_sigaction((int)a[0], (const struct ksigaction *)a[1], (struct ksigaction *)a[2], (size_t)a[3]);
+	case SYS_rt_sigprocmask:
+		if ((size_t)a[3] != 8)
+			break;
+		return ret_errno(mask_change((int)a[0], (const sigset_t *)a[1], (sigset_t *)a[2]));
+	case SYS_sigaltstack:
+		return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
+	case SYS_mmap: {
+		void *p = mmap((void *)a[0], (size_t)a[1], (int)a[2], (int)a[3], (int)a[4], (off_t)a[5]);
+		return p == MAP_FAILED ? -1 : (long)p;
+	}
+	case SYS_munmap:
+		return munmap((void *)a[0], (size_t)a[1]);
+	case SYS_mprotect:
+		return mprotect((void *)a[0], (size_t)a[1], (int)a[2]);
+	case SYS_mremap: {
+		void *p = mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
+		return p == MAP_FAILED ? -1 : (long)p;
+	}
+	}
+	long r = wss_sys6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (wss_sys_failed(r)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}

@@ -2,7 +2,15 @@
  * coroutine stack for makecontext/swapcontext, a thread stack given to
  * pthread_attr_setstack.  The kernel writes signal frames there, and a
  * frame cannot be written onto an armed page (the process is killed), so
- * such memory leaves tracking when it becomes a stack. */
+ * such memory leaves tracking when it becomes a stack.
+ *
+ * And every thread we see start gets an alternate signal stack of ours
+ * (untracked, from mmap) when it has none.  A runtime that installs its
+ * own by a raw system call, around our sigaltstack, in memory it mapped
+ * through our mmap, would have the kernel write our handler's frame onto
+ * an armed page: a silent kill (issue 11: Go does that for its signal
+ * stacks, but adopts an alternate stack the thread already has when the
+ * program uses cgo, as Rust's runtime does too). */
 #include "config.h"
 #include "preload/preload.h"
 
@@ -10,6 +18,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "common/sys.h"
@@ -58,5 +69,89 @@ WSS_EXPORT int pthread_attr_setstack(pthread_attr_t *a, void *addr, size_t size)
 	int r = real(a, addr, size);
 	if (r == 0)
 		wss_exclude_stack(addr, size);
+	return r;
+}
+
+/* Our alternate stacks: a guard page, then ALT_SIZE bytes.  The capture of
+ * a call stack runs on a stack of its own (engine/sites.c), so this holds
+ * only our handler and the program's handlers it chains to. */
+#define ALT_SIZE (64 * 1024)
+#define ALT_GUARD 4096
+
+static __thread char *tls_alt __attribute__((tls_model("initial-exec")));
+static pthread_key_t alt_key;
+static bool alt_key_ok;
+
+static void alt_release(void *p)
+{
+	stack_t cur;
+	if (!wss_sys_failed(wss_sys2(SYS_sigaltstack, NULL, &cur)) && !(cur.ss_flags & SS_DISABLE) &&
+	    (char *)cur.ss_sp == (char *)p + ALT_GUARD) {
+		stack_t off = {.ss_flags = SS_DISABLE};
+		if (wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, NULL)))
+			return; /* running on it (a handler calling pthread_exit): keep it */
+	}
+	if (tls_alt == p)
+		tls_alt = NULL;
+	wss_sys_munmap(p, ALT_GUARD + ALT_SIZE);
+}
+
+void wss_altstack_ensure(void)
+{
+	stack_t cur;
+	if (tls_alt || wss_sys_failed(wss_sys2(SYS_sigaltstack, NULL, &cur)) || !(cur.ss_flags & SS_DISABLE))
+		return;
+	char *p = wss_sys_alloc(ALT_GUARD + ALT_SIZE);
+	if (!p)
+		return;
+	wss_sys_mprotect(p, ALT_GUARD, PROT_NONE);
+	stack_t ss = {.ss_sp = p + ALT_GUARD, .ss_size = ALT_SIZE, .ss_flags = 0};
+	if (wss_sys_failed(wss_sys2(SYS_sigaltstack, &ss, NULL))) {
+		wss_sys_munmap(p, ALT_GUARD + ALT_SIZE);
+		return;
+	}
+	tls_alt = p;
+	/* The main thread keeps its stack until the process ends. */
+	if (alt_key_ok)
+		pthread_setspecific(alt_key, p);
+}
+
+void wss_altstack_init(void)
+{
+	alt_key_ok = pthread_key_create(&alt_key, alt_release) == 0;
+	wss_altstack_ensure();
+}
+
+/* A thread's start, through us: its alternate stack first. */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start st = *(struct start *)p;
+	wss_sys_free(p, sizeof st);
+	wss_altstack_ensure();
+	return st.fn(st.arg);
+}
+
+WSS_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr, void *(*fn)(void *),
+			      void *restrict arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	if (!real)
+		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+			RTLD_NEXT, "pthread_create");
+	/* From mmap, not the heap: the record is ours, and is read by the
+	 * new thread before anything else. */
+	struct start *st = wss_sys_alloc(sizeof *st);
+	if (!st)
+		return real(t, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	int r = real(t, attr, thread_start, st);
+	if (r)
+		wss_sys_free(st, sizeof *st);
 	return r;
 }
