@@ -61,4 +61,8 @@ extern const wss_backend_t wss_backend_mprotect;
 extern const wss_backend_t wss_backend_uffd_wp;
 extern const wss_backend_t wss_backend_hybrid;
 
+/* The uffd-wp backend's userfaultfd and pagemap descriptors (-1: none).
+ * hook. */
+void wss_uffd_fds(int *uffd, int *pagemap);
+
 #endif

@@ -1046,11 +1046,43 @@ static long read_small_file(const char *path, char *buf, size_t len)
  * is: the main thread (the state /proc/self/stat shows) is a zombie, and
  * the process has two threads, it and us.  A raw clone'd thread counts as
  * one of the program's, as it should. */
+/* /proc/self/stat, kept open above the program's descriptor numbers and
+ * read with pread.  Opening it afresh every 100 ms took the lowest free
+ * number for a moment, and a program closing descriptors it did not open
+ * (as daemons do) could close ours and open its own file under that
+ * number, which our close then took from it (fds.sh: the program's write
+ * failed with EBADF, 1 run in 20).  Opened at engine start, when only one
+ * thread runs; reopened only if the program closed it. */
+static int stat_fd = -1, stat_pid;
+static uint64_t stat_dev, stat_ino;
+
+static int proc_stat_fd(void)
+{
+	if (stat_fd >= 0 && stat_pid == E.pid && fd_still(stat_fd, stat_dev, stat_ino))
+		return stat_fd;
+	if (stat_fd >= 0 && fd_still(stat_fd, stat_dev, stat_ino))
+		wss_sys_close(stat_fd); /* a forked child's copy of the parent's */
+	stat_fd = -1;
+	int fd = wss_sys_openat(AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int h = (int)wss_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 500);
+	wss_sys_close(fd);
+	if (h < 0 || !fd_identity(h, &stat_dev, &stat_ino))
+		return -1;
+	stat_fd = h;
+	stat_pid = E.pid;
+	return h;
+}
+
 static bool engine_alone(void)
 {
 	char buf[1024];
-	if (read_small_file("/proc/self/stat", buf, sizeof buf) <= 0)
+	int fd = proc_stat_fd();
+	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
 		return false;
+	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
 	if (!p || p[1] != ' ' || p[2] != 'Z')
 		return false;
@@ -1082,8 +1114,8 @@ static void engine_check_alone(void)
 static void *engine_main(void *arg)
 {
 	(void)arg;
-	/* The synchronous signals were left open for pthread_create (see
-	 * wss_engine_start): the new thread closes them itself. */
+	/* SIGSEGV was left open for pthread_create (see wss_engine_start):
+	 * the new thread closes it, with the other synchronous ones. */
 	uint64_t sync = SYNC_SIGNALS;
 	wss_sys_sigmask(SIG_BLOCK, &sync, NULL);
 	uint64_t interval = E.cfg.interval_ns;
@@ -1329,6 +1361,32 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
 
 bool wss_engine_active(void) { return __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE); }
 
+int wss_engine_own_fds(int out[8])
+{
+	int c[5] = {__atomic_load_n(&E.fd, __ATOMIC_RELAXED), __atomic_load_n(&E.err_fd, __ATOMIC_RELAXED),
+		    __atomic_load_n(&stat_fd, __ATOMIC_RELAXED)};
+	wss_uffd_fds(&c[3], &c[4]);
+	int n = 0;
+	for (int i = 0; i < 5; i++) {
+		if (c[i] < 0)
+			continue;
+		int j = n++;
+		for (; j > 0 && out[j - 1] > c[i]; j--) /* sorted */
+			out[j] = out[j - 1];
+		out[j] = c[i];
+	}
+	return n;
+}
+
+bool wss_engine_owns_fd(int fd)
+{
+	int own[8], n = wss_engine_own_fds(own);
+	for (int i = 0; i < n; i++)
+		if (own[i] == fd)
+			return fd >= 0;
+	return false;
+}
+
 bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE); }
 
 int wss_engine_start(void)
@@ -1346,14 +1404,17 @@ int wss_engine_start(void)
 	 * setuid() and friends signal every thread and wait for each to
 	 * answer, and would hang for ever on ours (glibc unblocks them in the
 	 * first thread it creates, but not in a forked child, where this runs
-	 * again).  The synchronous signals stay open in the creating thread
-	 * until engine_main closes them: pthread_create runs the loader
-	 * (lazy binding, TLS set-up) and reads the caller's memory, and a
-	 * touch of an armed page with SIGSEGV blocked is a kill (issue 11). */
-	uint64_t block = ~((1ULL << 31) | (1ULL << 32) | SYNC_SIGNALS), old;
+	 * again).  SIGSEGV stays open in the creating thread until
+	 * engine_main closes it: pthread_create runs the loader (lazy
+	 * binding, TLS set-up) and reads the caller's memory, and a touch of
+	 * an armed page with SIGSEGV blocked is a kill (issue 11).  Only
+	 * SIGSEGV: the new thread may wait a long time to run its first line,
+	 * and a SIGBUS sent by kill() in that window would land there. */
+	uint64_t block = ~((1ULL << 31) | (1ULL << 32) | (1ULL << (SIGSEGV - 1))), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	E.app_mask = old;
 	E.next_alone_ns = 0;
+	proc_stat_fd(); /* now, while this is the only thread */
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);

@@ -40,6 +40,13 @@ int wss_engine_start(void);
 void wss_engine_finish(void);
 /* True while measuring (after init, before finish, not in a forked child). */
 bool wss_engine_active(void);
+/* Is fd one of the engine's own descriptors (profile, stderr copy,
+ * /proc/self/stat, the backend's)?  The preload keeps the program from
+ * closing them (preload/fds.c).  hook. */
+bool wss_engine_owns_fd(int fd);
+/* The engine's own descriptors, ascending, into out; returns how many
+ * (at most 5).  hook. */
+int wss_engine_own_fds(int out[8]);
 /* True once the registry is kept (from init on, also after finish and in a
  * forked child): mapping hooks must report changes while this holds. */
 bool wss_engine_tracking(void);

@@ -55,6 +55,8 @@
 #define PROBES 64
 #define CAPTURE_STACKS 4
 #define CAPTURE_STACK_SIZE (256 * 1024)
+#define CAPTURE_GUARD 4096 /* below each stack: an overflow faults, never runs into the next */
+#define CAPTURE_STRIDE (CAPTURE_GUARD + CAPTURE_STACK_SIZE)
 
 typedef struct site {
 	uint64_t pc;    /* 0: free */
@@ -81,7 +83,7 @@ static uint32_t other[2];
 static stk_t stacks[STACK_SLOTS];
 static uint64_t *frames; /* STACK_SLOTS * depth */
 static unsigned depth;
-static char *capture_stacks; /* CAPTURE_STACKS * CAPTURE_STACK_SIZE */
+static char *capture_stacks; /* CAPTURE_STACKS * CAPTURE_STRIDE: guard, stack */
 static uint32_t capture_busy; /* bit i: stack i is in use */
 
 int wss_sites_init(unsigned stack_depth)
@@ -93,9 +95,11 @@ int wss_sites_init(unsigned stack_depth)
 			return ENOMEM;
 	}
 	if (!capture_stacks) {
-		capture_stacks = wss_sys_alloc((size_t)CAPTURE_STACKS * CAPTURE_STACK_SIZE);
+		capture_stacks = wss_sys_alloc((size_t)CAPTURE_STACKS * CAPTURE_STRIDE);
 		if (!capture_stacks)
 			return ENOMEM;
+		for (int i = 0; i < CAPTURE_STACKS; i++)
+			wss_sys_mprotect(capture_stacks + (size_t)i * CAPTURE_STRIDE, CAPTURE_GUARD, PROT_NONE);
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	return 0;
@@ -192,6 +196,11 @@ static void unwind(void *arg)
 	uint32_t n = 0;
 	stack_t off = {.ss_flags = SS_DISABLE}, alt;
 	bool restore = !wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, &alt)) && !(alt.ss_flags & SS_DISABLE);
+	/* SIGSEGV and SIGBUS open only while the alternate stack is off:
+	 * with it on and us off it, a nested one (a fault, or one sent by
+	 * kill) would be delivered over the outer handler's frames. */
+	uint64_t open = SYNC_FAULTS, old;
+	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
 	unw_cursor_t cur;
 	if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {
 		for (;;) {
@@ -209,11 +218,12 @@ static void unwind(void *arg)
 				break;
 		}
 	}
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	c->id = n ? stack_insert(f, n) : 0;
 	if (restore) {
 		alt.ss_flags &= ~SS_ONSTACK;
 		wss_sys2(SYS_sigaltstack, &alt, NULL);
 	}
-	c->id = n ? stack_insert(f, n) : 0;
 }
 
 /* Run fn(arg) on the stack whose top is top (16-byte aligned).  x86-64:
@@ -250,11 +260,8 @@ void wss_sites_capture(int site, const void *uc)
 		return;
 	}
 	struct capture c = {uc, 0};
-	uint64_t open = SYNC_FAULTS, old;
 	wss_sites_unwinding++;
-	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
-	call_on_stack(capture_stacks + (size_t)(k + 1) * CAPTURE_STACK_SIZE, unwind, &c);
-	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	call_on_stack(capture_stacks + (size_t)k * CAPTURE_STRIDE + CAPTURE_STRIDE, unwind, &c);
 	wss_sites_unwinding--;
 	__atomic_fetch_and(&capture_busy, ~(1U << k), __ATOMIC_RELEASE);
 	__atomic_store_n(&sites[site].stack, c.id, __ATOMIC_RELEASE);

@@ -34,6 +34,12 @@
 #define UFFD_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
 
 static int uffd = -1, pagemap = -1;
+
+void wss_uffd_fds(int *u, int *p)
+{
+	*u = __atomic_load_n(&uffd, __ATOMIC_RELAXED);
+	*p = __atomic_load_n(&pagemap, __ATOMIC_RELAXED);
+}
 static int owner_pid; /* the process both descriptors belong to */
 static struct page_region vec[512];
 

@@ -105,7 +105,10 @@ static void open_strv(char *const *v)
 		OPEN_ALL(path, argv, envp); \
 		bool blocked_ = wss_signals_exec_prepare(); \
 		int r_ = call; \
-		if (r_ < 0 && errno == EFAULT) { \
+		/* A tick re-armed a page between the opening and the call \
+		 * (a vfork child: the parent's engine ticks on); each try \
+		 * has a whole interval, so few are needed. */ \
+		for (int try_ = 0; r_ < 0 && errno == EFAULT && try_ < 100; try_++) { \
 			OPEN_ALL(path, argv, envp); \
 			r_ = call; \
 		} \

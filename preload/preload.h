@@ -57,6 +57,10 @@ void wss_altstack_init(void);
 /* The language runtime of the executable that needs its memory handled
  * apart ("Go"), or NULL (runtime.c).  init. */
 const char *wss_runtime_detect(void);
+/* pipe2 for libunwind inside a stack capture: the pipe's descriptors are
+ * kept above the program's numbers and counted as wss's own (fds.c).
+ * Returns 0 or -1 with errno.  AS-safe. */
+int wss_fds_unwinder_pipe(int fd[2], int flags);
 /* Track the main executable's .data and .bss.  init. */
 void wss_data_init(void);
 /* track.library_data: track shared libraries' data segments from now on,

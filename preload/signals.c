@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "common/sys.h"
 #include "engine/engine.h"
@@ -98,6 +99,17 @@ static void segv_handler(int sig, siginfo_t *si, void *ctx)
 		}
 	}
 	errno = saved;
+	if (wss_sites_unwinding && si->si_code > 0) {
+		/* A fault of the unwinder's that is not ours, inside our
+		 * handler: what it would have been before the capture opened
+		 * SIGSEGV (a kill), not the program's handler, which might
+		 * longjmp out of the middle of libunwind and the loader's lock. */
+		struct sigaction d;
+		memset(&d, 0, sizeof d);
+		d.sa_handler = SIG_DFL;
+		__sigaction(sig, &d, NULL);
+		return;
+	}
 	chain(sig, si, uc);
 }
 
@@ -292,16 +304,33 @@ WSS_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { re
  * through our wrappers, as the same calls by name do (issue 11: a handler
  * installed with syscall(SYS_rt_sigaction) would receive our faults until
  * the next tick, a stack installed with syscall(SYS_sigaltstack) in
- * tracked memory would kill the process at the first signal, and memory
- * unmapped with syscall(SYS_munmap) would stay registered).  The rest go
+ * tracked memory would kill the process at the first signal, memory
+ * unmapped with syscall(SYS_munmap) would stay registered, and
+ * syscall(SYS_close_range) would close wss's own descriptors, fds.c).  The rest go
  * to the kernel as they are.  A program that makes these calls with its
  * own instructions (Go's runtime) is beyond any wrapper: docs/limits.md. */
 static long ret_errno(int r) { return r ? (errno = r, -1) : 0; }
 
+static long raw_call(long n, long a, long b, long c, long d)
+{
+	long r = wss_sys6(n, a, b, c, d, 0, 0);
+	return wss_sys_failed(r) ? ret_errno((int)-r) : r;
+}
+
 static long raw_sigaction(int sig, const struct ksigaction *act, struct ksigaction *old, size_t setsize)
 {
-	if (setsize != 8)
-		return ret_errno(EINVAL);
+	if (setsize != 8 || sig != SIGSEGV) {
+		/* Another signal goes to the kernel as it is (glibc's own 32
+		 * and 33 included), but its handler never blocks SIGSEGV, as
+		 * with sigaction. */
+		struct ksigaction k;
+		if (act && setsize == 8) {
+			k = *act;
+			k.mask &= ~SEGV_BIT;
+			act = &k;
+		}
+		return raw_call(SYS_rt_sigaction, sig, (long)act, (long)old, (long)setsize);
+	}
 	struct sigaction a, o;
 	memset(&a, 0, sizeof a);
 	if (act) {
@@ -315,6 +344,7 @@ static long raw_sigaction(int sig, const struct ksigaction *act, struct ksigacti
 		memset(old, 0, sizeof *old);
 		old->handler = (void *)o.sa_handler;
 		old->flags = (unsigned long)o.sa_flags;
+		old->restorer = (void *)o.sa_restorer;
 		memcpy(&old->mask, &o.sa_mask, sizeof old->mask);
 	}
 	return 0;
@@ -343,6 +373,10 @@ WSS_EXPORT long syscall(long n, ...)
 	}
 	case SYS_munmap:
 		return munmap((void *)a[0], (size_t)a[1]);
+	case SYS_close:
+		return close((int)a[0]);
+	case SYS_close_range:
+		return close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]);
 	case SYS_mprotect:
 		return mprotect((void *)a[0], (size_t)a[1], (int)a[2]);
 	case SYS_mremap: {

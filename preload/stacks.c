@@ -24,6 +24,7 @@
 #include <ucontext.h>
 
 #include "common/sys.h"
+#include "engine/engine.h"
 
 WSS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
@@ -111,15 +112,28 @@ void wss_altstack_ensure(void)
 		return;
 	}
 	tls_alt = p;
-	/* The main thread keeps its stack until the process ends. */
+	/* Freed when the thread exits (the main thread too, if it calls
+	 * pthread_exit). */
 	if (alt_key_ok)
 		pthread_setspecific(alt_key, p);
 }
 
+static void resolve_pthread_create(void);
+
 void wss_altstack_init(void)
 {
+	resolve_pthread_create();
 	alt_key_ok = pthread_key_create(&alt_key, alt_release) == 0;
 	wss_altstack_ensure();
+}
+
+/* Pin [p, p+len) for a call, or at least touch it (pin table full). */
+static int pin(const void *p, size_t len)
+{
+	int h = wss_engine_pin(p, len);
+	if (h < 0)
+		wss_touch_range(p, len);
+	return h;
 }
 
 /* A thread's start, through us: its alternate stack first. */
@@ -136,22 +150,49 @@ static void *thread_start(void *p)
 	return st.fn(st.arg);
 }
 
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static void resolve_pthread_create(void)
+{
+	real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+		RTLD_NEXT, "pthread_create");
+}
+
 WSS_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restrict attr, void *(*fn)(void *),
 			      void *restrict arg)
 {
-	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	if (!real)
-		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
-			RTLD_NEXT, "pthread_create");
+	if (!__atomic_load_n(&real_pthread_create, __ATOMIC_ACQUIRE))
+		resolve_pthread_create(); /* before the constructor: a library's own */
+	__typeof__(real_pthread_create) real = real_pthread_create;
+	/* glibc reads the attributes (and their extension: CPU set, signal
+	 * mask) with every signal blocked, around the clone, and writes *t:
+	 * on an armed page that is a kill (robust sync, 139, most runs on a
+	 * loaded machine).  They are pinned for the call.  The extension's
+	 * place is glibc's own layout (struct pthread_attr, 2.32 and later:
+	 * the pointer after stacksize, then the CPU set's pointer and
+	 * size); read only once the attributes are pinned, and a wrong guess
+	 * pins a range that is not tracked, which does nothing. */
+	int pins[4], n = 0;
+	pins[n++] = pin(t, sizeof *t);
+	if (attr) {
+		pins[n++] = pin(attr, sizeof *attr);
+		char *ext = ((char *const *)attr)[5];
+		if (ext && ((uintptr_t)ext & 7) == 0) {
+			pins[n++] = pin(ext, 2 * sizeof(void *) + sizeof(sigset_t) + 8);
+			void *cpus = ((void **)ext)[0];
+			size_t ncpus = ((size_t *)ext)[1];
+			if (cpus && ncpus && ncpus <= 65536)
+				pins[n++] = pin(cpus, ncpus);
+		}
+	}
 	/* From mmap, not the heap: the record is ours, and is read by the
 	 * new thread before anything else. */
 	struct start *st = wss_sys_alloc(sizeof *st);
-	if (!st)
-		return real(t, attr, fn, arg);
-	st->fn = fn;
-	st->arg = arg;
-	int r = real(t, attr, thread_start, st);
-	if (r)
+	int r = st ? (st->fn = fn, st->arg = arg, real(t, attr, thread_start, st)) : real(t, attr, fn, arg);
+	if (r && st)
 		wss_sys_free(st, sizeof *st);
+	for (int i = 0; i < n; i++)
+		if (pins[i] > 0)
+			wss_engine_unpin(pins[i]);
 	return r;
 }
