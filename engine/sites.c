@@ -101,7 +101,12 @@ int wss_sites_init(unsigned stack_depth)
 		for (int i = 0; i < CAPTURE_STACKS; i++)
 			wss_sys_mprotect(capture_stacks + (size_t)i * CAPTURE_STRIDE, CAPTURE_GUARD, PROT_NONE);
 	}
+	/* libunwind initialises here, opening the pipe it checks addresses
+	 * with: as the unwinder, so the pipe goes above the program's
+	 * descriptor numbers and is counted as ours (preload/fds.c). */
+	wss_sites_unwinding++;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	wss_sites_unwinding--;
 	return 0;
 }
 

@@ -13,8 +13,8 @@
  * the old pair before it opens a new one, by number, and if the program had
  * closed them and opened its own files under those numbers, libunwind
  * closed the program's files (fdclose: the program's write failed with
- * EBADF, 1 run in 10).  Its pipe now lives above 500 and counts as ours,
- * and its close of a number that is no longer its pipe does nothing. */
+ * EBADF, 1 run in 10).  Its pipe now lives above 500 and counts as ours, so
+ * the program cannot close it and libunwind never has to reopen it. */
 #include "config.h"
 #include "preload/preload.h"
 
@@ -78,17 +78,13 @@ int wss_fds_unwinder_pipe(int fd[2], int flags)
 WSS_EXPORT int close(int fd)
 {
 	if (wss_sites_unwinding) {
-		/* libunwind: only its own pipe, never a number the program
-		 * has reused since. */
+		/* libunwind closing its pipe (or a file it opened): its pipe
+		 * is ours and the program cannot close it, so the number is
+		 * still libunwind's. */
 		for (int k = 0; k < 2; k++)
-			if (fd >= 0 && fd == __atomic_load_n(&unw_pipe[k], __ATOMIC_RELAXED)) {
+			if (fd >= 0 && fd == __atomic_load_n(&unw_pipe[k], __ATOMIC_RELAXED))
 				__atomic_store_n(&unw_pipe[k], -1, __ATOMIC_RELAXED);
-				wss_sys1(SYS_close, fd);
-				return 0;
-			}
-		return 0;
-	}
-	if (owned(fd)) {
+	} else if (owned(fd)) {
 		errno = EBADF;
 		return -1;
 	}
