@@ -156,6 +156,9 @@ bool wss_engine_vma_charge(long delta)
 
 void wss_engine_count_coarse(void) { __atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED); }
 
+/* Set in the engine thread. */
+static __thread bool engine_thread __attribute__((tls_model("initial-exec")));
+
 static uint32_t inflight_enter(void)
 {
 	for (;;) {
@@ -190,12 +193,13 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return; /* finished or forked: the page is open again, that is all */
 	uint32_t e = inflight_enter();
-	bool first = record(page, fl, e, wss_threads_self(), true);
+	/* The engine's own touches (see engine_main) count for no thread. */
+	bool first = record(page, fl, e, engine_thread ? 0 : wss_threads_self(), true);
 	int site = -1;
 	bool fresh = false;
-	/* A touch by the stack unwinder inside our handler (sites.c) has
-	 * no site of its own, and captures nothing. */
-	if (first && uc && E.sites && !wss_sites_unwinding)
+	/* A touch by the stack unwinder inside our handler (sites.c) or by
+	 * the engine thread has no site of its own, and captures nothing. */
+	if (first && uc && E.sites && !wss_sites_unwinding && !engine_thread)
 		site = wss_sites_touch((uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], e, &fresh);
 	inflight_exit(e);
 	/* A new site's call stack, outside the in-flight section: the unwinder
@@ -1114,10 +1118,18 @@ static void engine_check_alone(void)
 static void *engine_main(void *arg)
 {
 	(void)arg;
-	/* SIGSEGV was left open for pthread_create (see wss_engine_start):
-	 * the new thread closes it, with the other synchronous ones. */
-	uint64_t sync = SYNC_SIGNALS;
-	wss_sys_sigmask(SIG_BLOCK, &sync, NULL);
+	/* Every signal but SIGSEGV (and glibc's two) is blocked here (see
+	 * wss_engine_start).  SIGSEGV stays open for good: this thread
+	 * touches the program's memory too, without meaning to.  A non-PIE
+	 * executable's PLT holds the canonical address of each libc function
+	 * whose address it takes, so glibc's own calls to free (the thread's
+	 * exit frees its TLS) jump through the executable's .got.plt, which
+	 * is tracked; copy relocations put stderr and environ in its .bss.
+	 * A fault there with SIGSEGV blocked is a kill (cc1 died of it, 1 run
+	 * in 15 at a 1 ms interval under mprotect).  Open, such a touch
+	 * faults into our handler, which opens the page and records it for
+	 * no thread (wss_engine_touched). */
+	engine_thread = true;
 	uint64_t interval = E.cfg.interval_ns;
 	if (E.cfg.time_base == WSS_TIME_CPU) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1396,20 +1408,20 @@ int wss_engine_start(void)
 	/* The engine thread starts with every signal blocked, so the
 	 * application's SIGTERM, SIGINT, SIGCHLD... go where they would go
 	 * without us (heaptrack learned this from a swallowed SIGTERM).  The
-	 * synchronous ones too: the engine never touches tracked memory, so
-	 * none is raised by a fault of ours, and one sent with kill() to the
+	 * synchronous ones too, but for SIGSEGV: one sent with kill() to the
 	 * process would otherwise land here whenever the program's threads
 	 * block it (a sigwait thread for SIGBUS) and kill the process with
 	 * the default action.  Not glibc's own SIGCANCEL and SIGSETXID:
 	 * setuid() and friends signal every thread and wait for each to
 	 * answer, and would hang for ever on ours (glibc unblocks them in the
 	 * first thread it creates, but not in a forked child, where this runs
-	 * again).  SIGSEGV stays open in the creating thread until
-	 * engine_main closes it: pthread_create runs the loader (lazy
-	 * binding, TLS set-up) and reads the caller's memory, and a touch of
-	 * an armed page with SIGSEGV blocked is a kill (issue 11).  Only
-	 * SIGSEGV: the new thread may wait a long time to run its first line,
-	 * and a SIGBUS sent by kill() in that window would land there. */
+	 * again).  SIGSEGV is open, in the creating thread and in the engine:
+	 * pthread_create runs the loader (lazy binding, TLS set-up) and reads
+	 * the caller's memory, the engine thread reads some of the program's
+	 * (engine_main), and a touch of an armed page with SIGSEGV blocked is
+	 * a kill (issue 11).  SIGSEGV is never blocked in the program's
+	 * threads either (signals.c), so one sent by kill() could land in any
+	 * of them already. */
 	uint64_t block = ~((1ULL << 31) | (1ULL << 32) | (1ULL << (SIGSEGV - 1))), old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	E.app_mask = old;

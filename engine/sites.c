@@ -25,9 +25,9 @@
  *   (every Rust and C++ frame), and whatever the frame pointer holds when
  *   a frame has no unwind information (a JIT keeps heap addresses there).
  *   Our handler runs with every signal blocked, and a fault with SIGSEGV
- *   blocked is a kill.  So the capture reopens SIGSEGV (and SIGBUS) for
- *   itself, and the unwinder's own sigprocmask calls are kept from
- *   blocking them again (signals.c); a touch of an armed page then faults
+ *   blocked is a kill.  So the capture reopens SIGSEGV for itself, and
+ *   the unwinder's own sigprocmask calls are kept from blocking it again
+ *   (signals.c); a touch of an armed page then faults
  *   into our handler again, nested, which opens the page and records it
  *   like any touch (no site: see wss_engine_touched), and the unwinder
  *   reads on.  And the walk stops at the first frame without unwind
@@ -187,7 +187,6 @@ struct capture {
 	uint32_t id; /* the stack's id, 0: none */
 };
 
-#define SYNC_FAULTS ((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)))
 
 /* On a capture stack.  A nested fault would be delivered at the top of the
  * thread's alternate stack, where the handler that called us still has its
@@ -201,10 +200,13 @@ static void unwind(void *arg)
 	uint32_t n = 0;
 	stack_t off = {.ss_flags = SS_DISABLE}, alt;
 	bool restore = !wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, &alt)) && !(alt.ss_flags & SS_DISABLE);
-	/* SIGSEGV and SIGBUS open only while the alternate stack is off:
-	 * with it on and us off it, a nested one (a fault, or one sent by
-	 * kill) would be delivered over the outer handler's frames. */
-	uint64_t open = SYNC_FAULTS, old;
+	/* SIGSEGV open only while the alternate stack is off: with it on and
+	 * us off it, a nested one (a fault, or one sent by kill) would be
+	 * delivered over the outer handler's frames.  Only SIGSEGV, which is
+	 * never blocked in a program thread anyway (signals.c): SIGBUS open
+	 * here would take a SIGBUS sent to the process by kill() in a thread
+	 * whose program blocks it, to its default action. */
+	uint64_t open = 1ULL << (SIGSEGV - 1), old;
 	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
 	unw_cursor_t cur;
 	if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {

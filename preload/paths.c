@@ -1,8 +1,10 @@
 /* Calls whose string arguments (paths, templates) the kernel reads: a path
  * built in the heap may sit on an armed page, and the call fails with
- * EFAULT.  The wrappers open the string's pages just before the call and
- * retry once on EFAULT (a failed open/unlink/... has done nothing).  The
- * C library's own openers (fopen, opendir, dlopen) call the kernel
+ * EFAULT.  The wrappers pin the strings for the call (see io.c: a tick does
+ * not arm a pinned page), and, when the pin table is full, open the pages
+ * just before the call and retry once on EFAULT (a failed open/unlink/...
+ * has done nothing).  The C library's own openers (fopen, opendir, dlopen,
+ * the mkstemp family, remove) call the kernel
  * internally, so they are wrapped too. */
 #include "config.h"
 #include "preload/preload.h"
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
@@ -24,10 +27,17 @@ int open64(const char *path, int fl, ...);
 int openat64(int d, const char *path, int fl, ...);
 FILE *fopen64(const char *restrict path, const char *restrict mode);
 
+int mkstemp64(char *tmpl);
+int mkostemp64(char *tmpl, int fl);
+int mkstemps64(char *tmpl, int suffixlen);
+int mkostemps64(char *tmpl, int suffixlen, int fl);
+
 #define PATH_FUNCS(X) \
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(access) X(faccessat) X(unlink) X(unlinkat) \
 	X(mkdir) X(mkdirat) X(rmdir) X(rename) X(renameat) X(chdir) X(chmod) X(fchmodat) X(truncate) \
-	X(link) X(symlink) X(fopen) X(fopen64) X(freopen) X(opendir) X(mkstemp) X(mkostemp)
+	X(link) X(symlink) X(fopen) X(fopen64) X(freopen) X(opendir) X(mkstemp) X(mkostemp) X(mkstemps) \
+	X(mkostemps) X(mkstemp64) X(mkostemp64) X(mkstemps64) X(mkostemps64) X(mkdtemp) X(remove) \
+	X(chown) X(lchown) X(fchownat) X(utimensat) X(utimes)
 PATH_FUNCS(WSS_REAL_DECLARE)
 
 void wss_paths_init(void) { PATH_FUNCS(WSS_REAL_RESOLVE) }
@@ -38,18 +48,32 @@ void wss_open_str(const char *s)
 		wss_touch_range(s, strlen(s) + 1);
 }
 
-/* Open the strings, call, and retry once on EFAULT.  bad is the failure
- * test on the result r_. */
+int wss_pin_str(const char *s)
+{
+	if (!s)
+		return 0;
+	size_t n = strlen(s) + 1;
+	int h = wss_engine_pin(s, n);
+	if (h < 0)
+		wss_touch_range(s, n);
+	return h;
+}
+
+/* Pin the strings, call, and, if a pin could not be had, retry once on
+ * EFAULT.  bad is the failure test on the result r_. */
 #define STR_CALL(type, call, bad, a, b) \
 	do { \
-		wss_open_str(a); \
-		wss_open_str(b); \
+		int pa_ = wss_pin_str(a), pb_ = wss_pin_str(b); \
 		type r_ = call; \
-		if ((bad) && errno == EFAULT) { \
+		if ((pa_ < 0 || pb_ < 0) && (bad) && errno == EFAULT) { \
 			wss_open_str(a); \
 			wss_open_str(b); \
 			r_ = call; \
 		} \
+		int e_ = errno; \
+		wss_engine_unpin(pa_); \
+		wss_engine_unpin(pb_); \
+		errno = e_; \
 		return r_; \
 	} while (0)
 #define INT_CALL(call, a, b) STR_CALL(int, call, r_ < 0, a, b)
@@ -209,4 +233,83 @@ WSS_EXPORT int mkostemp(char *tmpl, int fl)
 {
 	WSS_REAL(mkostemp);
 	INT_CALL(real_mkostemp(tmpl, fl), tmpl, NULL);
+}
+WSS_EXPORT int mkstemps(char *tmpl, int sl)
+{
+	WSS_REAL(mkstemps);
+	INT_CALL(real_mkstemps(tmpl, sl), tmpl, NULL);
+}
+WSS_EXPORT int mkostemps(char *tmpl, int sl, int fl)
+{
+	WSS_REAL(mkostemps);
+	INT_CALL(real_mkostemps(tmpl, sl, fl), tmpl, NULL);
+}
+WSS_EXPORT int mkstemp64(char *tmpl)
+{
+	WSS_REAL(mkstemp64);
+	INT_CALL(real_mkstemp64(tmpl), tmpl, NULL);
+}
+WSS_EXPORT int mkostemp64(char *tmpl, int fl)
+{
+	WSS_REAL(mkostemp64);
+	INT_CALL(real_mkostemp64(tmpl, fl), tmpl, NULL);
+}
+WSS_EXPORT int mkstemps64(char *tmpl, int sl)
+{
+	WSS_REAL(mkstemps64);
+	INT_CALL(real_mkstemps64(tmpl, sl), tmpl, NULL);
+}
+WSS_EXPORT int mkostemps64(char *tmpl, int sl, int fl)
+{
+	WSS_REAL(mkostemps64);
+	INT_CALL(real_mkostemps64(tmpl, sl, fl), tmpl, NULL);
+}
+WSS_EXPORT char *mkdtemp(char *tmpl)
+{
+	WSS_REAL(mkdtemp);
+	PTR_CALL(char *, real_mkdtemp(tmpl), tmpl, NULL);
+}
+WSS_EXPORT int remove(const char *path)
+{
+	WSS_REAL(remove);
+	INT_CALL(real_remove(path), path, NULL);
+}
+WSS_EXPORT int chown(const char *path, uid_t u, gid_t g)
+{
+	WSS_REAL(chown);
+	INT_CALL(real_chown(path, u, g), path, NULL);
+}
+WSS_EXPORT int lchown(const char *path, uid_t u, gid_t g)
+{
+	WSS_REAL(lchown);
+	INT_CALL(real_lchown(path, u, g), path, NULL);
+}
+WSS_EXPORT int fchownat(int d, const char *path, uid_t u, gid_t g, int fl)
+{
+	WSS_REAL(fchownat);
+	INT_CALL(real_fchownat(d, path, u, g, fl), path, NULL);
+}
+/* The times are read by the kernel too: pinned around the call. */
+#define TIMES_CALL(call, t, path) \
+	do { \
+		int pt_ = (t) ? wss_engine_pin((t), 2 * sizeof *(t)) : 0; \
+		if (pt_ < 0) \
+			wss_touch_range((t), 2 * sizeof *(t)); \
+		int pp_ = wss_pin_str(path); \
+		int r_ = call; \
+		int e_ = errno; \
+		wss_engine_unpin(pp_); \
+		wss_engine_unpin(pt_); \
+		errno = e_; \
+		return r_; \
+	} while (0)
+WSS_EXPORT int utimensat(int d, const char *path, const struct timespec t[2], int fl)
+{
+	WSS_REAL(utimensat);
+	TIMES_CALL(real_utimensat(d, path, t, fl), t, path);
+}
+WSS_EXPORT int utimes(const char *path, const struct timeval t[2])
+{
+	WSS_REAL(utimes);
+	TIMES_CALL(real_utimes(path, t), t, path);
 }

@@ -46,6 +46,10 @@ void wss_exec_init(void);
 void wss_paths_init(void);
 /* Open the pages of a NUL-terminated string the kernel will read.  hook. */
 void wss_open_str(const char *s);
+/* Pin such a string for a call (its pages are not armed until unpinned),
+ * or open its pages when the pin table is full.  Returns a handle for
+ * wss_engine_unpin, negative when only opened.  hook. */
+int wss_pin_str(const char *s);
 /* The program uses [p, p+n) as a stack: stop tracking it.  hook. */
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Give the calling thread an alternate signal stack of ours if it has

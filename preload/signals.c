@@ -226,14 +226,16 @@ static int mask_change(int how, const sigset_t *set, sigset_t *old)
 	if (wss_sites_unwinding) {
 		/* The unwinder, inside our fault handler, saving and restoring
 		 * the mask around its caches and dl_iterate_phdr: what it asks,
-		 * less SIGSEGV and SIGBUS, which the capture keeps open so that
-		 * its reads of armed pages fault into our handler instead of
-		 * killing the process (sites.c). */
+		 * less SIGSEGV, which the capture keeps open so that its reads
+		 * of armed pages fault into our handler instead of killing the
+		 * process (sites.c).  SIGBUS is left as asked: opening it would
+		 * let a SIGBUS sent to the process by kill() land in a thread
+		 * that blocks it (lifecycle syncwait died of it in CI). */
 		uint64_t s = 0;
 		if (set) {
 			memcpy(&s, set, sizeof s);
 			if (how != SIG_UNBLOCK)
-				s &= ~(SEGV_BIT | (1ULL << (SIGBUS - 1)));
+				s &= ~SEGV_BIT;
 		}
 		long r = wss_sys_sigmask(how, set ? &s : NULL, (uint64_t *)old);
 		return wss_sys_failed(r) ? (int)-r : 0;

@@ -15,12 +15,15 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -37,7 +40,9 @@
 	X(poll) X(ppoll) X(select) X(pselect) X(epoll_wait) X(epoll_pwait) X(epoll_ctl) \
 	X(nanosleep) X(clock_nanosleep) X(recv) X(recvfrom) X(send) X(sendto) X(recvmsg) X(sendmsg) \
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
-	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl)
+	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl) \
+	X(stat64) X(fstat64) X(lstat64) X(fstatat64) X(statfs) X(fstatfs) X(statfs64) X(fstatfs64) \
+	X(statvfs) X(fstatvfs) X(statvfs64) X(fstatvfs64)
 SYS_FUNCS(WSS_REAL_DECLARE)
 
 void wss_syscalls_init(void) { SYS_FUNCS(WSS_REAL_RESOLVE) }
@@ -57,6 +62,8 @@ static void pin(pinset_t *ps, const void *p, size_t len)
 		ps->pin[ps->n++] = h;
 }
 
+static void pin_str(pinset_t *ps, const char *s) { pin(ps, s, s ? strlen(s) + 1 : 0); }
+
 static void unpin(pinset_t *ps)
 {
 	for (int i = 0; i < ps->n; i++)
@@ -73,16 +80,17 @@ static void unpin(pinset_t *ps)
 		return r_; \
 	} while (0)
 #define P(p, len) pin(&ps_, (p), (len))
+#define PS(str) pin_str(&ps_, (str))
 #define SOCKLEN(lp) ((lp) ? *(lp) : 0)
 
 WSS_EXPORT char *getcwd(char *buf, size_t n) { CALL(char *, getcwd, (buf, n), P(buf, n)); }
 WSS_EXPORT ssize_t readlink(const char *restrict path, char *restrict buf, size_t n)
 {
-	CALL(ssize_t, readlink, (path, buf, n), (wss_open_str(path), P(buf, n)));
+	CALL(ssize_t, readlink, (path, buf, n), (PS(path), P(buf, n)));
 }
 WSS_EXPORT ssize_t readlinkat(int d, const char *restrict path, char *restrict buf, size_t n)
 {
-	CALL(ssize_t, readlinkat, (d, path, buf, n), (wss_open_str(path), P(buf, n)));
+	CALL(ssize_t, readlinkat, (d, path, buf, n), (PS(path), P(buf, n)));
 }
 
 WSS_EXPORT pid_t waitpid(pid_t pid, int *st, int opt) { CALL(pid_t, waitpid, (pid, st, opt), P(st, sizeof *st)); }
@@ -109,17 +117,51 @@ WSS_EXPORT int pipe2(int fd[2], int fl)
 }
 WSS_EXPORT int socketpair(int d, int t, int p, int sv[2]) { CALL(int, socketpair, (d, t, p, sv), P(sv, 2 * sizeof *sv)); }
 
-WSS_EXPORT int stat(const char *restrict path, struct stat *restrict st) { CALL(int, stat, (path, st), (wss_open_str(path), P(st, sizeof *st))); }
+WSS_EXPORT int stat(const char *restrict path, struct stat *restrict st) { CALL(int, stat, (path, st), (PS(path), P(st, sizeof *st))); }
 WSS_EXPORT int fstat(int fd, struct stat *st) { CALL(int, fstat, (fd, st), P(st, sizeof *st)); }
-WSS_EXPORT int lstat(const char *restrict path, struct stat *restrict st) { CALL(int, lstat, (path, st), (wss_open_str(path), P(st, sizeof *st))); }
+WSS_EXPORT int lstat(const char *restrict path, struct stat *restrict st) { CALL(int, lstat, (path, st), (PS(path), P(st, sizeof *st))); }
 WSS_EXPORT int fstatat(int d, const char *restrict path, struct stat *restrict st, int fl)
 {
-	CALL(int, fstatat, (d, path, st, fl), (wss_open_str(path), P(st, sizeof *st)));
+	CALL(int, fstatat, (d, path, st, fl), (PS(path), P(st, sizeof *st)));
 }
 WSS_EXPORT int statx(int d, const char *restrict path, int fl, unsigned mask, struct statx *restrict st)
 {
-	CALL(int, statx, (d, path, fl, mask, st), (wss_open_str(path), P(st, sizeof *st)));
+	CALL(int, statx, (d, path, fl, mask, st), (PS(path), P(st, sizeof *st)));
 }
+
+/* The large-file names: what programs built with _FILE_OFFSET_BITS=64
+ * call (ld's stat before its chmod of the output: without it, gcc's
+ * output was left without its execute bits now and then). */
+WSS_EXPORT int stat64(const char *restrict path, struct stat64 *restrict st)
+{
+	CALL(int, stat64, (path, st), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int fstat64(int fd, struct stat64 *st) { CALL(int, fstat64, (fd, st), P(st, sizeof *st)); }
+WSS_EXPORT int lstat64(const char *restrict path, struct stat64 *restrict st)
+{
+	CALL(int, lstat64, (path, st), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int fstatat64(int d, const char *restrict path, struct stat64 *restrict st, int fl)
+{
+	CALL(int, fstatat64, (d, path, st, fl), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int statfs(const char *path, struct statfs *st) { CALL(int, statfs, (path, st), (PS(path), P(st, sizeof *st))); }
+WSS_EXPORT int fstatfs(int fd, struct statfs *st) { CALL(int, fstatfs, (fd, st), P(st, sizeof *st)); }
+WSS_EXPORT int statfs64(const char *path, struct statfs64 *st)
+{
+	CALL(int, statfs64, (path, st), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int fstatfs64(int fd, struct statfs64 *st) { CALL(int, fstatfs64, (fd, st), P(st, sizeof *st)); }
+WSS_EXPORT int statvfs(const char *restrict path, struct statvfs *restrict st)
+{
+	CALL(int, statvfs, (path, st), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int fstatvfs(int fd, struct statvfs *st) { CALL(int, fstatvfs, (fd, st), P(st, sizeof *st)); }
+WSS_EXPORT int statvfs64(const char *restrict path, struct statvfs64 *restrict st)
+{
+	CALL(int, statvfs64, (path, st), (PS(path), P(st, sizeof *st)));
+}
+WSS_EXPORT int fstatvfs64(int fd, struct statvfs64 *st) { CALL(int, fstatvfs64, (fd, st), P(st, sizeof *st)); }
 
 WSS_EXPORT int poll(struct pollfd *fds, nfds_t n, int t) { CALL(int, poll, (fds, n, t), P(fds, n * sizeof *fds)); }
 WSS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Memory the kernel and the C library use under tracking: signal and
 # coroutine stacks, system-call buffers, futex words (every kind of
-# pthread and C11 wait), ioctl arguments, cancelled waits.  Each runs with a
+# pthread and C11 wait), ioctl arguments, path strings, cancelled waits.  Each runs with a
 # 1 ms interval so that ticks race the program.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 11
+plan 12
 R=$PROGS/robust
-for t in altstack-heap altstack-bss coro efault rearm condvar sync ioctl; do
+for t in altstack-heap altstack-bss coro efault rearm condvar sync ioctl paths; do
 	WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/$t.jsonl" LD_PRELOAD="$WSS_LIB" timeout 120 "$R" $t 2 >"$TMP/$t.out" 2>"$TMP/$t.err"
 	s=$?
 	grep -qx "ok $t" "$TMP/$t.out" && [ $s = 0 ]

@@ -126,6 +126,22 @@ else
 	skip "ld.lld not installed (Debian: lld)"
 fi
 
+# A non-PIE executable that takes free's address: the engine thread's own
+# exit calls free through the program's armed .got.plt (tests/progs/nopie.c).
+if $CC -O1 -no-pie -fno-pie -o "$TMP/nopie" "$top_srcdir/tests/progs/nopie.c" 2>"$TMP/nopie.err"; then
+	for b in $backends; do
+		for i in 1 2 3; do
+			out=$(WSS_TRACK_BACKEND=$b WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/nopie.jsonl" \
+				LD_PRELOAD="$WSS_LIB" "$TMP/nopie" 2>"$TMP/err")
+			st=$?
+			[ "$st $out" = "0 nopie ok" ] || break
+		done
+		is "$st $out" "0 nopie ok" "non-PIE, free's canonical PLT, the engine thread's exit on an armed .got.plt under $b"
+	done
+else
+	bail "cannot build without PIE: $(cat "$TMP/nopie.err")"
+fi
+
 # ---- 2. the runtime matrix ----------------------------------------------
 # Rust
 if have rustc; then

@@ -17,6 +17,10 @@
  *   ioctl       ioctl(2) into heap pages armed again between calls: FIONREAD,
  *               TIOCSWINSZ/TIOCGWINSZ and TIOCGPTN on a pty, and an unknown
  *               request (ENOTTY); each result is checked
+ *   paths       path calls (the mkstemp family, mkdtemp, the stat family and
+ *               its 64 names, statfs/statvfs, chmod, chown, utimensat,
+ *               rename, remove) with every string and result buffer alone
+ *               on a tracked page, armed again before each call
  * usage: robust TEST [SECONDS] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,6 +35,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <threads.h>
 #include <time.h>
 #include <ucontext.h>
@@ -481,6 +488,73 @@ static int ioctl_test(void)
 	return ioctl_bad != 0 || calls < 20;
 }
 
+/* A page of its own (tracked anonymous memory) holding s. */
+static char *page_of(const char *s)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : strcpy(p, s);
+}
+
+/* Sleep past a few ticks (1 ms interval), so that every page is armed again
+ * when the next call reads it. */
+static void nap(void)
+{
+	struct timespec t = {0, 3 * 1000 * 1000};
+	nanosleep(&t, NULL);
+}
+
+static long path_bad;
+#define PATH_CALL(call) \
+	do { \
+		nap(); \
+		if ((call) < 0) { \
+			path_bad++; \
+			fprintf(stderr, "%s: %s\n", #call, strerror(errno)); \
+		} \
+	} while (0)
+
+static int paths(void)
+{
+	char *dir = page_of("/tmp/wss-paths-XXXXXX");
+	if (!dir || !mkdtemp(dir))
+		return 1;
+	char *a = page_of(dir), *b = page_of(dir), *t = page_of(""), *d = page_of("");
+	struct stat64 *st = (void *)page_of("");
+	struct statfs64 *sf = (void *)page_of("");
+	struct statvfs64 *sv = (void *)page_of("");
+	struct timespec *ts = (void *)page_of("");
+	if (!a || !b || !t || !d || !st || !sf || !sv || !ts)
+		return 1;
+	strcat(a, "/a");
+	strcat(b, "/b");
+	for (time_t end = time(NULL) + secs; until(end);) {
+		int fd;
+		sprintf(t, "%s/t-XXXXXX.tmp", dir);
+		PATH_CALL(fd = mkstemps(t, 4));
+		close(fd);
+		PATH_CALL(rename(t, a));
+		PATH_CALL(stat64(a, st));
+		PATH_CALL(lstat64(a, st));
+		PATH_CALL(stat(a, (struct stat *)st));
+		PATH_CALL(chmod(a, 0600));
+		PATH_CALL(chown(a, getuid(), getgid()));
+		ts[0].tv_nsec = ts[1].tv_nsec = UTIME_NOW;
+		PATH_CALL(utimensat(AT_FDCWD, a, ts, 0));
+		PATH_CALL(statfs64(a, sf));
+		PATH_CALL(statvfs64(a, sv));
+		PATH_CALL(rename(a, b));
+		PATH_CALL(remove(b));
+		sprintf(t, "%s/u-XXXXXX", dir);
+		PATH_CALL(fd = mkstemp64(t));
+		close(fd);
+		PATH_CALL(unlink(t));
+		sprintf(d, "%s/d-XXXXXX", dir);
+		PATH_CALL(mkdtemp(d) ? 0 : -1);
+		PATH_CALL(rmdir(d));
+	}
+	return rmdir(dir) || path_bad;
+}
+
 int main(int argc, char **argv)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -495,6 +569,7 @@ int main(int argc, char **argv)
 		: !strcmp(t, "cancel")       ? cancel()
 		: !strcmp(t, "sync")         ? sync_test()
 		: !strcmp(t, "ioctl")        ? ioctl_test()
+		: !strcmp(t, "paths")        ? paths()
 					     : 2;
 	if (r == 0)
 		printf("ok %s\n", t);
