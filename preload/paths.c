@@ -27,6 +27,10 @@ int open64(const char *path, int fl, ...);
 int openat64(int d, const char *path, int fl, ...);
 FILE *fopen64(const char *restrict path, const char *restrict mode);
 
+int __open_2(const char *path, int fl);
+int __open64_2(const char *path, int fl);
+int __openat_2(int d, const char *path, int fl);
+int __openat64_2(int d, const char *path, int fl);
 int mkstemp64(char *tmpl);
 int mkostemp64(char *tmpl, int fl);
 int mkstemps64(char *tmpl, int suffixlen);
@@ -37,18 +41,23 @@ int mkostemps64(char *tmpl, int suffixlen, int fl);
 	X(mkdir) X(mkdirat) X(rmdir) X(rename) X(renameat) X(chdir) X(chmod) X(fchmodat) X(truncate) \
 	X(link) X(symlink) X(fopen) X(fopen64) X(freopen) X(opendir) X(mkstemp) X(mkostemp) X(mkstemps) \
 	X(mkostemps) X(mkstemp64) X(mkostemp64) X(mkstemps64) X(mkostemps64) X(mkdtemp) X(remove) \
-	X(chown) X(lchown) X(fchownat) X(utimensat) X(utimes)
+	X(chown) X(lchown) X(fchownat) X(utimensat) X(utimes) X(__open_2) X(__open64_2) X(__openat_2) \
+	X(__openat64_2) X(linkat) X(symlinkat) X(renameat2)
 PATH_FUNCS(WSS_REAL_DECLARE)
 
 void wss_paths_init(void) { PATH_FUNCS(WSS_REAL_RESOLVE) }
 
-void wss_open_str(const char *s)
+/* Never inlined, nor analysed across calls: the wrappers' string arguments
+ * are declared nonnull by the C library's headers, and inlined, the test
+ * for NULL below would be dropped; a program may still pass NULL and expect
+ * EFAULT (Rust probes statx with a null path). */
+__attribute__((noipa)) void wss_open_str(const char *s)
 {
 	if (s)
 		wss_touch_range(s, strlen(s) + 1);
 }
 
-int wss_pin_str(const char *s)
+__attribute__((noipa)) int wss_pin_str(const char *s)
 {
 	if (!s)
 		return 0;
@@ -122,6 +131,29 @@ WSS_EXPORT int openat64(int d, const char *path, int fl, ...)
 	va_end(ap);
 	WSS_REAL(openat64);
 	INT_CALL(real_openat64(d, path, fl, m), path, NULL);
+}
+
+/* What open and openat become under _FORTIFY_SOURCE when the flags are not
+ * known at compile time (Debian's tar, xz, perl and python3 call them). */
+WSS_EXPORT int __open_2(const char *path, int fl)
+{
+	WSS_REAL(__open_2);
+	INT_CALL(real___open_2(path, fl), path, NULL);
+}
+WSS_EXPORT int __open64_2(const char *path, int fl)
+{
+	WSS_REAL(__open64_2);
+	INT_CALL(real___open64_2(path, fl), path, NULL);
+}
+WSS_EXPORT int __openat_2(int d, const char *path, int fl)
+{
+	WSS_REAL(__openat_2);
+	INT_CALL(real___openat_2(d, path, fl), path, NULL);
+}
+WSS_EXPORT int __openat64_2(int d, const char *path, int fl)
+{
+	WSS_REAL(__openat64_2);
+	INT_CALL(real___openat64_2(d, path, fl), path, NULL);
 }
 
 WSS_EXPORT int creat(const char *path, mode_t m)
@@ -198,6 +230,21 @@ WSS_EXPORT int link(const char *a, const char *b)
 {
 	WSS_REAL(link);
 	INT_CALL(real_link(a, b), a, b);
+}
+WSS_EXPORT int linkat(int da, const char *a, int db, const char *b, int fl)
+{
+	WSS_REAL(linkat);
+	INT_CALL(real_linkat(da, a, db, b, fl), a, b);
+}
+WSS_EXPORT int symlinkat(const char *a, int d, const char *b)
+{
+	WSS_REAL(symlinkat);
+	INT_CALL(real_symlinkat(a, d, b), a, b);
+}
+WSS_EXPORT int renameat2(int da, const char *a, int db, const char *b, unsigned fl)
+{
+	WSS_REAL(renameat2);
+	INT_CALL(real_renameat2(da, a, db, b, fl), a, b);
 }
 WSS_EXPORT int symlink(const char *a, const char *b)
 {

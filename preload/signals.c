@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -385,6 +386,8 @@ WSS_EXPORT long syscall(long n, ...)
 		void *p = mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
 		return p == MAP_FAILED ? -1 : (long)p;
 	}
+	case SYS_getrandom: /* where the C library has no getrandom (CPython) */
+		return getrandom((void *)a[0], (size_t)a[1], (unsigned)a[2]);
 	}
 	long r = wss_sys6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (wss_sys_failed(r)) {

@@ -3,7 +3,7 @@
  * writes for the duration of the call.  These are the ones real programs
  * were seen to fail without: getcwd (CPython at start-up), waitpid (gcc's
  * driver, shells), pipe and socketpair, the stat family, poll/select/epoll,
- * nanosleep, socket I/O, ioctl. */
+ * nanosleep, socket I/O, ioctl, getrandom. */
 #include "config.h"
 #include "preload/preload.h"
 
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -42,7 +43,7 @@
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
 	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl) \
 	X(stat64) X(fstat64) X(lstat64) X(fstatat64) X(statfs) X(fstatfs) X(statfs64) X(fstatfs64) \
-	X(statvfs) X(fstatvfs) X(statvfs64) X(fstatvfs64)
+	X(statvfs) X(fstatvfs) X(statvfs64) X(fstatvfs64) X(getrandom) X(getentropy)
 SYS_FUNCS(WSS_REAL_DECLARE)
 
 void wss_syscalls_init(void) { SYS_FUNCS(WSS_REAL_RESOLVE) }
@@ -62,7 +63,12 @@ static void pin(pinset_t *ps, const void *p, size_t len)
 		ps->pin[ps->n++] = h;
 }
 
-static void pin_str(pinset_t *ps, const char *s) { pin(ps, s, s ? strlen(s) + 1 : 0); }
+static void pin_str(pinset_t *ps, const char *s)
+{
+	int h = wss_pin_str(s); /* out of line: s may be NULL (paths.c) */
+	if (ps->n < 4)
+		ps->pin[ps->n++] = h;
+}
 
 static void unpin(pinset_t *ps)
 {
@@ -162,6 +168,12 @@ WSS_EXPORT int statvfs64(const char *restrict path, struct statvfs64 *restrict s
 	CALL(int, statvfs64, (path, st), (PS(path), P(st, sizeof *st)));
 }
 WSS_EXPORT int fstatvfs64(int fd, struct statvfs64 *st) { CALL(int, fstatvfs64, (fd, st), P(st, sizeof *st)); }
+
+/* CPython seeds its hash randomisation into libpython's .bss with
+ * getrandom: with library data tracked, it failed to start ("failed to get
+ * random numbers") now and then. */
+WSS_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned fl) { CALL(ssize_t, getrandom, (buf, n, fl), P(buf, n)); }
+WSS_EXPORT int getentropy(void *buf, size_t n) { CALL(int, getentropy, (buf, n), P(buf, n)); }
 
 WSS_EXPORT int poll(struct pollfd *fds, nfds_t n, int t) { CALL(int, poll, (fds, n, t), P(fds, n * sizeof *fds)); }
 WSS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)

@@ -58,13 +58,9 @@ python3 "$TMP/p.py" >"$TMP/py.native" 2>&1
 WSS_TRACK_LIBRARY_DATA=true WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/py/p.%p.jsonl" \
 	LD_PRELOAD="$WSS_LIB" timeout 300 python3 "$TMP/p.py" >"$TMP/py.wss" 2>/dev/null
 st=$?
-# Known failure, open (issue 12): on this 6.18 guest, with libpython's data
-# tracked under a backend with faults, Python's imports fail in about 1 run
-# in 3 at a 1 ms interval (f74e688 as often; uffd-wp 0 in 6).
-why="libpython data under mprotect at 1 ms: imports fail in ~1 run in 3 on some kernels (issue 12)"
-todo "$st" "$why" "python3 with library_data: exit status ($st)"
+is "$st" 0 "python3 with library_data: exit status"
 [ "$(cat "$TMP/py.wss")" = "$(cat "$TMP/py.native")" ]
-todo $? "$why" "python3 with library_data: the same output"
+ok $? "python3 with library_data: the same output"
 good=0 n=0
 for f in "$TMP"/py/*; do n=$((n + 1)); $PROFILE check "$f" && good=$((good + 1)); done
 is "$good" "$n" "python3 with library_data: all $n profiles valid"

@@ -20,7 +20,8 @@
  *   paths       path calls (the mkstemp family, mkdtemp, the stat family and
  *               its 64 names, statfs/statvfs, chmod, chown, utimensat,
  *               rename, remove) with every string and result buffer alone
- *               on a tracked page, armed again before each call
+ *               on a tracked page, armed again before each call; and NULL
+ *               paths, which must fail with EFAULT
  * usage: robust TEST [SECONDS] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -527,6 +528,16 @@ static int paths(void)
 		return 1;
 	strcat(a, "/a");
 	strcat(b, "/b");
+	/* NULL strings fail with EFAULT, as without us (Rust probes statx
+	 * that way). */
+	const char *volatile nul = NULL;
+	struct statx *volatile nulx = NULL;
+	errno = 0;
+	if (statx(0, nul, 0, STATX_ALL, nulx) != -1 || errno != EFAULT || stat(nul, (struct stat *)st) != -1 ||
+	    errno != EFAULT || open(nul, O_RDONLY) != -1 || errno != EFAULT || stat64(nul, st) != -1 || errno != EFAULT) {
+		fprintf(stderr, "a NULL path: %s\n", strerror(errno));
+		return 1;
+	}
 	for (time_t end = time(NULL) + secs; until(end);) {
 		int fd;
 		sprintf(t, "%s/t-XXXXXX.tmp", dir);
