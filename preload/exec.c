@@ -224,15 +224,19 @@ static size_t strv_size(char *const *v)
  * (posix_spawnp's child searches it with strchr and memcpy), the argv array
  * (copied by the child to run a script through the shell), and the environ
  * variable and array (getenv("PATH") in posix_spawnp's child; a program that
- * uses environ has the variable copied into its .bss, which is tracked).
- * The strings the kernel reads are opened and the call retried on EFAULT, as
- * for exec; environment strings in tracked memory are not pinned. */
-#define SPAWN_PINS 5
-#define SPAWN(call, pid, path, argv, envp) \
+ * uses environ has the variable copied into its .bss, which is tracked), and
+ * the file-action and attribute objects, whole, by their public sizes (the
+ * actions array and the paths they name are allocated by the C library
+ * itself, in the untracked arena: malloc.c).  The strings the kernel reads
+ * are opened and the call retried on EFAULT, as for exec; environment
+ * strings in tracked memory are not pinned. */
+#define SPAWN_PINS 7
+#define SPAWN(call, pid, path, fa, at, argv, envp) \
 	do { \
 		int pins_[SPAWN_PINS] = {pin_or_open(pid, sizeof *(pid)), pin_or_open(path, str_size(path)), \
 					 pin_or_open(argv, strv_size(argv)), pin_or_open(&environ, sizeof environ), \
-					 pin_or_open(environ, strv_size(environ))}; \
+					 pin_or_open(environ, strv_size(environ)), pin_or_open(fa, sizeof *(fa)), \
+					 pin_or_open(at, sizeof *(at))}; \
 		OPEN_ALL(path, argv, envp); \
 		int r_ = call; \
 		if (r_ == EFAULT) { \
@@ -248,14 +252,14 @@ WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const
 			   const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawn);
-	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), pid, path, argv, envp);
+	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), pid, path, fa, at, argv, envp);
 }
 
 WSS_EXPORT int posix_spawnp(pid_t *restrict pid, const char *restrict file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawnp);
-	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), pid, file, argv, envp);
+	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), pid, file, fa, at, argv, envp);
 }
 
 WSS_EXPORT int system(const char *cmd)

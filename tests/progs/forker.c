@@ -16,8 +16,9 @@
  *   in the heap) and _exit(i % 7), the heap touched around each; prints
  *   what each exited with.
  * spawn: posix_spawn of /bin/false and of this program (exit N),
- *   posix_spawnp of true and false, 8 times each; the pid, path and argv in
- *   the heap, the heap touched around each; prints each exit status.
+ *   posix_spawnp of true and false, 8 times each; the pid, path, argv, file
+ *   actions and attributes in the heap, the heap touched around each;
+ *   prints each exit status.
  * exit N: exits with status N.
  * Exits non-zero if a child failed. */
 #ifndef _GNU_SOURCE
@@ -159,13 +160,22 @@ static int spawns(char *a)
 	char **self_argv = heap_argv("forker", "exit", "3");
 	char **no_argv = heap_argv("false", NULL, NULL);
 	char **t_argv = heap_argv("true", NULL, NULL);
+	/* File actions and attributes in the heap too, read by glibc's spawn
+	 * with every signal blocked. */
+	posix_spawn_file_actions_t *fa = malloc(sizeof *fa);
+	posix_spawnattr_t *at = malloc(sizeof *at);
+	sigset_t none;
+	sigemptyset(&none);
+	if (posix_spawn_file_actions_init(fa) || posix_spawn_file_actions_adddup2(fa, 1, 1) || posix_spawnattr_init(at) ||
+	    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK) || posix_spawnattr_setsigmask(at, &none))
+		return 1;
 	for (int i = 0; i < 8; i++)
 		for (int k = 0; k < 4; k++) {
 			touch(a, 100);
 			nap();
 			int e = k == 0	 ? posix_spawn(pid, no, NULL, NULL, no_argv, environ)
-				: k == 1 ? posix_spawn(pid, self, NULL, NULL, self_argv, environ)
-				: k == 2 ? posix_spawnp(pid, t_argv[0], NULL, NULL, t_argv, environ)
+				: k == 1 ? posix_spawn(pid, self, fa, at, self_argv, environ)
+				: k == 2 ? posix_spawnp(pid, t_argv[0], fa, at, t_argv, environ)
 					 : posix_spawnp(pid, no_argv[0], NULL, NULL, no_argv, environ);
 			if (e) {
 				printf("spawn %d.%d: error %d\n", i, k, e);
