@@ -52,8 +52,8 @@ WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/g.%p.jsonl" LD_PRELOAD="$WSS_L
 is $? 0 "fork in a signal handler: the interrupted read succeeds in parent and child"
 
 # vfork (then execve or _exit) and posix_spawn/posix_spawnp, with a 1 ms
-# interval, the heap touched around each call and the pid, path and argv in
-# it: every child exits as it does natively, and each process that runs
+# interval, the heap touched around each call and the pid, path, argv, file
+# actions and attributes in it: every child exits as it does natively, and each process that runs
 # under the preload (forker and what it execs) leaves a complete profile.
 # glibc's spawn reads and writes some of that memory with every signal
 # blocked, where an armed page is fatal.  MODE:N, N = forker and the
