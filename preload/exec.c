@@ -195,15 +195,6 @@ WSS_EXPORT int execle(const char *path, const char *arg0, ...)
 	return execve(path, argv, envp);
 }
 
-/* Pin [p, p+n) for a call, or open it when the pin table is full.  hook. */
-static int pin_or_open(const void *p, size_t n)
-{
-	int h = p && n ? wss_engine_pin(p, n) : 0;
-	if (h < 0)
-		wss_touch_range(p, n);
-	return h;
-}
-
 /* The size of a string, its NUL included (0 for NULL). */
 static size_t str_size(const char *s) { return s ? strlen(s) + 1 : 0; }
 
@@ -233,10 +224,10 @@ static size_t strv_size(char *const *v)
 #define SPAWN_PINS 7
 #define SPAWN(call, pid, path, fa, at, argv, envp) \
 	do { \
-		int pins_[SPAWN_PINS] = {pin_or_open(pid, sizeof *(pid)), pin_or_open(path, str_size(path)), \
-					 pin_or_open(argv, strv_size(argv)), pin_or_open(&environ, sizeof environ), \
-					 pin_or_open(environ, strv_size(environ)), pin_or_open(fa, sizeof *(fa)), \
-					 pin_or_open(at, sizeof *(at))}; \
+		int pins_[SPAWN_PINS] = {wss_pin_or_open(pid, sizeof *(pid)), wss_pin_or_open(path, str_size(path)), \
+					 wss_pin_or_open(argv, strv_size(argv)), wss_pin_or_open(&environ, sizeof environ), \
+					 wss_pin_or_open(environ, strv_size(environ)), wss_pin_or_open(fa, sizeof *(fa)), \
+					 wss_pin_or_open(at, sizeof *(at))}; \
 		OPEN_ALL(path, argv, envp); \
 		int r_ = call; \
 		if (r_ == EFAULT) { \

@@ -57,16 +57,15 @@ __attribute__((noipa)) void wss_open_str(const char *s)
 		wss_touch_range(s, strlen(s) + 1);
 }
 
-__attribute__((noipa)) int wss_pin_str(const char *s)
+int wss_pin_or_open(const void *p, unsigned long n)
 {
-	if (!s)
-		return 0;
-	size_t n = strlen(s) + 1;
-	int h = wss_engine_pin(s, n);
+	int h = p && n ? wss_engine_pin(p, n) : 0;
 	if (h < 0)
-		wss_touch_range(s, n);
+		wss_touch_range(p, n);
 	return h;
 }
+
+__attribute__((noipa)) int wss_pin_str(const char *s) { return s ? wss_pin_or_open(s, strlen(s) + 1) : 0; }
 
 /* Pin the strings, call, and, if a pin could not be had, retry once on
  * EFAULT.  bad is the failure test on the result r_. */

@@ -50,6 +50,8 @@ void wss_open_str(const char *s);
  * or open its pages when the pin table is full.  Returns a handle for
  * wss_engine_unpin, negative when only opened.  hook. */
 int wss_pin_str(const char *s);
+/* The same for [p, p+n) (0 for a null or empty range).  hook. */
+int wss_pin_or_open(const void *p, unsigned long n);
 /* The program uses [p, p+n) as a stack: stop tracking it.  hook. */
 void wss_exclude_stack(const void *p, unsigned long n);
 /* Give the calling thread an alternate signal stack of ours if it has

@@ -56,9 +56,7 @@ typedef struct pinset {
 
 static void pin(pinset_t *ps, const void *p, size_t len)
 {
-	int h = p && len ? wss_engine_pin(p, len) : 0;
-	if (h < 0)
-		wss_touch_range(p, len);
+	int h = wss_pin_or_open(p, len);
 	if (ps->n < 4)
 		ps->pin[ps->n++] = h;
 }
