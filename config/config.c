@@ -995,6 +995,19 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			c->test_vma_budget = (uint32_t)n;
 		}
 	}
+	/* Test-only: the tick waits this long between arming the pages and
+	 * harvesting their write bits, so that tests can touch pages in that
+	 * window (tests/progs/split.c). */
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_HARVEST_DELAY"))) {
+		uint64_t n;
+		if (wss_dur_parse(v, &n) || n > 60000000000ULL) {
+			wss_fmt_str(&e, "WSS_TEST_HARVEST_DELAY: expected a duration up to 60s, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		} else {
+			c->test_harvest_delay_ns = n;
+		}
+	}
 	/* Test-only: the userfaultfd probe reports "unsupported", so that the
 	 * fallback and the error paths are tested on any kernel. */
 	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_UFFD_UNSUPPORTED")))

@@ -77,6 +77,9 @@ typedef struct wss_config {
 	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA
 	 * budget so the coarse path can be tested; 0 = derive it. */
 	uint32_t test_vma_budget;
+	/* Test-only (WSS_TEST_HARVEST_DELAY): the tick's pause between
+	 * arming and harvest, in ns. */
+	uint64_t test_harvest_delay_ns;
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

@@ -64,5 +64,8 @@ extern const wss_backend_t wss_backend_hybrid;
 /* The uffd-wp backend's userfaultfd and pagemap descriptors (-1: none).
  * hook. */
 void wss_uffd_fds(int *uffd, int *pagemap);
+/* Was the page at page written since its last harvest?  Protects it
+ * again, atomically with the answer (one PAGEMAP_SCAN).  AS-safe. */
+bool wss_uffd_take_written(uintptr_t page);
 
 #endif

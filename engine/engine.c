@@ -56,6 +56,8 @@ typedef struct wss_engine {
 	wss_regions_t regions;
 	uint32_t epoch;           /* atomic */
 	uint32_t inflight[2];     /* atomic */
+	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
+	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
 	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
@@ -181,7 +183,7 @@ static bool record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool 
 	wss_page_t *p = wss_shadow_page(page);
 	bool first = p && wss_page_record(p, e, slot);
 	if (first && fault)
-		__atomic_add_fetch(&t->faults, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&t->faults[e & 1], 1, __ATOMIC_RELAXED);
 	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_EVER) &&
 	    !(__atomic_fetch_or(fl, WSS_PF_EVER, __ATOMIC_RELAXED) & WSS_PF_EVER))
 		__atomic_add_fetch(&t->new_pages, 1, __ATOMIC_RELAXED);
@@ -276,16 +278,72 @@ static void record_run(uintptr_t s, uintptr_t e, void *arg)
 
 static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
 
+/* ---- the write window (backends with faults and a harvest: hybrid) ------
+ * A page's write bit says that it was written since the last harvest, not
+ * when.  The tick for k moves the epoch to k+1, arms every page, then
+ * harvests; a page touched in k and written there may fault again in k+1
+ * before the harvest reaches it, and its bit then holds k's writes and,
+ * once the handler has opened the page, k+1's too.  So from the epoch move
+ * to the end of the harvest (the window, wwin = k+1), a fault of k+1 on a
+ * page last touched in k takes the page's write bit itself before the
+ * page is opened (wss_engine_split_write), charges it to k, and marks the
+ * page (wsplit = k+1): whatever the harvest finds on a marked page was
+ * written after the fault, in k+1.  The fault's take and mark and the
+ * harvest of a range (its scan and the reading of the marks) hold wlock,
+ * so a harvest sees a page either before its fault took the bit (unmarked:
+ * every write it finds came before the fault, while the page was open in
+ * k) or after (marked).  Only one fault per page takes the bit (the mark
+ * is checked under the lock), and it does so before its own unprotect, so
+ * no thread can write the page between the take and the mark.  Writers of
+ * the written history are serialised: the tick (engine lock) and, inside
+ * the window only, faults under wlock; the window is closed under wlock
+ * before the tick counts sample k. */
+
+static void wlock_take(int tid)
+{
+	int z = 0;
+	while (!__atomic_compare_exchange_n(&E.wlock, &z, tid, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		z = 0;
+		wss_sys_sched_yield();
+	}
+}
+
+static void wlock_give(void) { __atomic_store_n(&E.wlock, 0, __ATOMIC_RELEASE); }
+
+void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page))
+{
+	uint32_t win = __atomic_load_n(&E.wwin, __ATOMIC_SEQ_CST);
+	if (!win)
+		return;
+	wss_page_t *p = wss_shadow_page(page);
+	uint8_t *fl = wss_shadow_flags(page);
+	if (!p || !fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) ||
+	    (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_ACQUIRE) != win - 1)
+		return;
+	int tid = wss_sys_gettid();
+	if (__atomic_load_n(&E.wlock, __ATOMIC_RELAXED) == tid)
+		return; /* the tick's own thread, inside its harvest */
+	wlock_take(tid);
+	uint32_t *mark = wss_shadow_wsplit(page);
+	if (__atomic_load_n(&E.wwin, __ATOMIC_RELAXED) == win && *mark != win) {
+		if (take(page))
+			wss_written_set(wss_shadow_written(page), win - 1);
+		*mark = win;
+	}
+	wlock_give();
+}
+
 /* Harvested writes: each tracked page of [s, e) was written since the last
- * harvest, that is in interval r->e (the tick runs this after moving the
- * epoch to r->e + 1 and arming).  A backend without faults (uffd-wp) sees
- * nothing else, so the write is its touch too, by no known thread (slot 0).
- * With faults (hybrid), the write goes with the page's latest touch, which
- * must be of r->e, or of r->e + 1 (a write after the arming faulted again);
- * a page written with no such touch was written where the fault path does
- * not look (a page the allocator discarded and the kernel reports as
- * written again, a coarse block), and counting it would make writes exceed
- * touches.  Engine lock held: the written words have no other writer. */
+ * harvest.  r->e is the interval the harvest closes (the tick for k runs it
+ * after moving the epoch to k+1 and arming; wss_engine_discard mid-interval,
+ * with the current one).  A backend without faults (uffd-wp) sees nothing
+ * else, so the write is its touch too, by no known thread (slot 0).  With
+ * faults (hybrid): a page marked by a fault of the window was written after
+ * that fault, in r->e + 1; otherwise in r->e when the page was touched
+ * there; otherwise in r->e + 1 when touched there (a pinned buffer the
+ * kernel wrote); a page written with neither touch was written where the
+ * fault path does not look (a coarse block), and counting it would make
+ * writes exceed touches.  Engine lock and wlock held. */
 static void harvested(uintptr_t s, uintptr_t e, void *arg)
 {
 	struct record_arg *r = arg;
@@ -295,16 +353,33 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 			continue;
 		uint32_t when = r->e;
 		if (E.backend->fault) {
-			when = (uint32_t)__atomic_load_n(&wss_shadow_page(a)->cur, __ATOMIC_RELAXED);
-			if (when != r->e && when != r->e + 1)
+			wss_page_t *p = wss_shadow_page(a);
+			if (*wss_shadow_wsplit(a) == r->e + 1)
+				when = r->e + 1;
+			else if (wss_page_touched_in(p, r->e))
+				when = r->e;
+			else if ((uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == r->e + 1)
+				when = r->e + 1;
+			else
 				continue;
 		} else {
 			record(a, fl, r->e, r->slot, true);
 		}
-		*wss_shadow_written(a) = when;
+		wss_written_set(wss_shadow_written(a), when);
 		if (!(__atomic_fetch_or(fl, WSS_PF_WEVER, __ATOMIC_RELAXED) & WSS_PF_WEVER))
 			E.total_write++;
 	}
+}
+
+/* Harvest [s, e) into interval k under wlock.  Returns the backend's
+ * result.  Engine lock held. */
+static int harvest_range(uintptr_t s, uintptr_t e, uint32_t k)
+{
+	struct record_arg r = {k, 0};
+	wlock_take(wss_sys_gettid());
+	int err = E.backend->harvest(s, e, harvested, &r);
+	wlock_give();
+	return err;
 }
 
 int wss_engine_pin(const void *buf, size_t len)
@@ -442,12 +517,27 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm
 
 /* ---- registry (engine lock held) --------------------------------------- */
 
+static void harvest_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	harvest_range(s, e, E.epoch);
+}
+
+static void observe_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	E.backend->observe(s, e);
+}
+
 
 static void reset_page(uintptr_t a)
 {
-	uint32_t *w = wss_shadow_written(a);
+	uint64_t *w = wss_shadow_written(a);
 	if (w && *w)
 		*w = 0;
+	uint32_t *ws = wss_shadow_wsplit(a);
+	if (ws && *ws)
+		*ws = 0;
 	uint32_t *h = wss_shadow_hits(a), *st = wss_shadow_site(a);
 	if (h && *h)
 		*h = 0;
@@ -621,12 +711,31 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
 		*wss_shadow_written(b) = *wss_shadow_written(a);
+		*wss_shadow_wsplit(b) = *wss_shadow_wsplit(a);
 		*wss_shadow_hits(b) = *wss_shadow_hits(a);
 		*wss_shadow_site(b) = *wss_shadow_site(a);
 		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
 			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
 	}
 	wss_engine_untrack_locked(old, oldlen);
+}
+
+long wss_engine_discard(uintptr_t start, size_t len, int adv)
+{
+	uintptr_t s, e;
+	wss_lockstate_t ls;
+	if (adv != MADV_DONTNEED || !E.backend || !E.backend->harvest || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+		return wss_sys_madvise((void *)start, len, adv);
+	wss_engine_lock(&ls);
+	if (!tracked_span(start, len, &s, &e) || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {
+		wss_engine_unlock(&ls);
+		return wss_sys_madvise((void *)start, len, adv);
+	}
+	region_parts(s, e, harvest_part, NULL);
+	long r = wss_sys_madvise((void *)start, len, adv);
+	region_parts(s, e, observe_part, NULL);
+	wss_engine_unlock(&ls);
+	return r;
 }
 
 bool wss_engine_relieve_locked(void)
@@ -735,6 +844,11 @@ static void tick_locked(bool final)
 		wss_sys_sched_yield();
 
 	uint64_t unarmed = 0;
+	/* The write window opens before the arming: a fault on a page armed
+	 * now must see it (the comment above wlock_take). */
+	bool window = !final && E.backend->harvest && E.backend->fault;
+	if (window)
+		__atomic_store_n(&E.wwin, k + 1, __ATOMIC_SEQ_CST);
 	if (!final) {
 		arm_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
@@ -748,6 +862,12 @@ static void tick_locked(bool final)
 		}
 		__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
 		arm_end();
+		if (E.cfg.test_harvest_delay_ns) {
+			struct timespec ts = {(time_t)(E.cfg.test_harvest_delay_ns / 1000000000ULL),
+					      (long)(E.cfg.test_harvest_delay_ns % 1000000000ULL)};
+			while (wss_sys2(SYS_nanosleep, &ts, &ts) == -EINTR)
+				;
+		}
 	}
 
 	/* The working set: pages touched in the window, each owned by its
@@ -758,21 +878,22 @@ static void tick_locked(bool final)
 	wss_profile_sets_t sets = {.writes = E.backend->harvest != NULL,
 				   .reads = E.backend->harvest != NULL && E.backend->fault != NULL};
 	if (E.backend->harvest) {
-		/* Writes since the last harvest, after the arming: a write that
-		 * follows a fault of interval k but lands after the epoch moved
-		 * is either before the arming (harvested now, with its touch of
-		 * k) or faults again on the armed page (a touch of k+1, harvested
-		 * now or at the next tick).  Harvesting before the arming would
-		 * leave a write made between the two for the next tick, away
-		 * from its touch. */
-		struct record_arg r = {k, 0};
+		/* Writes since the last harvest, after the arming: a write made
+		 * between the harvest and the arming would reach the next tick
+		 * away from its touch; writes made after the arming are told
+		 * apart by the write window. */
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (E.backend->harvest(E.regions.v[i].start, E.regions.v[i].end, harvested, &r)) {
+			if (harvest_range(E.regions.v[i].start, E.regions.v[i].end, k)) {
 				/* Part of it was not observed (remapped behind our
 				 * back): observe all of it again from now on. */
 				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
 				unarmed++;
 			}
+	}
+	if (window) {
+		wlock_take(wss_sys_gettid());
+		__atomic_store_n(&E.wwin, 0, __ATOMIC_RELAXED);
+		wlock_give();
 	}
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
@@ -790,8 +911,7 @@ static void tick_locked(bool final)
 			pages++;
 			bool wrote = false;
 			if (sets.writes) {
-				uint32_t last = *wss_shadow_written(a);
-				wrote = last && last <= k && (uint64_t)last + w > k;
+				wrote = wss_written_in(*wss_shadow_written(a), k, w);
 				writes += wrote;
 			}
 			if (owner <= nt) {
@@ -814,28 +934,30 @@ static void tick_locked(bool final)
 		.unarmed = unarmed,
 		.final = final,
 	};
+	/* Every handler of k is done (inflight above), the harvest has
+	 * counted its touches, and none of k+2 can start before the next
+	 * tick: [k & 1] holds exactly k's faults. */
 	uint64_t faults = 0;
 	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		t->faults_now = __atomic_load_n(&t->faults, __ATOMIC_RELAXED);
-		faults += t->faults_now - t->faults_seen;
+		t->faults_k = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
+		faults += t->faults_k;
 	}
 	smp.faults = faults;
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
 	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		if (t->window_pages || t->faults_now != t->faults_seen) {
+		if (t->window_pages || t->faults_k) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
 			wss_profile_thread_t th = {.tid = tid,
 						   .data_pages = t->window_pages,
 						   .write_pages = t->window_writes,
-						   .faults = t->faults_now - t->faults_seen,
+						   .faults = t->faults_k,
 						   .cpu_ns = thread_cpu_ns(tid)};
 			wss_profile_sample_thread(&E.out, first, &smp, &th);
 			first = false;
 		}
-		t->faults_seen = t->faults_now;
 	}
 	wss_profile_sample_end(&E.out);
 	write_record();

@@ -103,6 +103,13 @@ void wss_engine_exclude_locked(uintptr_t start, size_t len);
 /* A mremap moved or resized [old, oldlen) to [new, newlen): tracking and
  * page history follow the data. */
 void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen);
+/* madvise(adv) on [start, len) for the allocator, as a raw system call.
+ * MADV_DONTNEED on tracked pages under a backend that harvests writes:
+ * their write bits are harvested first (a page written in this interval
+ * stays written) and protected again after, since the kernel reports a
+ * zapped page as written.  Returns the system call's result (0 or
+ * -errno).  hook (takes the engine lock). */
+long wss_engine_discard(uintptr_t start, size_t len, int adv);
 /* The application's mapping call failed with ENOMEM: if our protection
  * splits may be the cause, undo them all and return true (retry once). */
 bool wss_engine_relieve_locked(void);
@@ -116,6 +123,13 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc);
  * is fl) in the current interval, made in the context uc (for its site and
  * call stack).  AS-safe, lock-free. */
 void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
+/* For backends with faults and a harvest, at a fault on page before it is
+ * opened: inside the tick's write window, hand take (which returns whether
+ * the page was written since the last harvest, and protects it again) the
+ * write bits of a page last touched in the interval the tick ends, and
+ * charge them to that interval (engine.c, "the write window").  AS-safe;
+ * inside the window, waits for a harvest of one range at most. */
+void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
 /* Pin [buf, buf+len) for a system call that will access it: its tracked
  * pages are opened, recorded as touched, and not armed again until unpinned
  * (each tick counts them as touched meanwhile).  Returns a handle for

@@ -115,4 +115,29 @@ static inline bool wss_page_in_window(wss_page_t *p, uint32_t k, uint32_t w, uin
 	return true;
 }
 
+/* Write history: the two latest intervals in which a page was seen
+ * written, last | plast << 32, like the touch history and for the same
+ * reason: the tick for k may learn of a write of k + 1 (a fault of the
+ * window, engine.c) before it counts k's.  Not atomic: its writers are
+ * serialised (engine.c). */
+static inline void wss_written_set(uint64_t *w, uint32_t k)
+{
+	uint32_t last = (uint32_t)*w, plast = (uint32_t)(*w >> 32);
+	if (k == last || k == plast)
+		return;
+	if (k > last)
+		*w = (uint64_t)k | (uint64_t)last << 32;
+	else if (k > plast)
+		*w = (uint64_t)last | (uint64_t)k << 32;
+}
+
+/* Was the page written in the window of sample k (intervals k-w+1..k)? */
+static inline bool wss_written_in(uint64_t w, uint32_t k, uint32_t win)
+{
+	uint32_t last = (uint32_t)w;
+	if (last > k)
+		last = (uint32_t)(w >> 32);
+	return last && last <= k && (uint64_t)last + win > k;
+}
+
 #endif

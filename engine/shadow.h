@@ -36,10 +36,16 @@ int wss_shadow_ensure(uintptr_t start, uintptr_t end);
  * it.  AS-safe. */
 wss_page_t *wss_shadow_page(uintptr_t addr);
 uint8_t *wss_shadow_flags(uintptr_t addr);
-/* The last interval in which the page was seen written (0: never), kept by
- * backends that see writes; written and read by the tick only (engine
- * lock), so plain loads and stores.  NULL when no leaf covers addr. */
-uint32_t *wss_shadow_written(uintptr_t addr);
+/* The two latest intervals in which the page was seen written (see
+ * wss_written_set in pagestate.h; 0: never), kept by backends that see
+ * writes.  Written by the tick, and by the fault path only inside the
+ * tick's write window under its lock (engine.c); read by the tick, so
+ * plain loads and stores.  NULL when no leaf covers addr. */
+uint64_t *wss_shadow_written(uintptr_t addr);
+/* The interval whose write window a fault of the page last opened in (the
+ * page's write bits before that fault were charged to the interval
+ * before); same rules as written.  NULL when no leaf covers addr. */
+uint32_t *wss_shadow_wsplit(uintptr_t addr);
 /* Hot-page bookkeeping: the number of intervals the page was touched in
  * (tick only), and 1 + the site that first touched it (0: unknown; set
  * once by the fault path, plain store).  NULL when no leaf covers addr. */

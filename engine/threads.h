@@ -12,10 +12,13 @@
 
 typedef struct wss_thread {
 	int tid;            /* 0 for the shared overflow slot */
-	uint64_t faults;    /* first touches recorded, all time (atomic) */
+	/* First-touch faults recorded in interval e, at [e & 1] (atomic).  The
+	 * tick for k reads and clears [k & 1] once every handler of k is done
+	 * and before any of k + 2 can start, so a sample's faults are cut at
+	 * the same instant as its pages. */
+	uint64_t faults[2];
 	uint64_t new_pages; /* pages this thread touched first in the run (atomic) */
-	uint64_t faults_seen; /* engine-private: faults at the previous sample */
-	uint64_t faults_now;  /* engine-private: faults at this sample */
+	uint64_t faults_k;  /* engine-private: faults of the interval being sampled */
 	uint32_t window_pages; /* engine-private scratch for the scan */
 	uint32_t window_writes; /* of those, written in the window */
 } __attribute__((aligned(64))) wss_thread_t;

@@ -7,9 +7,14 @@
  * mprotect keeps its userfaultfd registration.  A write to an armed page
  * faults once for mprotect (the handler opens the page), then is resolved
  * by the kernel for uffd-wp (the page is marked written).  Kernel accesses
- * to armed pages still fail with EFAULT, as under mprotect: pins stay. */
+ * to armed pages still fail with EFAULT, as under mprotect: pins stay.
+ * A write bit says that a page was written, not when: the tick's write
+ * window (engine.c) keeps a write with the interval it was made in. */
 #include "config.h"
 #include "engine/backend.h"
+
+#include "engine/engine.h"
+#include "engine/shadow.h"
 
 #define MP wss_backend_mprotect
 #define UF wss_backend_uffd_wp
@@ -26,7 +31,13 @@ static int hy_attach(uintptr_t start, uintptr_t end)
 static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
 static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
 static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
-static bool hy_fault(uintptr_t addr, bool write, bool exec, const void *uc) { return MP.fault(addr, write, exec, uc); }
+/* Before the page is opened: a fault inside the tick's write window takes
+ * the page's write bits for the interval that ended (engine.c). */
+static bool hy_fault(uintptr_t addr, bool write, bool exec, const void *uc)
+{
+	wss_engine_split_write(addr & ~(WSS_PAGE_SIZE - 1), wss_uffd_take_written);
+	return MP.fault(addr, write, exec, uc);
+}
 
 static int hy_harvest(uintptr_t start, uintptr_t end, void (*written)(uintptr_t, uintptr_t, void *), void *arg)
 {

@@ -175,6 +175,17 @@ static int uffd_harvest(uintptr_t start, uintptr_t end, void (*touched)(uintptr_
 	return 0;
 }
 
+bool wss_uffd_take_written(uintptr_t page)
+{
+	if (!ours())
+		return false;
+	struct page_region got;
+	struct pm_scan_arg a = {.size = sizeof a, .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+				.start = page, .end = page + WSS_PAGE_SIZE, .vec = (uintptr_t)&got, .vec_len = 1,
+				.category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN};
+	return sys_ioctl(pagemap, PAGEMAP_SCAN, &a) == 1;
+}
+
 /* Can this kernel do it?  A scratch mapping of two pages, protected, one
  * written: one PAGEMAP_SCAN must report exactly that page as written (the
  * category flag PAGE_IS_WRITTEN, the only one used), and a second none. */

@@ -80,7 +80,12 @@ static int errno_result(long r)
 
 HIDDEN int wss_je_sys_munmap(void *a, size_t len) { return errno_result(wss_sys_munmap(a, len)); }
 HIDDEN int wss_je_sys_mprotect(void *a, size_t len, int prot) { return errno_result(wss_sys_mprotect(a, len, prot)); }
-HIDDEN int wss_je_sys_madvise(void *a, size_t len, int adv) { return errno_result(wss_sys_madvise(a, len, adv)); }
+/* Purges go through the engine: a zapped page reads as written to the
+ * write-tracking backends. */
+HIDDEN int wss_je_sys_madvise(void *a, size_t len, int adv)
+{
+	return errno_result(wss_engine_discard((uintptr_t)a, len, adv));
+}
 
 /* ---- extent hooks ------------------------------------------------------- */
 
@@ -208,6 +213,15 @@ static int find_libc_text(struct dl_phdr_info *info, size_t size, void *data)
  * on the once-control its own thread holds. */
 static int atfork_done;
 
+/* jemalloc's "cache_oblivious" (on in Debian's build, and refused by
+ * malloc_conf in 5.3) starts every large allocation at a random multiple of
+ * 64 bytes inside its first page, so the same program touches different
+ * pages from run to run (glibc: always 16 bytes in).  Cleared before
+ * jemalloc initialises (at the first allocation, which comes through
+ * wss_heap_atfork_once), large allocations start on a page boundary and
+ * profiles of the same input are reproducible. */
+extern bool je_opt_cache_oblivious;
+
 /* The ticks' lock before the engine lock: the order a tick takes them. */
 static void fork_prepare(void)
 {
@@ -231,6 +245,7 @@ void wss_heap_atfork_once(void)
 {
 	if (__atomic_load_n(&atfork_done, __ATOMIC_ACQUIRE) || __atomic_exchange_n(&atfork_done, 1, __ATOMIC_ACQ_REL))
 		return;
+	je_opt_cache_oblivious = false; /* before pthread_atfork's allocation */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

@@ -9,6 +9,8 @@
                                      sum-of-thread-pages nthreads write_pages
                                      (- when the backend does not see writes)
   profile.py threads FILE SEQ        "tid pages" lines of one sample
+  profile.py thread FILE SEQ TID     "data_pages write_pages faults" of one
+                                     thread in one sample (0 0 0 if absent)
   profile.py peaks FILE              "seq series value top-stack-id" per peak
   profile.py stack FILE ID           the stack's frames, symbolised with
                                      addr2line -f -i through the module
@@ -138,6 +140,16 @@ def main(argv):
             if r.get("type") == "sample" and r["seq"] == seq:
                 for t in r["threads"]:
                     print(t["tid"], t["data_pages"])
+    elif cmd == "thread":
+        seq, tid = int(argv[3]), int(argv[4])
+        for r in load(path, True):
+            if r.get("type") == "sample" and r["seq"] == seq:
+                for t in r["threads"]:
+                    if t["tid"] == tid:
+                        print(t["data_pages"], t.get("write_pages", "-"), t["faults"])
+                        break
+                else:
+                    print(0, 0, 0)
     elif cmd == "peaks":
         for r in load(path, True):
             if r.get("type") == "peak":
