@@ -70,7 +70,7 @@ typedef struct wss_engine {
 	uint64_t t0_ns, cpu0_ns;
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
 	uint64_t sum_write, peak_write, total_write; /* backends that see writes */
-	uint64_t sum_read, peak_read;
+	uint64_t sum_read, peak_read, total_read;
 	wss_fmt_t out;
 	pthread_t thread;
 	int stop;                 /* futex word: 1 asks the engine thread to stop */
@@ -716,6 +716,7 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		*wss_shadow_site(b) = *wss_shadow_site(a);
 		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
 			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
+		*wss_shadow_rever(b) |= *wss_shadow_rever(a);
 	}
 	wss_engine_untrack_locked(old, oldlen);
 }
@@ -913,6 +914,11 @@ static void tick_locked(bool final)
 			if (sets.writes) {
 				wrote = wss_written_in(*wss_shadow_written(a), k, w);
 				writes += wrote;
+				uint8_t *rv;
+				if (!wrote && sets.reads && !*(rv = wss_shadow_rever(a))) {
+					*rv = 1;
+					E.total_read++;
+				}
 			}
 			if (owner <= nt) {
 				wss_threads_get(owner)->window_pages++;
@@ -1607,13 +1613,11 @@ static void finish(bool exec)
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
 		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
-	/* Pages ever read and never written: all touched less all written. */
-	uint64_t total_read = total > E.total_write ? total - E.total_write : 0;
 	wss_profile_summary_t sum = {
 		.samples = E.nsamples,
 		.data = {E.sum_pages, E.peak_pages, total},
 		.write = {E.sum_write, E.peak_write, E.total_write},
-		.read = {E.sum_read, E.peak_read, total_read},
+		.read = {E.sum_read, E.peak_read, E.total_read},
 		.sets = {.writes = E.backend->harvest != NULL, .reads = E.backend->harvest && E.backend->fault},
 		.faults = E.faults_total,
 		.coarse = E.coarse_total,
@@ -1734,10 +1738,11 @@ void wss_engine_fork_child(void)
 			uint8_t *fl = wss_shadow_flags(a);
 			if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
 				__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
+			*wss_shadow_rever(a) = 0;
 		}
 	E.epoch = 1;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
-	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = 0;
+	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
 	if (E.sites)
 		wss_sites_fork_child();
 	if (E.peaks)

@@ -15,6 +15,7 @@ typedef struct wss_leaf {
 	uint8_t flags[WSS_LEAF_PAGES];
 	uint64_t written[WSS_LEAF_PAGES];
 	uint32_t wsplit[WSS_LEAF_PAGES];
+	uint8_t rever[WSS_LEAF_PAGES];
 	uint32_t hits[WSS_LEAF_PAGES];
 	uint32_t site[WSS_LEAF_PAGES];
 } wss_leaf_t;
@@ -64,5 +65,6 @@ wss_page_t *wss_shadow_page(uintptr_t addr) { return LEAF_FIELD(pages, addr); }
 uint8_t *wss_shadow_flags(uintptr_t addr) { return LEAF_FIELD(flags, addr); }
 uint64_t *wss_shadow_written(uintptr_t addr) { return LEAF_FIELD(written, addr); }
 uint32_t *wss_shadow_wsplit(uintptr_t addr) { return LEAF_FIELD(wsplit, addr); }
+uint8_t *wss_shadow_rever(uintptr_t addr) { return LEAF_FIELD(rever, addr); }
 uint32_t *wss_shadow_hits(uintptr_t addr) { return LEAF_FIELD(hits, addr); }
 uint32_t *wss_shadow_site(uintptr_t addr) { return LEAF_FIELD(site, addr); }

@@ -46,6 +46,10 @@ uint64_t *wss_shadow_written(uintptr_t addr);
  * page's write bits before that fault were charged to the interval
  * before); same rules as written.  NULL when no leaf covers addr. */
 uint32_t *wss_shadow_wsplit(uintptr_t addr);
+/* 1 once the page was in a sample's read set (touched in the window and
+ * not written there), for the read total; tick only.  NULL when no leaf
+ * covers addr. */
+uint8_t *wss_shadow_rever(uintptr_t addr);
 /* Hot-page bookkeeping: the number of intervals the page was touched in
  * (tick only), and 1 + the site that first touched it (0: unknown; set
  * once by the fault path, plain store).  NULL when no leaf covers addr. */

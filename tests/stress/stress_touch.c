@@ -9,11 +9,19 @@
  * "expect SEQ LO HI" for each such sample; workers also churn small
  * malloc/free pairs (their pages are the HI slack).
  *
+ * split mode (hybrid's write window): each round, T workers write a random
+ * half of the region, then, as soon as they are done, read all of it while
+ * the main thread ticks: the reads race the tick's arming and harvest, and
+ * must not take the writes with them.  Prints "wexpect SEQ W" for the
+ * interval of the writes (exactly W written pages, the writes' count) and
+ * for the next one (0 written).  The state the threads share lives on
+ * main's stack, which is not tracked, so no other page is written.
+ *
  * wall mode: the same workers run freely for SECONDS under a wall-clock
  * interval (1 ms in the tests), with malloc/free churn; the test checks that
  * the program finishes and the profile is consistent.
  *
- * usage: stress_touch manual|wall THREADS PAGES ROUNDS|SECONDS */
+ * usage: stress_touch manual|split|wall THREADS PAGES ROUNDS|SECONDS */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -78,6 +86,69 @@ static void *manual_worker(void *arg)
 	}
 }
 
+struct split {
+	pthread_barrier_t start, written, end;
+	uint64_t seed;
+	int stop;
+};
+static struct split *sp; /* on main's stack; the pointer is only read */
+
+static void *split_worker(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	volatile char *m = region;
+	for (;;) {
+		pthread_barrier_wait(&sp->start);
+		if (sp->stop)
+			return NULL;
+		for (int p = me; p < npages; p += nthreads)
+			if (in_set(sp->seed, p))
+				m[(size_t)p * PAGE] += 1;
+		pthread_barrier_wait(&sp->written);
+		for (int p = me; p < npages; p += nthreads)
+			(void)m[(size_t)p * PAGE + 64];
+		pthread_barrier_wait(&sp->end);
+	}
+}
+
+static void split_rounds(pthread_t *t, long rounds)
+{
+	struct split s = {.seed = 0};
+	int expect[2 * 4000]; /* on the stack too */
+	if (rounds > 4000)
+		rounds = 4000;
+	sp = &s;
+	pthread_barrier_init(&s.start, NULL, (unsigned)nthreads + 1);
+	pthread_barrier_init(&s.written, NULL, (unsigned)nthreads + 1);
+	pthread_barrier_init(&s.end, NULL, (unsigned)nthreads + 1);
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, split_worker, (void *)(intptr_t)i);
+	int seq = 1;
+	wss_tick();
+	for (long r = 0; r < rounds; r++) {
+		s.seed = (uint64_t)r + 1;
+		int want = 0;
+		for (int p = 0; p < npages; p++)
+			want += in_set(s.seed, p);
+		pthread_barrier_wait(&s.start);
+		pthread_barrier_wait(&s.written);
+		wss_tick(); /* racing the readers */
+		expect[2 * r] = ++seq;
+		expect[2 * r + 1] = want;
+		pthread_barrier_wait(&s.end);
+		wss_tick();
+		seq++;
+	}
+	s.stop = 1;
+	pthread_barrier_wait(&s.start);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	for (long r = 0; r < rounds; r++) {
+		printf("wexpect %d %d\n", expect[2 * r], expect[2 * r + 1]);
+		printf("wexpect %d 0\n", expect[2 * r] + 1);
+	}
+}
+
 static void *wall_worker(void *arg)
 {
 	uint64_t rng = (uint64_t)(intptr_t)arg * 7 + 3;
@@ -103,6 +174,12 @@ int main(int argc, char **argv)
 	if (region == MAP_FAILED || nthreads < 1 || npages < 1)
 		return 1;
 	pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+	if (!strcmp(mode, "split")) {
+		split_rounds(t, amount);
+		free(t);
+		printf("stress_touch split done\n");
+		return 0;
+	}
 	if (!strcmp(mode, "manual")) {
 		pthread_barrier_init(&start_b, NULL, (unsigned)nthreads + 1);
 		pthread_barrier_init(&end_b, NULL, (unsigned)nthreads + 1);
