@@ -58,6 +58,7 @@ typedef struct wss_engine {
 	uint32_t inflight[2];     /* atomic */
 	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
 	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
+	int harvester;            /* the tid of the thread running the tick or discard (engine lock) */
 	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
@@ -376,7 +377,7 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 static int harvest_range(uintptr_t s, uintptr_t e, uint32_t k)
 {
 	struct record_arg r = {k, 0};
-	wlock_take(wss_sys_gettid());
+	wlock_take(E.harvester);
 	int err = E.backend->harvest(s, e, harvested, &r);
 	wlock_give();
 	return err;
@@ -732,6 +733,7 @@ long wss_engine_discard(uintptr_t start, size_t len, int adv)
 		wss_engine_unlock(&ls);
 		return wss_sys_madvise((void *)start, len, adv);
 	}
+	E.harvester = wss_sys_gettid();
 	region_parts(s, e, harvest_part, NULL);
 	long r = wss_sys_madvise((void *)start, len, adv);
 	region_parts(s, e, observe_part, NULL);
@@ -848,6 +850,8 @@ static void tick_locked(bool final)
 	/* The write window opens before the arming: a fault on a page armed
 	 * now must see it (the comment above wlock_take). */
 	bool window = !final && E.backend->harvest && E.backend->fault;
+	if (E.backend->harvest)
+		E.harvester = wss_sys_gettid();
 	if (window)
 		__atomic_store_n(&E.wwin, k + 1, __ATOMIC_SEQ_CST);
 	if (!final) {
@@ -892,7 +896,7 @@ static void tick_locked(bool final)
 			}
 	}
 	if (window) {
-		wlock_take(wss_sys_gettid());
+		wlock_take(E.harvester);
 		__atomic_store_n(&E.wwin, 0, __ATOMIC_RELAXED);
 		wlock_give();
 	}
