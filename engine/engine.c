@@ -1241,7 +1241,18 @@ static char session_env[PATH_MAX + 16]; /* "WSS_LEADER=<leader's profile>" */
 static char leader_path[PATH_MAX];      /* the leader's profile, where notes go ("" none) */
 static int leader_pid;
 
-const char *wss_engine_session_env(void) { return session_env[0] && E.cfg.follow_exec ? session_env : NULL; }
+/* Set once this process has forked or exec'd within the session: only then
+ * can it have descendants to count at the end (the count reads its whole
+ * profile back). */
+static bool session_used;
+
+const char *wss_engine_session_env(void)
+{
+	if (!session_env[0] || !E.cfg.follow_exec)
+		return NULL;
+	session_used = true; /* in a vfork child too: the parent's memory */
+	return session_env;
+}
 
 /* The session's leader is pid, with its profile at leader (absolute, for
  * descendants that change directory; "" for none). */
@@ -1530,6 +1541,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (lp && *lp == ':')
 		session_set(lpid, lp + 1);
 	E.leader = !lp || *lp != ':' || lpid == E.pid;
+	session_used = lp && *lp == ':' && lpid == E.pid; /* notes of its first image's descendants */
 	r = open_profile(err, errlen);
 	if (r)
 		return r;
@@ -1742,7 +1754,7 @@ static void session_say(void)
 {
 	uint64_t with, without;
 	char dir[PATH_MAX];
-	if (!session_count(&with, &without, dir, sizeof dir) || (!with && !without))
+	if (!session_used || !session_count(&with, &without, dir, sizeof dir) || (!with && !without))
 		return;
 	char line[2 * PATH_MAX + 160];
 	wss_fmt_t f;
@@ -1774,7 +1786,11 @@ static wss_lockstate_t fork_ls;
 
 void wss_engine_fork_prepare(void) { wss_engine_lock(&fork_ls); }
 
-void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
+void wss_engine_fork_parent(void)
+{
+	session_used = true;
+	wss_engine_unlock(&fork_ls);
+}
 
 /* A forked child that is not measured: every page back to its own
  * protection, nothing written, the lock taken in prepare released. */
