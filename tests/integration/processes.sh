@@ -107,6 +107,18 @@ between "$(grep -c . err)" 1 5 "print at most 5 stderr lines ($(grep -c . err))"
 is "$(ls loop | wc -l)" 302 "while each process writes its profile (bash, seq and 300 true)"
 grep -q "^wss: 301 more profiles from this session, in $TMP/loop; 301 forked children wrote none; all listed in " err
 ok $? "the last line counts them" || sed 's/^/# /' err
+# wss run: the program it starts leads the session.
+mkdir wr
+"$WSS" run -o "$TMP/wr/p.%p.jsonl" -- bash -c 'for i in 1 2 3; do /bin/true; done' >out 2>err
+is $? 0 "wss run: a shell that runs three programs"
+is "$(grep -c . err)" 5 "one summary and one line for the session"
+grep -q "^wss: 3 more profiles from this session, in $TMP/wr; 3 forked children wrote none; all listed in $TMP/wr/p\.[0-9]*\.jsonl\$" err
+ok $? "naming the children's profiles' place and the list" || sed 's/^/# /' err
+leader=$(sed -n 's/^wss: profile: //p' err)
+is "$(grep -c '"type":"process".*"profile":"' "$leader")" 3 "the leader's profile lists the three profiles"
+for f in $(sed -n 's/.*"profile":"\([^"]*\)".*/\1/p' "$leader"); do $PROFILE check "$f" || echo bad; done >out
+is "$(grep -c bad out)" 0 "and each is complete"
+
 # The session reaches exec'd programs through the environment the exec
 # wrappers hand the kernel only: the programs never see it.
 LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/loop/e.%p.jsonl" sh -c 'env | grep -c ^WSS_LEADER; sh -c "env | grep -c ^WSS_LEADER"' >out 2>/dev/null
