@@ -1,6 +1,7 @@
 /* Cost of fork + child exit + wait, with MB megabytes of touched heap in
- * the parent (the followed child resets and re-arms all of it).
- * usage: forkcost MB   Prints microseconds per fork over 200 forks. */
+ * the parent.  The child writes one byte and exits at once, or with "exec"
+ * execs /bin/true at once: what shells and make do thousands of times.
+ * usage: forkcost MB [exec]   Prints microseconds per fork over 200 forks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 int main(int argc, char **argv)
 {
 	size_t mb = argc > 1 ? (size_t)atoi(argv[1]) : 64;
+	int ex = argc > 2 && !strcmp(argv[2], "exec");
 	char *p = malloc(mb << 20);
 	memset(p, 1, mb << 20);
 	struct timespec a, b;
@@ -19,6 +21,8 @@ int main(int argc, char **argv)
 		pid_t c = fork();
 		if (c == 0) {
 			p[i] = 2;
+			if (ex)
+				execl("/bin/true", "true", (char *)NULL);
 			exit(0);
 		}
 		waitpid(c, NULL, 0);

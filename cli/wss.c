@@ -41,7 +41,8 @@ static void usage(FILE *to)
 	      "wss run measures the working set of PROG (no recompilation, no root) and\n"
 	      "writes a JSON Lines profile, by default wss.<pid>.jsonl in the current directory.\n"
 	      "  -c, --config FILE     TOML session file (default: $WSS_CONFIG, if set)\n"
-	      "  -o, --output PATH     profile path; %p pid, %t start time, %n program name\n"
+	      "  -o, --output PATH     profile path; %p pid, %t start time, %n program name;\n"
+	      "                        a character device (/dev/null): no profile\n"
 	      "  --interval DUR        sampling interval (default 100ms); DUR: 500us, 10ms, 2s\n"
 	      "  --window DUR          working-set window, a whole multiple of the interval\n"
 	      "                        (default: one interval)\n"
@@ -157,6 +158,8 @@ static int check_output(const char *output)
 	if (!strchr(output, '%')) {
 		struct stat st;
 		if (lstat(output, &st) == 0) {
+			if (S_ISCHR(st.st_mode))
+				return 0; /* /dev/null: no profile at all */
 			fprintf(stderr, "wss: %s: %s\n", output,
 				S_ISDIR(st.st_mode)   ? "is a directory (the output names the profile file)"
 				: S_ISLNK(st.st_mode) ? "is a symbolic link (wss never writes through one)"

@@ -51,7 +51,6 @@ typedef struct wss_engine {
 	bool measuring;           /* atomic: arming, recording, sampling */
 	bool finished;
 	bool started;
-	wss_config_t cfg;
 	const wss_backend_t *backend;
 	wss_regions_t regions;
 	uint32_t epoch;           /* atomic */
@@ -67,7 +66,6 @@ typedef struct wss_engine {
 	uint64_t fd_dev, fd_ino;  /* its identity, checked before each write */
 	int err_fd;               /* a private copy of stderr, for the summary */
 	uint64_t err_dev, err_ino;
-	char path[PATH_MAX];
 	uint64_t t0_ns, cpu0_ns;
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
 	uint64_t sum_write, peak_write, total_write; /* backends that see writes */
@@ -80,11 +78,18 @@ typedef struct wss_engine {
 	long max_map;
 	uint64_t start_unix_ns;
 	bool open_pending;        /* a forked child: create the profile on the first write */
+	bool pending;             /* atomic: a forked child before its start (wss_engine_fork_child) */
+	bool leader;              /* the session's first process: the one that prints the summary */
+	bool no_profile;          /* the output is a character device (/dev/null): nothing written */
 	bool peaks;               /* peak detection (peaks.enabled) */
 	bool sites;               /* first-touch sites and stacks: peaks, and a backend with faults */
 	uint32_t npeaks;          /* peak records written */
 	uint64_t app_mask;        /* the signal mask of the thread that started the engine */
 	uint64_t next_alone_ns;   /* engine thread: when to look for the last thread again */
+	/* Last, the large fields a forked child does not write: every page
+	 * written after a fork is a copy (wss_engine_fork_child). */
+	wss_config_t cfg;
+	char path[PATH_MAX];
 } wss_engine_t;
 
 static wss_engine_t E = {.fd = -1, .err_fd = -1};
@@ -196,6 +201,12 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return; /* finished or forked: the page is open again, that is all */
 	uint32_t e = inflight_enter();
+	/* A forked child before its start: the page is open, nothing is
+	 * recorded (child_start_locked waits for us before arming). */
+	if (__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST)) {
+		inflight_exit(e);
+		return;
+	}
 	/* The engine's own touches (see engine_main) count for no thread. */
 	bool first = record(page, fl, e, engine_thread ? 0 : wss_threads_self(), true);
 	int site = -1;
@@ -415,7 +426,8 @@ int wss_engine_pin(const void *buf, size_t len)
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	tracked_runs(s, e, open_run, NULL);
 	struct record_arg r = {inflight_enter(), slot};
-	tracked_runs(s, e, record_run, &r);
+	if (!__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST))
+		tracked_runs(s, e, record_run, &r);
 	inflight_exit(r.e);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	return i + 1;
@@ -1247,6 +1259,8 @@ static void engine_check_alone(void)
 	exit(0);
 }
 
+static void child_start(void);
+
 static void *engine_main(void *arg)
 {
 	(void)arg;
@@ -1263,6 +1277,23 @@ static void *engine_main(void *arg)
 	 * no thread (wss_engine_touched). */
 	engine_thread = true;
 	uint64_t interval = E.cfg.interval_ns;
+	if (__atomic_load_n(&E.pending, __ATOMIC_ACQUIRE)) {
+		/* A forked child: measuring starts one interval (of wall time,
+		 * whatever the time base) after the fork, unless it exits or
+		 * execs first (wss_engine_fork_child). */
+		uint64_t due = E.t0_ns + interval;
+		E.next_alone_ns = E.t0_ns + 100000000ULL;
+		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE) && clock_ns(CLOCK_MONOTONIC) < due) {
+			wait_until(due < E.next_alone_ns ? due : E.next_alone_ns);
+			engine_check_alone();
+		}
+		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		if (tick_around)
+			tick_around(child_start);
+		else
+			child_start();
+	}
 	if (E.cfg.time_base == WSS_TIME_CPU) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		uint64_t next = interval;
@@ -1326,6 +1357,160 @@ static void readlink_exe(char *out, size_t n)
 	out[r > 0 ? r : 0] = '\0';
 }
 
+/* ---- the session ----------------------------------------------------------
+ * A session is the first process started under the preload (its leader) and
+ * every process it forks or execs, recursively.  Only the leader prints a
+ * stderr summary; each other process notes in the leader's profile, with one
+ * O_APPEND write of one line (atomic against the leader's own records and
+ * other notes), the profile it created or why it has none.  So the notes are
+ * complete whatever the order in which processes end: a descendant that
+ * outlives the leader appends its note after the leader's summary.  A forked
+ * child knows the leader from memory; an exec'd program from WSS_LEADER, which
+ * the exec wrappers add to the environment they hand the kernel and the
+ * constructor removes from the program's before main (preload/exec.c). */
+
+static char session_env[PATH_MAX + 16]; /* "WSS_LEADER=<leader's profile>" */
+static char leader_path[PATH_MAX];      /* the leader's profile, where notes go ("" none) */
+static int leader_pid;
+
+/* Set once this process has forked or exec'd within the session: only then
+ * can it have descendants to count at the end (the count reads its whole
+ * profile back). */
+static bool session_used;
+
+const char *wss_engine_session_env(void)
+{
+	if (!session_env[0] || !E.cfg.follow_exec)
+		return NULL;
+	session_used = true; /* in a vfork child too: the parent's memory */
+	return session_env;
+}
+
+/* The session's leader is pid, with its profile at leader (absolute, for
+ * descendants that change directory; "" for none). */
+static void session_set(int pid, const char *leader)
+{
+	leader_pid = pid;
+	wss_fmt_t f;
+	wss_fmt_init(&f, leader_path, sizeof leader_path);
+	if (leader[0] && leader[0] != '/') {
+		char cwd[PATH_MAX];
+		long n = wss_sys2(SYS_getcwd, cwd, sizeof cwd);
+		if (n > 0) {
+			wss_fmt_str(&f, cwd);
+			wss_fmt_ch(&f, '/');
+		}
+	}
+	wss_fmt_str(&f, leader);
+	if (f.overflow)
+		f.len = 0;
+	wss_fmt_cstr(&f);
+	wss_fmt_init(&f, session_env, sizeof session_env);
+	wss_fmt_str(&f, "WSS_LEADER=");
+	wss_fmt_u64(&f, (uint64_t)leader_pid);
+	wss_fmt_ch(&f, ':');
+	wss_fmt_str(&f, leader_path);
+	wss_fmt_cstr(&f);
+}
+
+/* Note this process in the leader's profile: {"type":"process","pid":P,
+ * "ppid":Q,"profile":PATH|null[,"reason":R]}.  hook. */
+static void session_note(const char *profile, const char *reason)
+{
+	if (!leader_path[0]) /* none, or this is the leader creating it */
+		return;
+	char line[PATH_MAX + 256];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "{\"type\":\"process\",\"pid\":");
+	wss_fmt_u64(&f, (uint64_t)E.pid);
+	wss_fmt_str(&f, ",\"ppid\":");
+	wss_fmt_u64(&f, (uint64_t)wss_sys0(SYS_getppid));
+	wss_fmt_str(&f, ",\"profile\":");
+	if (profile) {
+		char abs[PATH_MAX + 1];
+		wss_fmt_t a;
+		wss_fmt_init(&a, abs, sizeof abs);
+		if (profile[0] != '/') {
+			long n = wss_sys2(SYS_getcwd, abs, sizeof abs - 1);
+			a.len = n > 1 ? (size_t)n - 1 : 0; /* getcwd's length counts the NUL */
+			wss_fmt_ch(&a, '/');
+		}
+		wss_fmt_str(&a, profile);
+		wss_fmt_json_str(&f, wss_fmt_cstr(&a));
+	} else {
+		wss_fmt_str(&f, "null");
+	}
+	if (reason) {
+		wss_fmt_str(&f, ",\"reason\":");
+		wss_fmt_json_str(&f, reason);
+	}
+	wss_fmt_str(&f, "}\n");
+	if (f.overflow)
+		return;
+	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (!wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) && S_ISREG(st.st_mode))
+		wss_write_all(fd, f.buf, f.len);
+	wss_sys_close(fd);
+}
+
+/* The leader, at its end: how many other processes noted a profile in its
+ * own, and how many had none; the directory of the first such profile in
+ * dir.  Reads the profile back (descendants write into it, not into our
+ * memory).  Returns false if it cannot be read. */
+static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t dirlen)
+{
+	static const char tag[] = "{\"type\":\"process\",";
+	static const char prof[] = "\"profile\":\"";
+	*with = *without = 0;
+	dir[0] = '\0';
+	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	static char buf[1 << 16];
+	char line[PATH_MAX + 256];
+	size_t ll = 0;
+	bool skip = false; /* inside a line too long to be a note */
+	long n;
+	while ((n = wss_sys_read(fd, buf, sizeof buf)) > 0) {
+		for (long i = 0; i < n; i++) {
+			char c = buf[i];
+			if (c != '\n') {
+				if (ll < sizeof line - 1)
+					line[ll++] = c;
+				else
+					skip = true;
+				continue;
+			}
+			line[ll] = '\0';
+			if (!skip && !strncmp(line, tag, sizeof tag - 1)) {
+				const char *p = strstr(line, prof);
+				if (!p) {
+					(*without)++;
+				} else if ((*with)++ == 0) {
+					p += sizeof prof - 1;
+					const char *q = strchr(p, '"'), *slash = NULL;
+					for (const char *x = p; q && x < q; x++)
+						if (*x == '/')
+							slash = x;
+					size_t dl = slash ? (size_t)(slash - p) : 0;
+					if (dl && dl < dirlen && !memchr(p, '\\', dl)) {
+						memcpy(dir, p, dl);
+						dir[dl] = '\0';
+					}
+				}
+			}
+			ll = 0;
+			skip = false;
+		}
+	}
+	wss_sys_close(fd);
+	return n == 0;
+}
+
 /* Create this process's profile from the output pattern.  Returns 0 or
  * an errno with the reason in err. */
 static int open_profile(char *err, size_t errlen)
@@ -1335,6 +1520,11 @@ static int open_profile(char *err, size_t errlen)
 				   &E.fd, err, errlen);
 	if (r)
 		return r;
+	E.no_profile = E.fd < 0;
+	if (E.no_profile)
+		return 0;
+	if (!E.leader)
+		session_note(E.path, NULL);
 	/* Keep the low descriptor numbers the program would get natively. */
 	int high = (int)wss_sys3(SYS_fcntl, E.fd, F_DUPFD_CLOEXEC, 500);
 	if (high >= 0) {
@@ -1474,9 +1664,21 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	E.argv = s->argv;
 	E.pid = wss_sys_getpid();
 	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	/* WSS_LEADER is "<pid>:<profile>".  The leader's own pid: the leader
+	 * exec'd (sh -c 'exec prog', env, nice), and its new image leads on. */
+	int lpid = 0;
+	const char *lp = s->leader;
+	while (lp && *lp >= '0' && *lp <= '9')
+		lpid = lpid * 10 + (*lp++ - '0');
+	if (lp && *lp == ':')
+		session_set(lpid, lp + 1);
+	E.leader = !lp || *lp != ':' || lpid == E.pid;
+	session_used = lp && *lp == ':' && lpid == E.pid; /* notes of its first image's descendants */
 	r = open_profile(err, errlen);
 	if (r)
 		return r;
+	if (!leader_path[0] && !lpid)
+		session_set(E.pid, E.no_profile ? "" : E.path);
 	E.err_fd = -1;
 	if (fd_identity(2, &E.err_dev, &E.err_ino)) {
 		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 500);
@@ -1558,7 +1760,8 @@ int wss_engine_start(void)
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	E.app_mask = old;
 	E.next_alone_ns = 0;
-	proc_stat_fd(); /* now, while this is the only thread */
+	if (!__atomic_load_n(&E.pending, __ATOMIC_RELAXED))
+		proc_stat_fd(); /* now, while this is the only thread (a pending child: at its start) */
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
 	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
@@ -1588,6 +1791,8 @@ static void deactivate_locked(void)
  * which still see the parent's engine.  exec: the process image ends here;
  * quietly (no stderr lines), and a forked child that has written nothing
  * yet writes nothing (the exec'd program writes its own profile). */
+static void session_say(void);
+
 static void finish(bool exec)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || wss_sys_getpid() != E.pid)
@@ -1607,9 +1812,17 @@ static void finish(bool exec)
 		return;
 	}
 	E.finished = true;
-	if (exec && E.open_pending) {
+	if (E.pending || (exec && E.open_pending)) {
+		/* A forked child that has written nothing: it writes nothing
+		 * (an exec'd program writes its own profile), and says why in
+		 * the leader's. */
+		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
 		deactivate_locked();
 		wss_engine_unlock(&ls);
+		session_note(NULL, exec ? "exec before its first sample" : "exit before its first sample");
+		if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
+			wss_sys_close(E.err_fd);
+		E.err_fd = -1;
 		return;
 	}
 	tick_locked(true);
@@ -1640,7 +1853,8 @@ static void finish(bool exec)
 	E.fd = -1;
 	wss_engine_unlock(&ls);
 
-	if (E.cfg.report_summary && !exec) {
+	/* One summary per session: the leader's (see session_note). */
+	if (E.cfg.report_summary && !exec && E.leader) {
 		static const char *const series[] = {"data", "read", "write"};
 		for (int i = 0; i < 3; i++) {
 			if ((i == 1 && !sum.sets.reads) || (i == 2 && !sum.sets.writes))
@@ -1651,7 +1865,12 @@ static void finish(bool exec)
 			wss_profile_summary_text(&f, &sum, series[i]);
 			say(wss_fmt_cstr(&f), "");
 		}
-		say("profile: ", E.path);
+		if (E.no_profile) {
+			say("profile: none (the output is a character device)", "");
+		} else {
+			say("profile: ", E.path);
+			session_say();
+		}
 	}
 	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
 		wss_sys_close(E.err_fd);
@@ -1659,6 +1878,32 @@ static void finish(bool exec)
 }
 
 void wss_engine_finish(void) { finish(false); }
+
+/* The leader's last line: the other profiles of the session so far. */
+static void session_say(void)
+{
+	uint64_t with, without;
+	char dir[PATH_MAX];
+	if (!session_used || !session_count(&with, &without, dir, sizeof dir) || (!with && !without))
+		return;
+	char line[2 * PATH_MAX + 160];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_u64(&f, with);
+	wss_fmt_str(&f, with == 1 ? " more profile" : " more profiles");
+	wss_fmt_str(&f, " from this session");
+	if (dir[0]) {
+		wss_fmt_str(&f, ", in ");
+		wss_fmt_str(&f, dir);
+	}
+	if (without) {
+		wss_fmt_str(&f, "; ");
+		wss_fmt_u64(&f, without);
+		wss_fmt_str(&f, without == 1 ? " forked child wrote none" : " forked children wrote none");
+	}
+	wss_fmt_str(&f, "; all listed in ");
+	say(wss_fmt_cstr(&f), leader_path);
+}
 
 void wss_engine_exec(void) { finish(true); }
 
@@ -1671,7 +1916,11 @@ static wss_lockstate_t fork_ls;
 
 void wss_engine_fork_prepare(void) { wss_engine_lock(&fork_ls); }
 
-void wss_engine_fork_parent(void) { wss_engine_unlock(&fork_ls); }
+void wss_engine_fork_parent(void)
+{
+	session_used = true;
+	wss_engine_unlock(&fork_ls);
+}
 
 /* A forked child that is not measured: every page back to its own
  * protection, nothing written, the lock taken in prepare released. */
@@ -1687,6 +1936,75 @@ static void child_unmeasured(void)
 	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
 }
 
+/* Start measuring a forked child afresh, as at start-up, with the child's
+ * pid: every tracked page's history and "ever touched" flag cleared (the
+ * parent's touches are not the child's), epoch 1, the backend reopened, and
+ * every tracked page armed again (the parent had opened the ones it touched
+ * in its last interval, and fork copied that).  The profile is created on
+ * the first write.  Engine lock held. */
+static void child_start_locked(void)
+{
+	/* Pending: handlers and pins record nothing, so these stores race
+	 * with no recorder. */
+	for (size_t i = 0; i < E.regions.n; i++)
+		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
+			reset_page(a);
+			uint8_t *fl = wss_shadow_flags(a);
+			if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
+				__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
+			*wss_shadow_rever(a) = 0;
+		}
+	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
+	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
+	if (E.sites)
+		wss_sites_fork_child();
+	if (E.peaks)
+		peaks_init();
+	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	if (E.backend->reopen) {
+		char why[256] = "";
+		if (E.backend->reopen(why, sizeof why)) {
+			wss_log("cannot measure a forked child: ", why, NULL);
+			__atomic_store_n(&E.pending, false, __ATOMIC_SEQ_CST);
+			deactivate_locked();
+			E.finished = true;
+			return;
+		}
+		for (size_t i = 0; i < E.regions.n; i++)
+			E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+	}
+	proc_stat_fd();
+	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
+	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wss_fmt_reset(&E.out);
+	format_header();
+	E.open_pending = true;
+	/* Recording from here on, then arming: a handler that read pending
+	 * as true is in flight, and is waited for, so the page it opened is
+	 * armed after it (the tick's epoch/in-flight protocol). */
+	__atomic_store_n(&E.epoch, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&E.pending, false, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&E.inflight[0], __ATOMIC_SEQ_CST) || __atomic_load_n(&E.inflight[1], __ATOMIC_SEQ_CST))
+		wss_sys_sched_yield();
+	arm_begin();
+	for (size_t i = 0; i < E.regions.n; i++)
+		arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
+	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+	arm_end();
+}
+
+/* The engine thread of a pending child, one interval after the fork. */
+static void child_start(void)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	if (__atomic_load_n(&E.pending, __ATOMIC_RELAXED) && __atomic_load_n(&E.measuring, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
+		child_start_locked();
+	wss_engine_unlock(&ls);
+}
+
 /* The child of fork.  Only the forking thread exists; it holds the engine
  * lock (taken in prepare), so no tick and no registry change was in
  * progress, but other threads of the parent may have been inside the fault
@@ -1694,15 +2012,22 @@ static void child_unmeasured(void)
  * since those threads are gone.
  *
  * session.follow_fork = false: stop measuring, write nothing.
- * follow_fork = true: start afresh as at start-up, with the child's pid:
- * every tracked page's history and "ever touched" flag cleared (the parent's
- * touches are not the child's), thread slots emptied, epoch 1, and every
- * tracked page armed again (the parent had opened the ones it touched in
- * this interval, and fork copied that).  The profile is created on the
- * first write, so a child that execs or _exits before its first sample
- * leaves no file behind (the exec'd program writes its own).  The engine
- * thread is started by wss_engine_fork_child_late, after jemalloc's own
- * child handler has made malloc usable again. */
+ * follow_fork = true: the child is pending: it starts measuring one
+ * interval after the fork (child_start_locked, run by its engine thread),
+ * and until then records nothing and writes nothing.  Shells, make and
+ * build systems fork thousands of children that exec or exit at once: each
+ * of those now costs little more than a native fork, and leaves only a line
+ * in the leader's profile saying why it has no profile of its own.  Memory
+ * written after a fork costs a copy-on-write fault per page, and the reset
+ * and re-arming write the shadow of every tracked page, so a pending child
+ * writes as little as it can.  Its memory keeps the state fork copied: the
+ * pages the parent had armed stay armed (a touch opens them, unrecorded),
+ * so its kernel calls are still pinned.  The engine thread is still
+ * started at fork (wss_engine_fork_child_late): a child that only computes
+ * calls none of our hooks, and a thread is what can start it in time (a
+ * signal handler could not start one safely); it costs about a tenth of
+ * what the rest of the start cost (bench/RESULTS.md).  time_base manual
+ * starts at once: the program ends the intervals, and no thread runs. */
 void wss_engine_fork_child(void)
 {
 	E.started = false;
@@ -1715,7 +2040,8 @@ void wss_engine_fork_child(void)
 	/* Pins of the parent's other threads die with them.  The forking
 	 * thread's own stay (fork from a signal handler that interrupted a
 	 * pinned read, or inside pthread_once's init routine): the call
-	 * resumes in the child, under the thread's new slot. */
+	 * resumes in the child, under the thread's new slot.  Only the used
+	 * slots are written: each page of the table written is a copy. */
 	if (E.backend->forked)
 		E.backend->forked(); /* before anything could use the parent's */
 	uint32_t old_slot = wss_threads_self();
@@ -1723,8 +2049,10 @@ void wss_engine_fork_child(void)
 	E.pid = wss_sys_getpid();
 	uint32_t new_slot = wss_threads_self();
 	for (int i = 0; i < PIN_SLOTS; i++) {
+		if (!__atomic_load_n(&pins[i].cur, __ATOMIC_RELAXED))
+			continue;
 		uint64_t hi = __atomic_load_n(&pins[i].prev, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&pins[i].cur, __ATOMIC_RELAXED) && (uint32_t)(hi >> 48) == old_slot) {
+		if ((uint32_t)(hi >> 48) == old_slot) {
 			__atomic_store_n(&pins[i].prev, (hi & ((1ULL << 48) - 1)) | (uint64_t)new_slot << 48,
 					 __ATOMIC_RELAXED);
 			continue;
@@ -1736,43 +2064,13 @@ void wss_engine_fork_child(void)
 		child_unmeasured();
 		return;
 	}
-	for (size_t i = 0; i < E.regions.n; i++)
-		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
-			reset_page(a);
-			uint8_t *fl = wss_shadow_flags(a);
-			if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
-				__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
-			*wss_shadow_rever(a) = 0;
-		}
-	E.epoch = 1;
-	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
-	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
-	if (E.sites)
-		wss_sites_fork_child();
-	if (E.peaks)
-		peaks_init();
-	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
-	if (E.backend->reopen) {
-		char why[256] = "";
-		if (E.backend->reopen(why, sizeof why)) {
-			wss_log("cannot measure a forked child: ", why, NULL);
-			child_unmeasured();
-			return;
-		}
-		for (size_t i = 0; i < E.regions.n; i++)
-			E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
-	}
-	arm_begin();
-	for (size_t i = 0; i < E.regions.n; i++)
-		arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
-	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
-	arm_end();
-	E.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	E.leader = false; /* silent; notes itself in the leader's profile */
 	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
-	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	wss_fmt_reset(&E.out);
-	format_header();
-	E.open_pending = true;
+	if (E.cfg.time_base == WSS_TIME_MANUAL)
+		child_start_locked();
+	else
+		__atomic_store_n(&E.pending, true, __ATOMIC_SEQ_CST);
 	E.lock = 0;
 	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
 }

@@ -22,7 +22,14 @@ typedef struct wss_engine_start {
 	 * ("go", from preload/runtime.c), or NULL: auto then prefers uffd-wp,
 	 * and the preload leaves that memory out under the others. */
 	const char *runtime;
+	/* The session leader's profile (WSS_LEADER, "" when it writes none)
+	 * in a process exec'd within a session; NULL in the leader itself. */
+	const char *leader;
 } wss_engine_start_t;
+
+/* "WSS_LEADER=<the leader's profile>", for the environment of a program
+ * this process execs within the session, or NULL.  hook. */
+const char *wss_engine_session_env(void);
 
 /* What of the runtime's memory is left out and why (for the preload to
  * say), or NULL when the backend tracks it.  Valid after

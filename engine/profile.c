@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/sys.h"
 
@@ -300,6 +301,17 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 		wss_fmt_str(&e, r == EINVAL ? ": unknown %-sequence (use %p, %t, %n or %%)" : ": path too long");
 		wss_fmt_cstr(&e);
 		return r;
+	}
+	/* A character device (/dev/null) is no profile to protect, and no
+	 * profile at all: nothing is written. */
+	struct stat st;
+	if (!wss_sys_failed(wss_sys2(SYS_stat, base, &st)) && S_ISCHR(st.st_mode)) {
+		wss_fmt_t p;
+		wss_fmt_init(&p, path, pathlen);
+		wss_fmt_str(&p, base);
+		wss_fmt_cstr(&p);
+		*fd = -1;
+		return 0;
 	}
 	for (unsigned n = 1; n <= 1000; n++) {
 		wss_fmt_t p;

@@ -117,8 +117,9 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 
 /* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
  * mode 0644.  If the expanded name exists (a process that exec'd keeps its
- * pid), ".2", ".3", ... are tried after it.  Returns 0 with the fd and the
- * path, or an errno with a reason in err. */
+ * pid), ".2", ".3", ... are tried after it.  An existing character device
+ * (/dev/null) means no profile: 0 with *fd = -1 and its path.  Returns 0
+ * with the fd and the path, or an errno with a reason in err. */
 int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
 		       size_t pathlen, int *fd, char *err, size_t errlen);
 

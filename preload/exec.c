@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -79,6 +80,74 @@ void wss_exec_unfollow(void)
 		*w = NULL;
 }
 
+/* ---- the session: WSS_LEADER -----------------------------------------------
+ * A program exec'd within a session learns the session's leader from
+ * WSS_LEADER (engine.c's session notes).  The variable is added only to the
+ * environment handed to the kernel here, never to the program's own, and
+ * the exec'd program's constructor takes it out of its environ before main
+ * (wss_exec_take_leader), so the program sees the environment it would see
+ * without us.  (/proc/PID/environ, the kernel's copy, still shows it.)
+ * system() builds its environment inside the C library: its shell starts a
+ * session of its own. */
+
+static char leader_value[PATH_MAX];
+
+const char *wss_exec_take_leader(void)
+{
+	const char *v = NULL;
+	char **w = environ;
+	for (char **r = environ; r && *r; r++) {
+		if (!strncmp(*r, "WSS_LEADER=", 11)) {
+			if (!v && strlen(*r + 11) < sizeof leader_value)
+				v = strcpy(leader_value, *r + 11);
+			continue;
+		}
+		*w++ = *r;
+	}
+	if (w)
+		*w = NULL;
+	return v;
+}
+
+#define ENV_STACK 512
+
+/* envp with the session's WSS_LEADER instead of any the caller passed: in
+ * buf (ENV_STACK pointers) or, for a larger environment, in memory of our
+ * own (*mapped bytes, for session_envp_free).  envp itself when no variable
+ * is to be passed (session.follow_exec = false) or out of memory. */
+static char **session_envp(char *const *envp, char **buf, size_t *mapped)
+{
+	const char *var = wss_engine_session_env();
+	*mapped = 0;
+	if (!var)
+		return (char **)envp;
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **v = buf;
+	if (n + 2 > ENV_STACK) {
+		*mapped = (n + 2) * sizeof *v;
+		v = wss_sys_alloc(*mapped);
+		if (!v) {
+			*mapped = 0;
+			return (char **)envp;
+		}
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "WSS_LEADER=", 11))
+			v[k++] = envp[i];
+	v[k++] = (char *)var;
+	v[k] = NULL;
+	return v;
+}
+
+static void session_envp_free(char **v, size_t mapped)
+{
+	if (mapped)
+		wss_sys_free(v, mapped);
+}
+
 static void open_strv(char *const *v)
 {
 	for (size_t i = 0; v; i++) {
@@ -102,6 +171,9 @@ static void open_strv(char *const *v)
 #define EXEC(call, path, argv, envp) \
 	do { \
 		wss_engine_exec(); \
+		char *envbuf_[ENV_STACK]; \
+		size_t envmap_; \
+		char **env_ = session_envp(envp, envbuf_, &envmap_); \
 		OPEN_ALL(path, argv, envp); \
 		bool blocked_ = wss_signals_exec_prepare(); \
 		int r_ = call; \
@@ -113,6 +185,7 @@ static void open_strv(char *const *v)
 			r_ = call; \
 		} \
 		int e_ = errno; \
+		session_envp_free(env_, envmap_); \
 		wss_signals_exec_failed(blocked_); \
 		errno = e_; \
 		return r_; \
@@ -121,31 +194,31 @@ static void open_strv(char *const *v)
 WSS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	WSS_REAL(execve);
-	EXEC(real_execve(path, argv, envp), path, argv, envp);
+	EXEC(real_execve(path, argv, env_), path, argv, envp);
 }
 
 WSS_EXPORT int execv(const char *path, char *const argv[])
 {
-	WSS_REAL(execv);
-	EXEC(real_execv(path, argv), path, argv, environ);
+	WSS_REAL(execve);
+	EXEC(real_execve(path, argv, env_), path, argv, environ);
 }
 
 WSS_EXPORT int execvp(const char *file, char *const argv[])
 {
-	WSS_REAL(execvp);
-	EXEC(real_execvp(file, argv), file, argv, environ);
+	WSS_REAL(execvpe);
+	EXEC(real_execvpe(file, argv, env_), file, argv, environ);
 }
 
 WSS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	WSS_REAL(execvpe);
-	EXEC(real_execvpe(file, argv, envp), file, argv, envp);
+	EXEC(real_execvpe(file, argv, env_), file, argv, envp);
 }
 
 WSS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	WSS_REAL(fexecve);
-	EXEC(real_fexecve(fd, argv, envp), NULL, argv, envp);
+	EXEC(real_fexecve(fd, argv, env_), NULL, argv, envp);
 }
 
 /* The l-variants: collect the arguments, then exec through the v-variants
@@ -228,6 +301,9 @@ static size_t strv_size(char *const *v)
 					 wss_pin_or_open(argv, strv_size(argv)), wss_pin_or_open(&environ, sizeof environ), \
 					 wss_pin_or_open(environ, strv_size(environ)), wss_pin_or_open(fa, sizeof *(fa)), \
 					 wss_pin_or_open(at, sizeof *(at))}; \
+		char *envbuf_[ENV_STACK]; \
+		size_t envmap_; \
+		char **env_ = session_envp(envp, envbuf_, &envmap_); \
 		OPEN_ALL(path, argv, envp); \
 		int r_ = call; \
 		if (r_ == EFAULT) { \
@@ -236,6 +312,7 @@ static size_t strv_size(char *const *v)
 		} \
 		for (int i_ = 0; i_ < SPAWN_PINS; i_++) \
 			wss_engine_unpin(pins_[i_]); \
+		session_envp_free(env_, envmap_); \
 		return r_; \
 	} while (0)
 
@@ -243,14 +320,14 @@ WSS_EXPORT int posix_spawn(pid_t *restrict pid, const char *restrict path, const
 			   const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawn);
-	SPAWN(real_posix_spawn(pid, path, fa, at, argv, envp), pid, path, fa, at, argv, envp);
+	SPAWN(real_posix_spawn(pid, path, fa, at, argv, env_), pid, path, fa, at, argv, envp);
 }
 
 WSS_EXPORT int posix_spawnp(pid_t *restrict pid, const char *restrict file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *restrict at, char *const argv[restrict], char *const envp[restrict])
 {
 	WSS_REAL(posix_spawnp);
-	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, envp), pid, file, fa, at, argv, envp);
+	SPAWN(real_posix_spawnp(pid, file, fa, at, argv, env_), pid, file, fa, at, argv, envp);
 }
 
 WSS_EXPORT int system(const char *cmd)

@@ -78,7 +78,8 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		fail("cannot install the SIGSEGV handler", "");
 	wss_altstack_init();
 	wss_engine_on_tick(on_tick);
-	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg, .runtime = wss_runtime_detect()};
+	wss_engine_start_t s = {.argc = argc, .argv = argv, .cfg = &cfg, .runtime = wss_runtime_detect(),
+				.leader = wss_exec_take_leader()};
 	if (wss_engine_init(&s, err, sizeof err))
 		fail(err, "");
 	const char *left_out = wss_engine_runtime_untracked();

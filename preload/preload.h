@@ -86,6 +86,9 @@ void wss_libs_fork_child(void);
  * starts, by any route (exec*, posix_spawn, system, popen), is measured.
  * init. */
 void wss_exec_unfollow(void);
+/* The session leader's profile from WSS_LEADER (NULL: this process is the
+ * leader), the variable taken out of environ.  init. */
+const char *wss_exec_take_leader(void);
 /* Whether private anonymous mmap()s are tracked (track.anon_mmap).  init. */
 void wss_mman_init(bool track_anon);
 /* Make the pages of [p, p+n) that the kernel is about to access readable and

@@ -1,4 +1,4 @@
-/* fork under the preload.  usage: forker manual|wall|setid|sigfork|threads|vfork|spawn|exit N
+/* fork under the preload.  usage: forker manual|wall|setid|sigfork|threads|vfork|spawn|quick|exit N
  * manual: the parent touches 100 pages, forks; the child touches 30 of them
  *   and then 10 new ones, a sample each (wss_tick), and exits; then the
  *   parent touches 70.  Prints "child PID" and the expected samples:
@@ -19,6 +19,8 @@
  *   posix_spawnp of true and false, 8 times each; the pid, path, argv, file
  *   actions and attributes in the heap, the heap touched around each;
  *   prints each exit status.
+ * quick: one child exits at once, another execs /bin/true at once; prints
+ *   "exit PID" and "exec PID".
  * exit N: exits with status N.
  * Exits non-zero if a child failed. */
 #ifndef _GNU_SOURCE
@@ -198,6 +200,19 @@ int main(int argc, char **argv)
 		return vforks(a);
 	if (!strcmp(mode, "spawn"))
 		return spawns(a);
+	if (!strcmp(mode, "quick")) {
+		touch(a, 100);
+		pid_t e = fork();
+		if (e == 0)
+			exit(0);
+		pid_t x = fork();
+		if (x == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		printf("exit %d\nexec %d\n", (int)e, (int)x);
+		return reap(e) | reap(x);
+	}
 	if (!strcmp(mode, "manual")) {
 		touch(a, 100);
 		wss_tick();

@@ -57,10 +57,22 @@ def check(path, prefix):
         raise SystemExit("%s:1: unknown version %r" % (path, h["version"]))
     last = 0
     stacks = set()
+    # "process" notes come from other processes of the session, appended
+    # whenever they start or end: anywhere after the header, even after the
+    # summary.
+    end = len(recs)
+    while end > 1 and recs[end - 1].get("type") == "process":
+        end -= 1
     for n, r in enumerate(recs[1:], 2):
         t = r.get("type")
+        if t == "process":
+            if not isinstance(r.get("pid"), int) or not (r.get("profile") is None or isinstance(r.get("profile"), str)):
+                raise SystemExit("%s:%d: process record without pid or profile" % (path, n))
+            if r.get("profile") is None and not isinstance(r.get("reason"), str):
+                raise SystemExit("%s:%d: process record without a profile or a reason" % (path, n))
+            continue
         if t == "summary":
-            if n != len(recs):
+            if n != end:
                 raise SystemExit("%s:%d: summary is not the last record" % (path, n))
             for k in ("avg", "peak", "total"):
                 if not isinstance(r.get("data", {}).get(k), (int, float)):
@@ -101,7 +113,7 @@ def check(path, prefix):
             for th in [r] + r["threads"]:
                 if "read_pages" in th and th["read_pages"] != th["data_pages"] - th["write_pages"]:
                     raise SystemExit("%s:%d: read_pages is not data_pages - write_pages" % (path, n))
-    if not prefix and recs[-1].get("type") != "summary":
+    if not prefix and recs[end - 1].get("type") != "summary":
         raise SystemExit("%s: no summary at the end" % path)
 
 
