@@ -38,6 +38,13 @@ int wss_engine_start(void);
  * tracked memory back its own protection.  Runs once; later calls do nothing.
  * hook. */
 void wss_engine_finish(void);
+/* The same at _exit, _Exit and a raw exit_group: the process ends right
+ * after, with no destructor.  Callable from a signal handler: a handler
+ * that interrupted the engine lock's holder on this thread writes a summary
+ * without the final sample instead of waiting for ever, and the lock held
+ * by another thread is waited for 2 s at most.  Nothing in a vfork child or
+ * a fork child that is not measured (its pid is not ours).  hook. */
+void wss_engine_exit(void);
 /* True while measuring (after init, before finish, not in a forked child). */
 bool wss_engine_active(void);
 /* Is fd one of the engine's own descriptors (profile, stderr copy,

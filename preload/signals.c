@@ -386,6 +386,8 @@ WSS_EXPORT long syscall(long n, ...)
 		void *p = mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
 		return p == MAP_FAILED ? -1 : (long)p;
 	}
+	case SYS_exit_group: /* the profile ends first, as with _exit (init.c) */
+		wss_preload_exit((int)a[0]);
 	case SYS_getrandom: /* where the C library has no getrandom (CPython) */
 		return getrandom((void *)a[0], (size_t)a[1], (unsigned)a[2]);
 	}
