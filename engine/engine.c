@@ -1131,22 +1131,40 @@ static int proc_stat_fd(void)
 	return h;
 }
 
-static bool engine_alone(void)
+/* The process's thread count (the main thread counts while it is a
+ * zombie), and whether the main thread is one; -1 when unknown. */
+static long proc_threads(bool *main_zombie)
 {
 	char buf[1024];
 	int fd = proc_stat_fd();
 	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
 	if (n <= 0)
-		return false;
+		return -1;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
-	if (!p || p[1] != ' ' || p[2] != 'Z')
-		return false;
+	if (!p || p[1] != ' ')
+		return -1;
 	p += 2; /* field 3, the state; num_threads is field 20 */
+	*main_zombie = p[0] == 'Z';
 	for (int field = 3; field < 20 && p; field++)
 		if ((p = strchr(p, ' ')))
 			p++;
-	return p && p[0] == '2' && p[1] == ' ';
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+static bool engine_alone(void)
+{
+	bool zombie;
+	return proc_threads(&zombie) == 2 && zombie;
+}
+
+bool wss_engine_last_thread(void)
+{
+	bool zombie;
+	long n = proc_threads(&zombie), ours = E.started ? 1 : 0;
+	if (wss_sys_gettid() == wss_sys_getpid())
+		return n == 1 + ours;
+	return zombie && n == 2 + ours;
 }
 
 /* Engine thread, at most every 100 ms: end the process as the program's

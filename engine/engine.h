@@ -45,6 +45,10 @@ void wss_engine_finish(void);
  * by another thread is waited for 2 s at most.  Nothing in a vfork child or
  * a fork child that is not measured (its pid is not ours).  hook. */
 void wss_engine_exit(void);
+/* Is the calling thread the program's last one (the engine thread aside;
+ * a zombie main thread counts as gone)?  For a raw exit of one thread.
+ * hook. */
+bool wss_engine_last_thread(void);
 /* True while measuring (after init, before finish, not in a forked child). */
 bool wss_engine_active(void);
 /* Is fd one of the engine's own descriptors (profile, stderr copy,

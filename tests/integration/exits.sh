@@ -21,7 +21,7 @@ nb=$(echo $backends | wc -w)
 
 # MODE WANT: status, output, profiles (each complete, one summary each),
 # stderr summary lines (one per profile).
-modes="_exit4:4 _Exit5:5 exit-group6:6 _exit-threads:7 _exit-alarm:8 _exit-sigbus:9 atexit-_exit:10 fork-_exit:0"
+modes="_exit4:4 _Exit5:5 exit-group6:6 sys-exit11:11 _exit-threads:7 _exit-alarm:8 _exit-sigbus:9 atexit-_exit:10 fork-_exit:0"
 nmodes=$(echo $modes | wc -w)
 plan $((nb * nmodes * 5 + 10 + 8 + 3 * (3 - nb)))
 

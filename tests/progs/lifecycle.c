@@ -34,7 +34,8 @@
  *                atexit handler, a destructor, and an atexit handler the
  *                destructor registers (it runs after every destructor)
  * Exits without exit handlers (exits.sh):
- *   _Exit5, exit-group6 (syscall(SYS_exit_group))
+ *   _Exit5, exit-group6 (syscall(SYS_exit_group)), sys-exit11 (the main
+ *                thread, alone, leaves with syscall(SYS_exit, 11))
  *   _exit-threads  _exit(7) while three threads touch memory
  *   _exit-alarm    a SIGALRM handler calls _exit(8), while threads touch
  *                memory and main maps, touches and unmaps
@@ -1162,6 +1163,12 @@ int main(int argc, char **argv)
 		printf("syscall(SYS_exit_group, 6)\n");
 		fflush(stdout);
 		syscall(SYS_exit_group, 6);
+	}
+	if (!strcmp(m, "sys-exit11")) {
+		big_setup();
+		printf("syscall(SYS_exit, 11) from the only thread\n");
+		fflush(stdout);
+		syscall(SYS_exit, 11);
 	}
 	if (!strcmp(m, "_exit-threads")) {
 		big_setup();
