@@ -1823,6 +1823,7 @@ void wss_engine_fork_child(void)
 	E.epoch = 1;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = 0;
+	E.samples_out = 0;
 	if (E.sites)
 		wss_sites_fork_child();
 	if (E.peaks)

@@ -831,8 +831,8 @@ static void on_alarm(int sig)
 	}
 }
 
-/* Map, touch and unmap for ever: each call goes through wss's hooks, most
- * of the time is spent in them. */
+/* Map, touch, unmap and change protections for ever: each call goes
+ * through wss's hooks, and most of the time is spent in them. */
 static __attribute__((noreturn)) void map_loop(void)
 {
 	for (unsigned i = 0;; i++) {
@@ -842,7 +842,9 @@ static __attribute__((noreturn)) void map_loop(void)
 		touch(p, 4 * PAGE, 1);
 		mprotect(p, PAGE, PROT_READ);
 		munmap(p, 4 * PAGE);
-		if (i % 64 == 0)
+		/* wss walks every page of it in its lock */
+		mprotect(big, BIG_PAGES * PAGE, PROT_READ | PROT_WRITE);
+		if (i % 1024 == 0)
 			touch(big, BIG_PAGES * PAGE, 1);
 	}
 }
