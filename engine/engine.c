@@ -736,7 +736,8 @@ static void write_record(void)
 				E.fd = -1;
 			}
 		}
-		int r = E.fd >= 0 && !E.cut_err ? wss_write_own(E.fd, E.out.buf, E.out.len) : 0;
+		/* A regular file: wss_profile_create makes it new (O_EXCL). */
+		int r = E.fd >= 0 && !E.cut_err ? wss_write_own(E.fd, E.out.buf, E.out.len, true) : 0;
 		if (r)
 			profile_cut(r);
 		else if (E.fd >= 0 && !E.cut_err)
@@ -758,7 +759,7 @@ static void say(const char *a, const char *b)
 	wss_fmt_ch(&f, '\n');
 	int fd = fd_still(E.err_fd, E.err_dev, E.err_ino) ? E.err_fd : fd_still(2, E.err_dev, E.err_ino) ? 2 : -1;
 	if (fd >= 0)
-		wss_write_own(fd, f.buf, f.len);
+		wss_write_own(fd, f.buf, f.len, false);
 }
 
 static int64_t thread_cpu_ns(int tid)
@@ -1160,6 +1161,8 @@ static bool engine_alone(void)
 
 bool wss_engine_last_thread(void)
 {
+	if (!__atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE))
+		return false; /* not set up (secure-execution mode): touch nothing */
 	bool zombie;
 	long n = proc_threads(&zombie), ours = E.started ? 1 : 0;
 	if (wss_sys_gettid() == wss_sys_getpid())
@@ -1717,7 +1720,7 @@ static void finish_interrupted(void)
 	wss_profile_summary(&f, &sum);
 	if (E.fd >= 0 && !E.open_pending && !f.overflow && fd_still(E.fd, E.fd_dev, E.fd_ino)) {
 		wss_sys2(SYS_ftruncate, E.fd, E.written);
-		int r = wss_write_own(E.fd, f.buf, f.len);
+		int r = wss_write_own(E.fd, f.buf, f.len, true);
 		if (r) {
 			E.cut_err = r;
 			E.cut_at = E.samples_out + 1;
