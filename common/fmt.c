@@ -192,5 +192,5 @@ void wss_log(const char *first, ...)
 		wss_fmt_str(&f, s);
 	va_end(ap);
 	wss_fmt_ch(&f, '\n');
-	wss_write_all(2, f.buf, f.len);
+	wss_write_own(2, f.buf, f.len, false);
 }

@@ -7,6 +7,7 @@
 #ifndef WSS_COMMON_SYS_H
 #define WSS_COMMON_SYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -70,6 +71,13 @@ static inline long wss_sys_futex(void *uaddr, int op, int val, const void *ts, v
 /* Write all of buf to fd, retrying short writes and EINTR.  Returns 0 or a
  * positive errno.  AS-safe. */
 int wss_write_all(int fd, const void *buf, size_t len);
+/* The same for the tool's own output (the profile, the stderr summary): a
+ * write past RLIMIT_FSIZE fails with EFBIG, one into a pipe with no reader
+ * with EPIPE, and the SIGXFSZ or SIGPIPE the kernel sends the writing thread
+ * for it, which would kill the program by default, is taken back.  regular:
+ * fd is a regular file (no pipe, so no SIGPIPE).  Returns 0 or a positive
+ * errno.  AS-safe. */
+int wss_write_own(int fd, const void *buf, size_t len, bool regular);
 
 /* Anonymous private memory for the tool's own use, never tracked: returns
  * NULL on failure.  AS-safe. */

@@ -86,6 +86,10 @@ typedef struct wss_engine {
 	uint32_t npeaks;          /* peak records written */
 	uint64_t app_mask;        /* the signal mask of the thread that started the engine */
 	uint64_t next_alone_ns;   /* engine thread: when to look for the last thread again */
+	uint64_t written;         /* bytes of whole records in the profile */
+	uint32_t samples_out;     /* the last sample record in the profile */
+	int cut_err;              /* the profile could not be written: why (an errno) */
+	uint32_t cut_at;          /* ... and the first sample it lacks */
 	/* Last, the large fields a forked child does not write: every page
 	 * written after a fork is a copy (wss_engine_fork_child). */
 	wss_config_t cfg;
@@ -119,23 +123,51 @@ static uint64_t clock_ns(clockid_t id)
 #define SYNC_SIGNALS ((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)) | (1ULL << (SIGILL - 1)) | \
 		      (1ULL << (SIGFPE - 1)) | (1ULL << (SIGTRAP - 1)))
 
-void wss_engine_lock(wss_lockstate_t *ls)
+/* Does this thread hold the engine lock?  A program's handler for a
+ * synchronous signal (those stay open under the lock) that calls _exit may
+ * have interrupted it there (wss_engine_exit). */
+static __thread bool lock_mine __attribute__((tls_model("initial-exec")));
+
+/* Take the lock, waiting at most timeout_ns (0: for ever); false when it
+ * could not be had in time (the signal mask is then as it was). */
+static bool lock_within(wss_lockstate_t *ls, uint64_t timeout_ns)
 {
 	uint64_t block = ~SYNC_SIGNALS;
 	wss_sys_sigmask(SIG_BLOCK, &block, &ls->oldmask);
 	int c = 0;
-	if (__atomic_compare_exchange_n(&E.lock, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
+	if (__atomic_compare_exchange_n(&E.lock, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		lock_mine = true;
+		return true;
+	}
+	uint64_t deadline = timeout_ns ? clock_ns(CLOCK_MONOTONIC) + timeout_ns : 0;
 	if (c != 2)
 		c = __atomic_exchange_n(&E.lock, 2, __ATOMIC_ACQUIRE);
 	while (c != 0) {
-		wss_sys_futex(&E.lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		struct timespec ts, *tp = NULL;
+		if (deadline) {
+			uint64_t now = clock_ns(CLOCK_MONOTONIC);
+			if (now >= deadline) {
+				/* The word stays 2: the holder's unlock then
+				 * wakes a waiter that may not exist, no harm. */
+				wss_sys_sigmask(SIG_SETMASK, &ls->oldmask, NULL);
+				return false;
+			}
+			ts = (struct timespec){(time_t)((deadline - now) / 1000000000ULL),
+					       (long)((deadline - now) % 1000000000ULL)};
+			tp = &ts;
+		}
+		wss_sys_futex(&E.lock, FUTEX_WAIT_PRIVATE, 2, tp, NULL, 0);
 		c = __atomic_exchange_n(&E.lock, 2, __ATOMIC_ACQUIRE);
 	}
+	lock_mine = true;
+	return true;
 }
+
+void wss_engine_lock(wss_lockstate_t *ls) { lock_within(ls, 0); }
 
 void wss_engine_unlock(wss_lockstate_t *ls)
 {
+	lock_mine = false;
 	if (__atomic_fetch_sub(&E.lock, 1, __ATOMIC_RELEASE) != 1) {
 		__atomic_store_n(&E.lock, 0, __ATOMIC_RELEASE);
 		wss_sys_futex(&E.lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -787,6 +819,21 @@ static bool fd_still(int fd, uint64_t dev, uint64_t ino)
 }
 
 static int open_profile(char *err, size_t errlen);
+static void deactivate_locked(void);
+
+/* The profile cannot be written (ENOSPC, EIO, EFBIG, a quota): measuring
+ * stops here, so the program runs on as it would without us, and the file
+ * is cut back to its last whole record (a record cut short would be the
+ * only invalid line in it).  The summary at exit says where and why.
+ * Engine lock held (or start-up). */
+static void profile_cut(int err)
+{
+	E.cut_err = err;
+	E.cut_at = E.samples_out + 1;
+	wss_sys2(SYS_ftruncate, E.fd, E.written); /* fails on what is no regular file: nothing to undo there */
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		deactivate_locked();
+}
 
 static void write_record(void)
 {
@@ -813,8 +860,12 @@ static void write_record(void)
 				E.fd = -1;
 			}
 		}
-		if (E.fd >= 0)
-			wss_write_all(E.fd, E.out.buf, E.out.len);
+		/* A regular file: wss_profile_create makes it new (O_EXCL). */
+		int r = E.fd >= 0 && !E.cut_err ? wss_write_own(E.fd, E.out.buf, E.out.len, true) : 0;
+		if (r)
+			profile_cut(r);
+		else if (E.fd >= 0 && !E.cut_err)
+			E.written += E.out.len;
 	}
 	wss_fmt_reset(&E.out);
 }
@@ -832,7 +883,7 @@ static void say(const char *a, const char *b)
 	wss_fmt_ch(&f, '\n');
 	int fd = fd_still(E.err_fd, E.err_dev, E.err_ino) ? E.err_fd : fd_still(2, E.err_dev, E.err_ino) ? 2 : -1;
 	if (fd >= 0)
-		wss_write_all(fd, f.buf, f.len);
+		wss_write_own(fd, f.buf, f.len, false);
 }
 
 static int64_t thread_cpu_ns(int tid)
@@ -983,6 +1034,8 @@ static void tick_locked(bool final)
 	}
 	wss_profile_sample_end(&E.out);
 	write_record();
+	if (!E.cut_err)
+		E.samples_out = k;
 	if (E.peaks)
 		peaks_locked(k, pages, writes, sets, nt);
 
@@ -1223,22 +1276,42 @@ static int proc_stat_fd(void)
 	return h;
 }
 
-static bool engine_alone(void)
+/* The process's thread count (the main thread counts while it is a
+ * zombie), and whether the main thread is one; -1 when unknown. */
+static long proc_threads(bool *main_zombie)
 {
 	char buf[1024];
 	int fd = proc_stat_fd();
 	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
 	if (n <= 0)
-		return false;
+		return -1;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
-	if (!p || p[1] != ' ' || p[2] != 'Z')
-		return false;
+	if (!p || p[1] != ' ')
+		return -1;
 	p += 2; /* field 3, the state; num_threads is field 20 */
+	*main_zombie = p[0] == 'Z';
 	for (int field = 3; field < 20 && p; field++)
 		if ((p = strchr(p, ' ')))
 			p++;
-	return p && p[0] == '2' && p[1] == ' ';
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+static bool engine_alone(void)
+{
+	bool zombie;
+	return proc_threads(&zombie) == 2 && zombie;
+}
+
+bool wss_engine_last_thread(void)
+{
+	if (!__atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE))
+		return false; /* not set up (secure-execution mode): touch nothing */
+	bool zombie;
+	long n = proc_threads(&zombie), ours = E.started ? 1 : 0;
+	if (wss_sys_gettid() == wss_sys_getpid())
+		return n == 1 + ours;
+	return zombie && n == 2 + ours;
 }
 
 /* Engine thread, at most every 100 ms: end the process as the program's
@@ -1532,6 +1605,7 @@ static int open_profile(char *err, size_t errlen)
 		E.fd = high;
 	}
 	fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
+	E.written = 0;
 	return 0;
 }
 
@@ -1691,7 +1765,9 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	E.t0_ns = clock_ns(CLOCK_MONOTONIC);
 	E.cpu0_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	__atomic_store_n(&E.tracking, true, __ATOMIC_RELEASE);
-	__atomic_store_n(&E.measuring, true, __ATOMIC_RELEASE);
+	/* Not even the header could be written: the program runs unmeasured,
+	 * and says so at exit. */
+	__atomic_store_n(&E.measuring, !E.cut_err, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -1737,7 +1813,7 @@ bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_AC
 
 int wss_engine_start(void)
 {
-	if (E.cfg.time_base == WSS_TIME_MANUAL)
+	if (E.cfg.time_base == WSS_TIME_MANUAL || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return 0;
 	/* The engine thread starts with every signal blocked, so the
 	 * application's SIGTERM, SIGINT, SIGCHLD... go where they would go
@@ -1785,52 +1861,16 @@ static void deactivate_locked(void)
 	}
 }
 
-/* The end of this process's measurement: final sample, summary, every page
- * given back its protection.  Not in a process that is not ours: the child
- * of a fork that ran no fork handlers (_Fork, a raw clone) or of vfork,
- * which still see the parent's engine.  exec: the process image ends here;
- * quietly (no stderr lines), and a forked child that has written nothing
- * yet writes nothing (the exec'd program writes its own profile). */
 static void session_say(void);
 
-static void finish(bool exec)
+/* The summary of the samples so far, without hot pages (finish adds them). */
+static void summary_locked(wss_profile_summary_t *sum)
 {
-	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || wss_sys_getpid() != E.pid)
-		return;
-	/* Not when the engine thread itself ends the process (its last
-	 * thread gone): it is not looping any more. */
-	if (E.started && !pthread_equal(pthread_self(), E.thread)) {
-		__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
-		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-		pthread_join(E.thread, NULL);
-		E.started = false;
-	}
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
-		wss_engine_unlock(&ls);
-		return;
-	}
-	E.finished = true;
-	if (E.pending || (exec && E.open_pending)) {
-		/* A forked child that has written nothing: it writes nothing
-		 * (an exec'd program writes its own profile), and says why in
-		 * the leader's. */
-		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
-		deactivate_locked();
-		wss_engine_unlock(&ls);
-		session_note(NULL, exec ? "exec before its first sample" : "exit before its first sample");
-		if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
-			wss_sys_close(E.err_fd);
-		E.err_fd = -1;
-		return;
-	}
-	tick_locked(true);
 	uint64_t total = 0;
 	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
 		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
-	wss_profile_summary_t sum = {
+	*sum = (wss_profile_summary_t){
 		.samples = E.nsamples,
 		.data = {E.sum_pages, E.peak_pages, total},
 		.write = {E.sum_write, E.peak_write, E.total_write},
@@ -1841,43 +1881,170 @@ static void finish(bool exec)
 		.duration_ns = clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
 	};
+}
+
+/* An errno's text without the C library's strerror, which may translate
+ * (gettext: locks, malloc) and so is not for a signal handler's _exit. */
+static const char *cut_reason(int err)
+{
+	switch (err) {
+	case ENOSPC: return "No space left on device";
+	case EDQUOT: return "Disk quota exceeded";
+	case EFBIG: return "File too large (RLIMIT_FSIZE or the file system's maximum)";
+	case EIO: return "Input/output error";
+	case EROFS: return "Read-only file system";
+	case EBADF: return "Bad file descriptor";
+	case EPIPE: return "Broken pipe";
+	case EINVAL: return "Invalid argument";
+	}
+	return "write error";
+}
+
+/* The stderr lines at the end: the summary, then where the profile is, or
+ * where and why it was cut. */
+static void say_summary(const wss_profile_summary_t *sum, bool summary)
+{
+	/* One summary per session: the leader's (see session_note); any
+	 * process says where its profile was cut. */
+	if (!E.cfg.report_summary || (!E.leader && !E.cut_err))
+		return;
+	summary = summary && E.leader;
+	static const char *const series[] = {"data", "read", "write"};
+	for (int i = 0; summary && i < 3; i++) {
+		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes))
+			continue;
+		char line[512];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_profile_summary_text(&f, sum, series[i]);
+		say(wss_fmt_cstr(&f), "");
+	}
+	if (E.no_profile) {
+		say("profile: none (the output is a character device)", "");
+		return;
+	}
+	if (!E.cut_err) {
+		say("profile: ", E.path);
+		session_say();
+		return;
+	}
+	char line[PATH_MAX + 160];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "profile cut at sample ");
+	wss_fmt_u64(&f, E.cut_at);
+	wss_fmt_str(&f, ": ");
+	wss_fmt_str(&f, cut_reason(E.cut_err));
+	wss_fmt_str(&f, " (");
+	wss_fmt_str(&f, E.path);
+	wss_fmt_str(&f, "); measuring stopped there");
+	say(wss_fmt_cstr(&f), "");
+}
+
+static void close_err_fd(void)
+{
+	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
+		wss_sys_close(E.err_fd);
+	E.err_fd = -1;
+}
+
+enum finish_how {
+	FINISH_EXIT,  /* exit(): our destructor */
+	FINISH_EXEC,  /* exec: quietly */
+	FINISH_QUICK, /* _exit and friends: the process ends right after */
+};
+
+/* The end of this process's measurement: final sample, summary, every page
+ * given back its protection.  Not in a process that is not ours: the child
+ * of a fork that ran no fork handlers (_Fork, a raw clone) or of vfork,
+ * which still see the parent's engine.  exec: the process image ends here;
+ * quietly (no stderr lines), and a forked child that has written nothing
+ * yet writes nothing (the exec'd program writes its own); _exit the same
+ * way, but with the stderr lines.  A profile already cut (profile_cut) gets
+ * no more records, and the stderr lines say where it ends. */
+static void finish(enum finish_how how)
+{
+	if (wss_sys_getpid() != E.pid ||
+	    (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) && !E.cut_err))
+		return;
+	wss_lockstate_t ls;
+	if (how == FINISH_QUICK) {
+		/* _exit may be called from a signal handler, which may have
+		 * interrupted a thread the engine thread is waiting for (the
+		 * loader's lock around a tick): no join, the process ends
+		 * anyway.  The engine lock is waited for a bounded time only:
+		 * another thread holding it may itself be stopped behind this
+		 * one.  Past that, no summary: the file stays a valid prefix. */
+		__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
+		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		if (!lock_within(&ls, 2000000000ULL)) {
+			if (E.cfg.report_summary)
+				say("_exit while wss was busy elsewhere: no summary in ", E.path);
+			return;
+		}
+	} else {
+		/* Not when the engine thread itself ends the process (its last
+		 * thread gone): it is not looping any more. */
+		if (E.started && !pthread_equal(pthread_self(), E.thread)) {
+			__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
+			wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+			pthread_join(E.thread, NULL);
+			E.started = false;
+		}
+		wss_engine_lock(&ls);
+	}
+	if (E.finished) {
+		wss_engine_unlock(&ls);
+		return;
+	}
+	E.finished = true;
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {
+		/* Cut earlier: nothing more to write, only to say, of the
+		 * samples taken up to the cut. */
+		wss_profile_summary_t sum;
+		summary_locked(&sum);
+		if (E.fd >= 0 && fd_still(E.fd, E.fd_dev, E.fd_ino))
+			wss_sys_close(E.fd);
+		E.fd = -1;
+		wss_engine_unlock(&ls);
+		if (how != FINISH_EXEC)
+			say_summary(&sum, sum.samples > 0);
+		close_err_fd();
+		return;
+	}
+	if (E.pending || (how != FINISH_EXIT && E.open_pending)) {
+		/* A forked child that has written nothing: it writes nothing
+		 * (an exec'd program writes its own profile), and says why in
+		 * the leader's. */
+		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
+		deactivate_locked();
+		wss_engine_unlock(&ls);
+		session_note(NULL, how == FINISH_EXEC ? "exec before its first sample" : "exit before its first sample");
+		close_err_fd();
+		return;
+	}
+	tick_locked(true);
+	wss_profile_summary_t sum;
+	summary_locked(&sum);
 	wss_profile_hot_t *hot = hot_pages_locked(&sum.nhot);
 	sum.hot = hot;
 	wss_profile_summary(&E.out, &sum);
 	write_record();
 	if (hot)
 		wss_sys_free(hot, E.cfg.report_hot_pages * sizeof *hot);
-	deactivate_locked();
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		deactivate_locked();
 	if (E.fd >= 0 && fd_still(E.fd, E.fd_dev, E.fd_ino)) /* never a descriptor the program reused */
 		wss_sys_close(E.fd);
 	E.fd = -1;
 	wss_engine_unlock(&ls);
 
-	/* One summary per session: the leader's (see session_note). */
-	if (E.cfg.report_summary && !exec && E.leader) {
-		static const char *const series[] = {"data", "read", "write"};
-		for (int i = 0; i < 3; i++) {
-			if ((i == 1 && !sum.sets.reads) || (i == 2 && !sum.sets.writes))
-				continue;
-			char line[512];
-			wss_fmt_t f;
-			wss_fmt_init(&f, line, sizeof line);
-			wss_profile_summary_text(&f, &sum, series[i]);
-			say(wss_fmt_cstr(&f), "");
-		}
-		if (E.no_profile) {
-			say("profile: none (the output is a character device)", "");
-		} else {
-			say("profile: ", E.path);
-			session_say();
-		}
-	}
-	if (E.err_fd >= 0 && fd_still(E.err_fd, E.err_dev, E.err_ino))
-		wss_sys_close(E.err_fd);
-	E.err_fd = -1;
+	if (how != FINISH_EXEC)
+		say_summary(&sum, true);
+	close_err_fd();
 }
 
-void wss_engine_finish(void) { finish(false); }
+void wss_engine_finish(void) { finish(FINISH_EXIT); }
 
 /* The leader's last line: the other profiles of the session so far. */
 static void session_say(void)
@@ -1905,7 +2072,49 @@ static void session_say(void)
 	say(wss_fmt_cstr(&f), leader_path);
 }
 
-void wss_engine_exec(void) { finish(true); }
+void wss_engine_exec(void) { finish(FINISH_EXEC); }
+
+/* _exit on a thread that holds the engine lock: a handler for a
+ * synchronous signal interrupted one of our locked sections.  Whatever that
+ * section was doing is left half done, so nothing of it is used: no final
+ * sample and no hot pages; the summary of the samples written so far goes
+ * straight to the file, after its last whole record, and says it is
+ * incomplete. */
+static void finish_interrupted(void)
+{
+	if (E.finished || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		return;
+	E.finished = true;
+	__atomic_store_n(&E.measuring, false, __ATOMIC_RELEASE);
+	wss_profile_summary_t sum;
+	summary_locked(&sum);
+	sum.incomplete = "_exit from a signal handler that interrupted wss: no final sample";
+	char buf[1024];
+	wss_fmt_t f;
+	wss_fmt_init(&f, buf, sizeof buf);
+	wss_profile_summary(&f, &sum);
+	if (E.fd >= 0 && !E.open_pending && !f.overflow && fd_still(E.fd, E.fd_dev, E.fd_ino)) {
+		wss_sys2(SYS_ftruncate, E.fd, E.written);
+		int r = wss_write_own(E.fd, f.buf, f.len, true);
+		if (r) {
+			E.cut_err = r;
+			E.cut_at = E.samples_out + 1;
+			wss_sys2(SYS_ftruncate, E.fd, E.written);
+		}
+	}
+	say("_exit from a signal handler that interrupted wss: the summary has no final sample", "");
+	say_summary(&sum, true);
+}
+
+void wss_engine_exit(void)
+{
+	if (lock_mine) {
+		if (wss_sys_getpid() == E.pid)
+			finish_interrupted();
+		return;
+	}
+	finish(FINISH_QUICK);
+}
 
 /* fork: extent hooks take the engine lock while jemalloc holds its own, so
  * the lock order is jemalloc -> engine.  preload registers these handlers
@@ -1933,6 +2142,7 @@ static void child_unmeasured(void)
 		deactivate_locked();
 	E.finished = true;
 	E.lock = 0;
+	lock_mine = false;
 	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
 }
 
@@ -1956,6 +2166,7 @@ static void child_start_locked(void)
 		}
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
+	E.samples_out = 0;
 	if (E.sites)
 		wss_sites_fork_child();
 	if (E.peaks)
@@ -2072,6 +2283,7 @@ void wss_engine_fork_child(void)
 	else
 		__atomic_store_n(&E.pending, true, __ATOMIC_SEQ_CST);
 	E.lock = 0;
+	lock_mine = false;
 	wss_sys_sigmask(SIG_SETMASK, &fork_ls.oldmask, NULL);
 }
 

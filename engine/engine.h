@@ -45,6 +45,17 @@ int wss_engine_start(void);
  * tracked memory back its own protection.  Runs once; later calls do nothing.
  * hook. */
 void wss_engine_finish(void);
+/* The same at _exit, _Exit and a raw exit_group: the process ends right
+ * after, with no destructor.  Callable from a signal handler: a handler
+ * that interrupted the engine lock's holder on this thread writes a summary
+ * without the final sample instead of waiting for ever, and the lock held
+ * by another thread is waited for 2 s at most.  Nothing in a vfork child or
+ * a fork child that is not measured (its pid is not ours).  hook. */
+void wss_engine_exit(void);
+/* Is the calling thread the program's last one (the engine thread aside;
+ * a zombie main thread counts as gone)?  For a raw exit of one thread.
+ * hook. */
+bool wss_engine_last_thread(void);
 /* True while measuring (after init, before finish, not in a forked child). */
 bool wss_engine_active(void);
 /* Is fd one of the engine's own descriptors (profile, stderr copy,

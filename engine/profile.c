@@ -170,6 +170,8 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	key_u64(f, "page_size", (uint64_t)s->page_size);
+	if (s->incomplete)
+		key_str(f, "incomplete", s->incomplete);
 	if (s->hot) {
 		wss_fmt_str(f, ",\"hot_pages\":[");
 		for (int i = 0; i < s->nhot; i++) {

@@ -73,6 +73,7 @@ typedef struct wss_profile_summary {
 	long page_size;
 	const wss_profile_hot_t *hot; /* report.hot_pages, most touched first */
 	int nhot;
+	const char *incomplete;       /* why the summary lacks the final sample, or NULL */
 } wss_profile_summary_t;
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);

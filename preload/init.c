@@ -105,4 +105,21 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 
 __attribute__((destructor)) static void wss_preload_fini(void) { wss_engine_finish(); }
 
+/* _exit and _Exit run no destructor: the profile ends here, with the final
+ * sample and the summary (dash ends with _exit).  The C library's own exit
+ * reaches its _exit by an internal call, after our destructor, and never
+ * comes here.  The process then ends as the C library's _exit would end it:
+ * exit_group, and exit for a kernel without it. */
+void wss_preload_exit(int status)
+{
+	wss_engine_exit();
+	for (;;) {
+		wss_sys1(SYS_exit_group, status);
+		wss_sys1(SYS_exit, status);
+	}
+}
+
+WSS_EXPORT void _exit(int status) { wss_preload_exit(status); }
+WSS_EXPORT void _Exit(int status) { wss_preload_exit(status); }
+
 WSS_EXPORT void(wss_tick)(void) { wss_engine_tick_manual(); }

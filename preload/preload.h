@@ -91,6 +91,9 @@ void wss_exec_unfollow(void);
 const char *wss_exec_take_leader(void);
 /* Whether private anonymous mmap()s are tracked (track.anon_mmap).  init. */
 void wss_mman_init(bool track_anon);
+/* End the profile, then the process with exit_group(status) (_exit,
+ * _Exit, syscall(SYS_exit_group); init.c).  hook. */
+__attribute__((noreturn)) void wss_preload_exit(int status);
 /* Make the pages of [p, p+n) that the kernel is about to access readable and
  * writable for the call, counting them as touched.  hook. */
 void wss_touch_range(const void *p, unsigned long n);

@@ -353,6 +353,9 @@ static long raw_sigaction(int sig, const struct ksigaction *act, struct ksigacti
 	return 0;
 }
 
+/* What the main thread passed to syscall(SYS_exit), if it left that way. */
+static int main_exit_code;
+
 WSS_EXPORT long syscall(long n, ...)
 {
 	va_list ap;
@@ -386,6 +389,18 @@ WSS_EXPORT long syscall(long n, ...)
 		void *p = mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
 		return p == MAP_FAILED ? -1 : (long)p;
 	}
+	case SYS_exit_group: /* the profile ends first, as with _exit (init.c) */
+		wss_preload_exit((int)a[0]);
+	case SYS_exit:
+		/* The program's last thread: natively the process ends with the
+		 * main thread's status (this one's, or what main passed when it
+		 * left: 0 from pthread_exit).  Our engine thread would keep it
+		 * alive, then end it with exit(0) (engine.c). */
+		if (wss_engine_last_thread())
+			wss_preload_exit(wss_sys_gettid() == wss_sys_getpid() ? (int)a[0] : main_exit_code);
+		if (wss_sys_gettid() == wss_sys_getpid())
+			main_exit_code = (int)a[0];
+		break;
 	case SYS_getrandom: /* where the C library has no getrandom (CPython) */
 		return getrandom((void *)a[0], (size_t)a[1], (unsigned)a[2]);
 	}

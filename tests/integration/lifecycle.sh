@@ -90,7 +90,7 @@ $PROFILE check "$TMP/blocked-exec.jsonl.2"; ok $? "blocked-exec: the exec'd prog
 # ---- exit paths ------------------------------------------------------------
 same exit3 3
 same return5 5
-same _exit4 4 --prefix
+same _exit4 4
 same abort 134 --prefix
 same term 143 --prefix
 same thread-exit 6

@@ -33,6 +33,20 @@
  *   atexit       stdout buffered in the heap and flushed only at exit, an
  *                atexit handler, a destructor, and an atexit handler the
  *                destructor registers (it runs after every destructor)
+ * Exits without exit handlers (exits.sh):
+ *   _Exit5, exit-group6 (syscall(SYS_exit_group)), sys-exit11 (the main
+ *                thread, alone, leaves with syscall(SYS_exit, 11))
+ *   _exit-threads  _exit(7) while three threads touch memory
+ *   _exit-alarm    a SIGALRM handler calls _exit(8), while threads touch
+ *                memory and main maps, touches and unmaps
+ *   _exit-sigbus   SIGBUS sent to main while it maps, touches and unmaps
+ *                (its mapping calls hold wss's lock, and SIGBUS stays open
+ *                there); the handler calls _exit(9)
+ *   atexit-_exit   the atexit handler a destructor registers, after every
+ *                destructor, touches memory and calls _exit(10)
+ *   fork-_exit     a vfork child that calls _exit(3) at once, a forked
+ *                child that touches memory for 300 ms, then _exit(4), and
+ *                one that calls _exit(5) at once
  * Threads:
  *   churn        thousands of short threads, joined and detached, with heap
  *                and TLS data; then, once they are all gone, an idle second
@@ -801,6 +815,124 @@ static int atexit_test(void)
 	return 0;
 }
 
+/* ---- exits without exit handlers ------------------------------------------ */
+
+static void say_raw(const char *s) { (void)!write(1, s, strlen(s)); }
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	touch(heap_scratch, 16 * PAGE, 1);
+	if (++alarms == 50) {
+		say_raw("_exit(8) from the SIGALRM handler\n");
+		_exit(8);
+	}
+}
+
+/* Map, touch, unmap and change protections for ever: each call goes
+ * through wss's hooks, and most of the time is spent in them. */
+static __attribute__((noreturn)) void map_loop(void)
+{
+	for (unsigned i = 0;; i++) {
+		char *p = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(99);
+		touch(p, 4 * PAGE, 1);
+		mprotect(p, PAGE, PROT_READ);
+		munmap(p, 4 * PAGE);
+		/* wss walks every page of it in its lock */
+		mprotect(big, BIG_PAGES * PAGE, PROT_READ | PROT_WRITE);
+		if (i % 1024 == 0)
+			touch(big, BIG_PAGES * PAGE, 1);
+	}
+}
+
+static int exit_alarm(void)
+{
+	big_setup();
+	heap_scratch = malloc(16 * PAGE);
+	memset(heap_scratch, 0, 16 * PAGE);
+	start_forever(2);
+	signal(SIGALRM, on_alarm);
+	struct itimerval it = {{0, 2000}, {0, 2000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	map_loop();
+}
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	say_raw("_exit(9) from the SIGBUS handler\n");
+	_exit(9);
+}
+
+static void *bus_sender(void *arg)
+{
+	sleep_ms(200);
+	pthread_kill(*(pthread_t *)arg, SIGBUS);
+	return NULL;
+}
+
+static int exit_sigbus(void)
+{
+	big_setup();
+	signal(SIGBUS, on_bus);
+	static pthread_t main_thread;
+	main_thread = pthread_self();
+	pthread_t t;
+	pthread_create(&t, NULL, bus_sender, &main_thread);
+	map_loop();
+}
+
+static void late_exit(void)
+{
+	unsigned long sum = touch(big, BIG_PAGES * PAGE, 5) + touch(bss_data, sizeof bss_data, 5);
+	printf("late atexit handler: sum %lu, _exit(10)\n", sum);
+	fflush(stdout);
+	_exit(10);
+}
+
+static int late_exit_mode;
+
+__attribute__((destructor)) static void exit_destructor(void)
+{
+	if (late_exit_mode)
+		atexit(late_exit);
+}
+
+static int fork_exit(void)
+{
+	big_setup();
+	fflush(stdout);
+	pid_t pid = vfork();
+	if (pid == 0)
+		_exit(3);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	printf("vfork child: status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 300; i++) {
+			touch(own, 16 * PAGE, 2);
+			sleep_ms(1);
+		}
+		_exit(4);
+	}
+	waitpid(pid, &st, 0);
+	printf("fork child: status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(5);
+	waitpid(pid, &st, 0);
+	printf("fork child at once: status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	touch(big, BIG_PAGES * PAGE, 3);
+	return 0;
+}
+
 /* ---- threads ------------------------------------------------------------- */
 
 static __thread unsigned long tls_arr[1024]; /* 8 KiB of static TLS per thread */
@@ -1022,6 +1154,44 @@ int main(int argc, char **argv)
 		return main_returns();
 	if (!strcmp(m, "atexit"))
 		return atexit_test();
+	if (!strcmp(m, "_Exit5")) {
+		big_setup();
+		printf("_Exit(5)\n");
+		fflush(stdout);
+		_Exit(5);
+	}
+	if (!strcmp(m, "exit-group6")) {
+		big_setup();
+		printf("syscall(SYS_exit_group, 6)\n");
+		fflush(stdout);
+		syscall(SYS_exit_group, 6);
+	}
+	if (!strcmp(m, "sys-exit11")) {
+		big_setup();
+		printf("syscall(SYS_exit, 11) from the only thread\n");
+		fflush(stdout);
+		syscall(SYS_exit, 11);
+	}
+	if (!strcmp(m, "_exit-threads")) {
+		big_setup();
+		start_forever(3);
+		sleep_ms(200);
+		printf("_exit(7) with three threads touching memory\n");
+		fflush(stdout);
+		_exit(7);
+	}
+	if (!strcmp(m, "_exit-alarm"))
+		return exit_alarm();
+	if (!strcmp(m, "_exit-sigbus"))
+		return exit_sigbus();
+	if (!strcmp(m, "atexit-_exit")) {
+		big_setup();
+		late_exit_mode = 1;
+		printf("exit(0), then _exit(10) in a late atexit handler\n");
+		exit(0);
+	}
+	if (!strcmp(m, "fork-_exit"))
+		return fork_exit();
 	if (!strcmp(m, "churn"))
 		return churn();
 	if (!strcmp(m, "tls"))

@@ -11,7 +11,7 @@ int main(void)
 {
 	char buf[256];
 	wss_fmt_t f;
-	plan(15);
+	plan(17);
 	wss_fmt_init(&f, buf, sizeof buf);
 	wss_fmt_u64(&f, 0);
 	wss_fmt_ch(&f, ' ');
@@ -48,6 +48,13 @@ int main(void)
 	ok(f.len && buf[f.len - 1] == '\n', "records end with a newline");
 	ok(!strstr(wss_fmt_cstr(&f), "\"write\"") && !strstr(wss_fmt_cstr(&f), "\"read\""),
 	   "no read or write series from a backend that does not see them");
+	ok(!strstr(wss_fmt_cstr(&f), "incomplete"), "a whole summary says nothing of being incomplete");
+	wss_fmt_reset(&f);
+	s.incomplete = "no final \"sample\"";
+	wss_profile_summary(&f, &s);
+	ok(strstr(wss_fmt_cstr(&f), ",\"incomplete\":\"no final \\\"sample\\\"\"") != NULL,
+	   "a summary without its final sample says why, as a JSON string");
+	s.incomplete = NULL;
 	wss_fmt_reset(&f);
 	wss_profile_sample_t smp = {.seq = 3, .t_ns = 300, .data_pages = 12, .faults = 5};
 	wss_profile_thread_t th = {.tid = 101, .data_pages = 12, .faults = 5, .cpu_ns = -1};
