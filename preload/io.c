@@ -19,8 +19,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "engine/engine.h"
 #include "engine/shadow.h"
+#include "engine/sites.h"
 
 extern ssize_t __read_chk(int, void *, size_t, size_t);
 extern ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
@@ -123,15 +125,35 @@ static bool pin_iov(const struct iovec *iov, int n, int *pins)
 		return r_; \
 	} while (0)
 
+/* libunwind checks an address by a write of it to its pipe and a read back,
+ * in our fault handler (engine/sites.c).  Through the C library both are
+ * cancellation points: with a pthread_cancel pending, the read unwound the
+ * thread from the capture's stack and _Unwind_ForcedUnwind died there
+ * (robust cancel, SIGSEGV, 1 run in 5 of robust.sh under make soak).  The
+ * unwinder's reads and writes are raw system calls. */
+static ssize_t unwinder_rw(long nr, int fd, const void *buf, size_t n)
+{
+	long r = wss_sys3(nr, fd, buf, n);
+	if (wss_sys_failed(r)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 WSS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	WSS_REAL(read);
+	if (wss_sites_unwinding)
+		GUARDED(unwinder_rw(SYS_read, fd, buf, n), buf, n);
 	GUARDED(real_read(fd, buf, n), buf, n);
 }
 
 WSS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	WSS_REAL(write);
+	if (wss_sites_unwinding)
+		GUARDED(unwinder_rw(SYS_write, fd, buf, n), buf, n);
 	GUARDED(real_write(fd, buf, n), buf, n);
 }
 

@@ -40,6 +40,7 @@ done_testing() {
 : "${WSS_LIB:=$top_builddir/.libs/libwss.so}"
 PROGS=$top_builddir/tests/progs
 PROFILE="python3 $top_srcdir/tests/tap/profile.py"
-# A scratch directory per test, removed at exit.
+# A scratch directory per test, removed at exit (kept with WSS_TEST_KEEP=1:
+# tests/soak.sh keeps the profiles of a failing run).
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wss-test.XXXXXX") || bail "mktemp failed"
-trap 'rm -rf "$TMP"' EXIT
+[ -n "${WSS_TEST_KEEP:-}" ] || trap 'rm -rf "$TMP"' EXIT
