@@ -82,8 +82,8 @@ typedef struct stack {
 __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 
 /* Set in a forked child: no stack is captured there.  A parent thread may
- * have been inside the unwinder at the fork, holding its internal mutex or
- * the loader's list lock, which the child then inherits held. */
+ * have been inside the unwinder at the fork, holding one of its internal
+ * mutexes, which the child then inherits held. */
 static bool no_capture;
 
 static site_t sites[SITE_SLOTS];

@@ -24,6 +24,11 @@
  *   thread held it at that moment, the child's own engine thread would wait
  *   for it for ever.  Ticks take tick_lock around the list lock, and fork's
  *   prepare handler takes tick_lock too, so no fork happens inside a tick.
+ * - Stack captures find unwind tables in the engine's own table
+ *   (engine/modtab.c), never through the loader's list: read_list syncs
+ *   that table, inside dl_iterate_phdr, at start-up and at every tick that
+ *   sees the loader's add or remove counter move, on the engine thread (or
+ *   the thread calling wss_tick), never in a fault handler.
  * What is left (docs/limits.md): a failed dlopen slower than one interval,
  * or a concurrent mapping at the freed address before the next tick, can
  * leave a range registered that is no longer the library's until that tick;
