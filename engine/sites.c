@@ -237,6 +237,11 @@ static void unwind(void *arg)
 				 * would follow the frame pointer, which may hold
 				 * anything.  Either ends the walk here. */
 				int st = wss_modtab_check(exact ? ip : ip - 1, &memo);
+				/* After a signal frame, either address may be
+				 * looked up (libunwind goes by the frame's CIE,
+				 * unw_is_signal_frame by its code): both must do. */
+				if (exact && n && st == WSS_MODTAB_OK)
+					st = wss_modtab_check(ip - 1, &memo);
 				if (st == WSS_MODTAB_LATER && !c->last) {
 					c->later = true;
 					break;
