@@ -40,8 +40,8 @@
  * loaded again at the same address passes, and its table is then right.
  * Objects loaded at start-up are never unloaded and are not checked.
  * libunwind's cache of register rules, keyed by IP, is flushed at every
- * sync that drops an entry; until then the check above keeps captures from
- * stepping through a stale entry's addresses at all. */
+ * sync; until then the check above keeps captures from stepping through a
+ * stale entry's addresses at all. */
 #include "config.h"
 #include "engine/modtab.h"
 
@@ -78,7 +78,6 @@ static int order[MOD_MAX]; /* the live entries by lo, for the lookup */
 static int nlive;
 static int nused; /* slots ever used */
 static uint32_t gate; /* captures inside | GATE_SYNC */
-static bool dropped; /* this sync dropped an entry */
 static bool no_check; /* process_vm_readv refused: entries are trusted */
 
 void wss_modtab_sync_begin(void)
@@ -93,7 +92,6 @@ void wss_modtab_sync_begin(void)
 		wss_sys_sched_yield();
 	for (int i = 0; i < nused; i++)
 		mods[i].seen = false;
-	dropped = false;
 }
 
 /* The .eh_frame_hdr's search table, in the only encoding libunwind's
@@ -109,6 +107,15 @@ static uintptr_t search_table(uintptr_t hdr, unw_word_t *n)
 	memcpy(&count, h + 8, sizeof count);
 	*n = count;
 	return count ? hdr + 12 : 0;
+}
+
+/* The bytes still_there compares (the object is mapped: sync). */
+static void take_signature(mod_t *m)
+{
+	memset(m->sig, 0, sizeof m->sig);
+	if (m->ehdr)
+		memcpy(m->sig, (const void *)m->ehdr, SIG_EHDR);
+	memcpy(m->sig + SIG_EHDR, (const void *)m->hdr, SIG_HDR);
 }
 
 void wss_modtab_sync_add(const struct dl_phdr_info *info)
@@ -132,12 +139,15 @@ void wss_modtab_sync_add(const struct dl_phdr_info *info)
 	uintptr_t table = hdr ? search_table(hdr, &count) : 0;
 	if (lo >= hi || !table)
 		return; /* no unwind table: its frames end stacks */
+	/* The same object's entry is written again: it may be another object
+	 * of the same layout, loaded where this one was since the last sync,
+	 * whose table and bytes are the ones to use from now on. */
 	int free_slot = -1;
 	for (int i = 0; i < nused; i++) {
 		mod_t *m = &mods[i];
 		if (m->live && m->bias == info->dlpi_addr && m->lo == lo && m->hi == hi && m->hdr == hdr) {
-			m->seen = true;
-			return;
+			free_slot = i;
+			break;
 		}
 		if (!m->live && free_slot < 0)
 			free_slot = i;
@@ -153,10 +163,7 @@ void wss_modtab_sync_add(const struct dl_phdr_info *info)
 	m->bias = info->dlpi_addr;
 	m->hdr = hdr;
 	m->ehdr = ehdr;
-	memset(m->sig, 0, sizeof m->sig);
-	if (ehdr)
-		memcpy(m->sig, (const void *)ehdr, SIG_EHDR);
-	memcpy(m->sig + SIG_EHDR, (const void *)hdr, SIG_HDR);
+	take_signature(m);
 	/* Field by field: di's links belong to libunwind once it is linked. */
 	m->di.start_ip = lo;
 	m->di.end_ip = hi;
@@ -167,8 +174,9 @@ void wss_modtab_sync_add(const struct dl_phdr_info *info)
 	m->di.u.rti.segbase = hdr; /* table entries are relative to the header */
 	m->di.u.rti.table_data = table;
 	m->di.u.rti.table_len = count * 8 / sizeof(unw_word_t); /* 8-byte entries, in words */
+	if (!m->live)
+		m->startup = false;
 	m->live = m->seen = true;
-	m->startup = false;
 	if (!m->linked) {
 		_U_dyn_register(&m->di);
 		m->linked = true;
@@ -185,7 +193,6 @@ void wss_modtab_sync_end(bool startup)
 		if (!m->seen) {
 			m->di.start_ip = m->di.end_ip = 0;
 			m->live = false;
-			dropped = true;
 			continue;
 		}
 		if (startup)
@@ -195,8 +202,9 @@ void wss_modtab_sync_end(bool startup)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
-	if (dropped)
-		unw_flush_cache(unw_local_addr_space, 0, 0);
+	/* Syncs run when objects were added or removed: whatever was at an
+	 * address libunwind cached rules for may be something else now. */
+	unw_flush_cache(unw_local_addr_space, 0, 0);
 	__atomic_fetch_and(&gate, ~GATE_SYNC, __ATOMIC_RELEASE);
 }
 
