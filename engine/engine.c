@@ -248,9 +248,10 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	if (first && uc && E.sites && !wss_sites_unwinding && !engine_thread)
 		site = wss_sites_touch((uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], e, &fresh);
 	inflight_exit(e);
-	/* A new site's call stack, outside the in-flight section: the unwinder
-	 * may wait for the loader's list lock, which a tick can hold while it
-	 * waits for the in-flight handlers (sites.c). */
+	/* A new site's call stack, outside the in-flight section, which a
+	 * tick waits for: a capture takes long (libunwind's mutexes, nested
+	 * faults), and a tick's sync of the unwind tables waits for it
+	 * (modtab.c). */
 	if (fresh)
 		wss_sites_capture(site, uc);
 	/* The first site seen touching the page, for the hot-page list. */

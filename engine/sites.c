@@ -13,11 +13,18 @@
  *
  * Stacks: libunwind walks the interrupted thread's stack from the signal
  * frame (unw_init_local2 with UNW_INIT_SIGNAL_FRAME).  Local unwinding does
- * not allocate (its memory pool comes from mmap), but it finds unwind
- * tables with dl_iterate_phdr, which takes the dynamic loader's list lock
- * (recursive, so a thread that faults inside a dl_iterate_phdr callback
- * does not wait for itself).  It therefore runs outside the engine's
- * in-flight section, so a tick holding that lock never waits for it.
+ * not allocate (its memory pool comes from mmap).  It would find unwind
+ * tables with dl_iterate_phdr, which takes the dynamic loader's list lock,
+ * held by any program thread inside dlopen, dlclose or a dl_iterate_phdr
+ * callback: such a thread waiting for a lock the faulting thread holds
+ * would deadlock the program (issue 12).  So the unwinder finds every
+ * table in the engine's own table of objects (modtab.c), and a frame is
+ * stepped only when modtab says that lookup will succeed there; a frame in
+ * an object the table does not know yet (loaded since the last tick) leaves
+ * the site for a later fault, up to TRIES times, then ends the stack.  The
+ * capture takes no lock a program thread can hold (libunwind's own
+ * mutexes are taken only by captures), and still runs outside the engine's
+ * in-flight section.
  *
  * The capture must never harm the program (issue 11), and three things
  * could:
@@ -49,6 +56,7 @@
 #include <libunwind.h>
 
 #include "common/sys.h"
+#include "engine/modtab.h"
 
 #define SITE_SLOTS 4096 /* distinct faulting instructions; more count as "other" */
 #define STACK_SLOTS 4096
@@ -57,6 +65,7 @@
 #define CAPTURE_STACK_SIZE (256 * 1024)
 #define CAPTURE_GUARD 4096 /* below each stack: an overflow faults, never runs into the next */
 #define CAPTURE_STRIDE (CAPTURE_GUARD + CAPTURE_STACK_SIZE)
+#define TRIES 8 /* captures of a site left for later before one ends its stack where it can */
 
 typedef struct site {
 	uint64_t pc;    /* 0: free */
@@ -73,8 +82,8 @@ typedef struct stack {
 __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 
 /* Set in a forked child: no stack is captured there.  A parent thread may
- * have been inside the unwinder at the fork, holding its internal mutex or
- * the loader's list lock, which the child then inherits held. */
+ * have been inside the unwinder at the fork, holding one of its internal
+ * mutexes, which the child then inherits held. */
 static bool no_capture;
 
 static site_t sites[SITE_SLOTS];
@@ -85,6 +94,7 @@ static uint64_t *frames; /* STACK_SLOTS * depth */
 static unsigned depth;
 static char *capture_stacks; /* CAPTURE_STACKS * CAPTURE_STRIDE: guard, stack */
 static uint32_t capture_busy; /* bit i: stack i is in use */
+static uint8_t tries[SITE_SLOTS]; /* captures of the site left for later */
 
 int wss_sites_init(unsigned stack_depth)
 {
@@ -184,6 +194,8 @@ static uint32_t stack_insert(const uint64_t *f, uint32_t n)
 
 struct capture {
 	const void *uc;
+	bool last;   /* the site's last try: end the stack where modtab cannot go on */
+	bool later;  /* out: leave the site for its next fault */
 	uint32_t id; /* the stack's id, 0: none */
 };
 
@@ -209,24 +221,46 @@ static void unwind(void *arg)
 	uint64_t open = 1ULL << (SIGSEGV - 1), old;
 	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
 	unw_cursor_t cur;
-	if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-		for (;;) {
-			unw_word_t ip = 0;
-			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
-				break;
-			f[n++] = ip;
-			if (n >= depth)
-				break;
-			/* No unwind information: unw_step would follow the
-			 * frame pointer, which may hold anything (see the
-			 * top). */
-			unw_proc_info_t pi;
-			if (unw_get_proc_info(&cur, &pi) < 0 || unw_step(&cur) <= 0)
-				break;
+	if (!wss_modtab_enter()) {
+		c->later = !c->last; /* a sync is writing the table */
+	} else {
+		if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+			bool exact = true; /* the interrupted frame: its IP is looked up as is */
+			int memo = -1;
+			for (;;) {
+				unw_word_t ip = 0;
+				if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+					break;
+				/* Before libunwind looks ip up: where modtab
+				 * cannot answer, libunwind would ask the loader
+				 * (see the top); without unwind information, it
+				 * would follow the frame pointer, which may hold
+				 * anything.  Either ends the walk here. */
+				int st = wss_modtab_check(exact ? ip : ip - 1, &memo);
+				/* After a signal frame, either address may be
+				 * looked up (libunwind goes by the frame's CIE,
+				 * unw_is_signal_frame by its code): both must do. */
+				if (exact && n && st == WSS_MODTAB_OK)
+					st = wss_modtab_check(ip - 1, &memo);
+				if (st == WSS_MODTAB_LATER && !c->last) {
+					c->later = true;
+					break;
+				}
+				f[n++] = ip;
+				if (st != WSS_MODTAB_OK || n >= depth)
+					break;
+				/* The next frame's IP is a return address, unless
+				 * this one is a signal frame (a handler's
+				 * sigreturn trampoline): libunwind's rule. */
+				exact = unw_is_signal_frame(&cur) > 0;
+				if (unw_step(&cur) <= 0)
+					break;
+			}
 		}
+		wss_modtab_leave();
 	}
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
-	c->id = n ? stack_insert(f, n) : 0;
+	c->id = n && !c->later ? stack_insert(f, n) : 0;
 	if (restore) {
 		alt.ss_flags &= ~SS_ONSTACK;
 		wss_sys2(SYS_sigaltstack, &alt, NULL);
@@ -266,11 +300,16 @@ void wss_sites_capture(int site, const void *uc)
 		__atomic_store_n(&sites[site].state, 0, __ATOMIC_RELEASE);
 		return;
 	}
-	struct capture c = {uc, 0};
+	struct capture c = {uc, tries[site] + 1 >= TRIES, false, 0};
 	wss_sites_unwinding++;
 	call_on_stack(capture_stacks + (size_t)k * CAPTURE_STRIDE + CAPTURE_STRIDE, unwind, &c);
 	wss_sites_unwinding--;
 	__atomic_fetch_and(&capture_busy, ~(1U << k), __ATOMIC_RELEASE);
+	if (c.later) { /* state 1 is ours: tries[site] is too */
+		tries[site]++;
+		__atomic_store_n(&sites[site].state, 0, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&sites[site].stack, c.id, __ATOMIC_RELEASE);
 	__atomic_store_n(&sites[site].state, 2, __ATOMIC_RELEASE);
 }
@@ -326,6 +365,7 @@ void wss_sites_fork_child(void)
 	memset(counts, 0, sizeof counts);
 	memset(other, 0, sizeof other);
 	no_capture = true;
+	wss_modtab_fork_child();
 	for (uint32_t s = 0; s < STACK_SLOTS; s++)
 		if (stacks[s].state == 3)
 			stacks[s].state = 2;

@@ -29,8 +29,9 @@ int wss_sites_touch(uint64_t pc, uint32_t epoch, bool *fresh);
  * call: no mask bookkeeping, no tracking.  AS-safe to read. */
 extern __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 /* Capture the call stack of the interrupted context uc (a ucontext_t) for
- * site, once.  AS-safe, no allocation; takes the dynamic loader's list lock
- * (see sites.c): never inside the in-flight section. */
+ * site, once (or leave it for the site's next fault).  AS-safe, no
+ * allocation, takes no lock a program thread may hold (not the loader's:
+ * see sites.c); never inside the in-flight section. */
 void wss_sites_capture(int site, const void *uc);
 /* The at most max sites of interval k with the most pages, largest first,
  * and the pages of all the others in *rest; clears interval k's counts.

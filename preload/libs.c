@@ -24,6 +24,11 @@
  *   thread held it at that moment, the child's own engine thread would wait
  *   for it for ever.  Ticks take tick_lock around the list lock, and fork's
  *   prepare handler takes tick_lock too, so no fork happens inside a tick.
+ * - Stack captures find unwind tables in the engine's own table
+ *   (engine/modtab.c), never through the loader's list: read_list syncs
+ *   that table, inside dl_iterate_phdr, at start-up and at every tick that
+ *   sees the loader's add or remove counter move, on the engine thread (or
+ *   the thread calling wss_tick), never in a fault handler.
  * What is left (docs/limits.md): a failed dlopen slower than one interval,
  * or a concurrent mapping at the freed address before the next tick, can
  * leave a range registered that is no longer the library's until that tick;
@@ -43,6 +48,7 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
+#include "engine/modtab.h"
 #include "engine/shadow.h"
 
 #define LIB_MAX 1024 /* ranges; libraries beyond this are not tracked */
@@ -88,7 +94,7 @@ static module_t mods[MOD_MAX];
 static int nmods;
 static char mod_names[256 * 1024];
 static uint32_t mod_names_len;
-static unsigned long long last_adds;
+static unsigned long long last_adds, last_subs;
 
 /* Held by a tick for its dl_iterate_phdr, and by fork across the fork:
  * 0 free, else the owner's tid.  A thread that forks inside its own tick
@@ -314,14 +320,21 @@ static void add_module(const struct dl_phdr_info *info, bool main_program)
 	__atomic_store_n(&nmods, nmods + 1, __ATOMIC_RELEASE);
 }
 
+struct collecting {
+	bool first; /* the next object is the main program */
+	bool unwind; /* sync the engine's table of unwind tables too */
+};
+
 static int collect(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	bool *first = data;
+	struct collecting *c = data;
 	if (modules_on)
-		add_module(info, *first);
-	if (*first) { /* the main program: track.data_segments */
-		*first = false;
+		add_module(info, c->first);
+	if (c->unwind)
+		wss_modtab_sync_add(info);
+	if (c->first) { /* the main program: track.data_segments */
+		c->first = false;
 		return 0;
 	}
 	if (enabled && !excluded(info))
@@ -357,11 +370,19 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static void read_list(void)
+/* Read the loader's list; with unwind, sync the engine's table of unwind
+ * tables with it (engine/modtab.c), which is how stack captures find
+ * unwind information without taking the loader's lock themselves.  Only
+ * here: at start-up, and in ticks (the engine thread, or wss_tick). */
+static void read_list(bool unwind, bool startup)
 {
-	bool first = true;
+	struct collecting c = {true, unwind};
 	seen.n = 0;
-	dl_iterate_phdr(collect, &first); /* the list lock is recursive */
+	if (unwind)
+		wss_modtab_sync_begin();
+	dl_iterate_phdr(collect, &c); /* the list lock is recursive */
+	if (unwind)
+		wss_modtab_sync_end(startup);
 	seen.owner = wss_sys_gettid();
 }
 
@@ -452,10 +473,14 @@ static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	struct around *a = data;
 	if (!a->done) {
-		/* Library data: every tick; modules only: when objects were added. */
-		if (enabled || info->dlpi_adds != last_adds)
-			read_list();
+		/* Library data: every tick; modules: when objects were added;
+		 * unwind tables: when objects were added or removed (the C
+		 * library unloads some behind dlclose's back). */
+		bool changed = info->dlpi_adds != last_adds || info->dlpi_subs != last_subs;
+		if (enabled || changed)
+			read_list(changed && modules_on && !no_around, false);
 		last_adds = info->dlpi_adds;
+		last_subs = info->dlpi_subs;
 		a->done = true;
 		a->tick(); /* applies the list first (wss_libs_apply), then arms */
 	}
@@ -525,7 +550,7 @@ void wss_libs_init(bool track, bool modules)
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_libs_init);
 	enabled = track;
 	modules_on = modules;
-	read_list();
+	read_list(modules_on, true);
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
 	if (modules_on) {

@@ -226,7 +226,7 @@ static int mask_change(int how, const sigset_t *set, sigset_t *old)
 {
 	if (wss_sites_unwinding) {
 		/* The unwinder, inside our fault handler, saving and restoring
-		 * the mask around its caches and dl_iterate_phdr: what it asks,
+		 * the mask around its caches and memory pool: what it asks,
 		 * less SIGSEGV, which the capture keeps open so that its reads
 		 * of armed pages fault into our handler instead of killing the
 		 * process (sites.c).  SIGBUS is left as asked: opening it would
