@@ -1,5 +1,5 @@
-/* Helpers over raw system calls shared by every layer: whole writes and the
- * tool's own page allocations.  Nothing here uses the C library, so all of it
+/* Helpers over raw system calls shared by every layer: whole writes, the
+ * tool's own page allocations, its descriptors and small /proc reads.  Nothing here uses the C library, so all of it
  * may be called from the fault handler or before the C library is ready. */
 #include "config.h"
 #include "common/sys.h"
@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -102,3 +103,57 @@ int wss_file_read(const char *path, size_t max, char **buf, size_t *len)
 }
 
 void wss_file_free(char *buf, size_t max) { wss_sys_free(buf, max + 1); }
+
+int wss_fd_high(int fd)
+{
+	int h = (int)wss_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, WSS_FD_HIGH);
+	if (h < 0)
+		return fd;
+	wss_sys_close(fd);
+	return h;
+}
+
+bool wss_fd_identity(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (fd < 0 || wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)))
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+bool wss_fd_same(int fd, uint64_t dev, uint64_t ino)
+{
+	uint64_t d, i;
+	return wss_fd_identity(fd, &d, &i) && d == dev && i == ino;
+}
+
+long wss_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	long n = wss_sys_read(fd, buf, len - 1);
+	wss_sys_close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+long wss_read_long(const char *path, long dflt)
+{
+	char buf[64];
+	long n = wss_read_small(path, buf, sizeof buf);
+	if (n <= 0)
+		return dflt;
+	long v = 0;
+	for (long i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	return v > 0 ? v : dflt;
+}
+
+void wss_readlink_exe(char *out, size_t n)
+{
+	long r = wss_sys6(SYS_readlink, (long)"/proc/self/exe", (long)out, (long)n - 1, 0, 0, 0);
+	out[r > 0 ? r : 0] = '\0';
+}

@@ -31,6 +31,12 @@ static inline long wss_sys6(long n, long a, long b, long c, long d, long e, long
 #define wss_sys3(n, a, b, c) wss_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define wss_sys4(n, a, b, c, d) wss_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
+/* The page: x86-64's base page, the unit of everything we track. */
+#define WSS_PAGE_SHIFT 12
+#define WSS_PAGE_SIZE (1UL << WSS_PAGE_SHIFT)
+static inline uintptr_t wss_page_down(uintptr_t a) { return a & ~(WSS_PAGE_SIZE - 1); }
+static inline uintptr_t wss_page_up(uintptr_t a) { return (a + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1); }
+
 /* True when a raw syscall result is an error (-4095..-1). */
 static inline int wss_sys_failed(long r) { return (unsigned long)r > -4096UL; }
 
@@ -91,5 +97,31 @@ void wss_sys_free(void *p, size_t len);
  * wss_file_free(buf, max).  init. */
 int wss_file_read(const char *path, size_t max, char **buf, size_t *len);
 void wss_file_free(char *buf, size_t max);
+
+/* Our own descriptors live at WSS_FD_HIGH and above, out of the way of
+ * the numbers the program would get natively (and of those a program
+ * closes by range without knowing them: preload/fds.c). */
+#define WSS_FD_HIGH 500
+/* Move fd to the lowest free number >= WSS_FD_HIGH (close-on-exec) and
+ * close the original.  Returns the new descriptor, or fd itself when it
+ * cannot be moved.  AS-safe. */
+int wss_fd_high(int fd);
+/* The identity (device, inode) of an open file; false if fd is not open.
+ * AS-safe. */
+bool wss_fd_identity(int fd, uint64_t *dev, uint64_t *ino);
+/* Is fd still the file whose identity we took?  Programs close descriptors
+ * they do not know (daemons' closefrom, gnulib's close_stdout closing
+ * stderr) and the number may now name one of theirs: never write into
+ * that.  AS-safe. */
+bool wss_fd_same(int fd, uint64_t dev, uint64_t ino);
+/* Read up to len - 1 bytes of a small file (/proc, /sys) into buf, NUL
+ * terminated.  Returns the length, or <= 0.  AS-safe. */
+long wss_read_small(const char *path, char *buf, size_t len);
+/* The same for a file holding one decimal number: the number, or dflt
+ * when it cannot be read or is not positive.  AS-safe. */
+long wss_read_long(const char *path, long dflt);
+/* This process's executable (/proc/self/exe) into out, "" when unknown.
+ * AS-safe. */
+void wss_readlink_exe(char *out, size_t n);
 
 #endif

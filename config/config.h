@@ -13,12 +13,12 @@
 #include <stdint.h>
 
 #include "common/fmt.h"
+#include "common/pattern.h"
 #include "config/toml.h"
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
 typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP, WSS_BACKEND_HYBRID } wss_backend_id_t;
 
-#define WSS_OUTPUT_MAX 1024
 #define WSS_CONFIG_PATH_MAX 1024
 #define WSS_CONFIG_FILE_MAX (1024 * 1024) /* a session file larger than this is an error */
 #define WSS_INTERVAL_MIN_NS 100000ULL     /* 100 us */
@@ -158,10 +158,5 @@ void wss_config_example(wss_fmt_t *f);
 void wss_config_json(const wss_config_t *c, wss_fmt_t *f);
 void wss_config_sources_json(const wss_config_t *c, wss_fmt_t *f);
 
-/* Expand the output pattern: %p pid, %t start time as UTC YYYYMMDD-HHMMSS
- * (from start_unix_s), %n program name (basename), %% a percent sign.
- * Returns 0, ENAMETOOLONG, or EINVAL for an unknown %x. */
-int wss_output_expand(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *out,
-		      size_t outlen);
 
 #endif

@@ -9,15 +9,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/config.h"
-
 /* Exit statuses for errors reported by the library itself. */
 #define WSS_EXIT_USAGE 2
+
+typedef enum { WSS_ENGINE_WALL = 0, WSS_ENGINE_CPU, WSS_ENGINE_MANUAL } wss_engine_time_t;
+
+/* Test-only knobs (WSS_TEST_* in the environment; docs/config.md says they
+ * are not for users).  Zero: off. */
+typedef struct wss_engine_test {
+	uint64_t harvest_delay_ns; /* sleep between the tick's arming and its harvest */
+	bool uffd_unsupported;     /* probe userfaultfd as missing */
+	long vma_budget;           /* VMAs our protection splits may use */
+} wss_engine_test_t;
+
+/* What the engine needs of the session's configuration: the preload fills
+ * it from the config (preload/init.c), so the engine never sees TOML. */
+typedef struct wss_engine_settings {
+	const char *backend;          /* "auto", or a backend's name (lifecycle.c's table) */
+	wss_engine_time_t time_base;
+	uint64_t interval_ns;
+	uint32_t window_intervals;
+	const char *output;           /* the profile path pattern ("%p", "%t", "%n") */
+	bool follow_fork, follow_exec;
+	bool peaks;                   /* peaks.enabled */
+	uint32_t peaks_sensitivity_milli, peaks_max, peaks_stack_depth;
+	uint32_t hot_pages;           /* report.hot_pages */
+	bool summary;                 /* report.summary: the stderr lines */
+	/* The header's members that describe the configuration, as JSON
+	 * members each starting with ',': the timing (time base, interval,
+	 * window) written before the engine's own, then the rest (what is
+	 * tracked, the config file, every key and its source). */
+	const char *header_timing, *header_config;
+	wss_engine_test_t test;
+} wss_engine_settings_t;
 
 typedef struct wss_engine_start {
 	int argc;
 	char **argv;
-	const wss_config_t *cfg;
+	const wss_engine_settings_t *set;
 	/* A runtime whose memory only a signal-free backend may track
 	 * ("go", from preload/runtime.c), or NULL: auto then prefers uffd-wp,
 	 * and the preload leaves that memory out under the others. */
@@ -101,6 +130,27 @@ typedef struct wss_lockstate {
 } wss_lockstate_t;
 void wss_engine_lock(wss_lockstate_t *ls);
 void wss_engine_unlock(wss_lockstate_t *ls);
+
+/* The lock order, as code: a thread takes these in increasing rank only
+ * (docs/architecture.md).  The loader's and jemalloc's locks are not ours;
+ * they are listed for the order.  The witness (lock.c) checks the ranks we
+ * take: the tick lock (preload/libs.c), the engine lock and the write
+ * window's lock (engine/writes.c). */
+typedef enum wss_lock_rank {
+	WSS_RANK_ALLOCATOR = 1, /* jemalloc's mutexes: its extent hooks call the engine; its fork
+				 * prepare handler runs before ours */
+	WSS_RANK_TICK,          /* preload/libs.c tick_lock: one tick at a time, none across a fork */
+	WSS_RANK_LOADER,        /* the loader's list lock, held by dl_iterate_phdr around a tick */
+	WSS_RANK_ENGINE,        /* the engine lock: registry, tick, profile */
+	WSS_RANK_WINDOW,        /* the write window's lock (engine/writes.c) */
+} wss_lock_rank_t;
+/* Note that the calling thread takes / gives a lock of rank r: taking one
+ * at or below a rank it holds is a violation (logged once; abort in
+ * --enable-debug builds).  AS-safe. */
+void wss_witness_take(wss_lock_rank_t r);
+void wss_witness_give(wss_lock_rank_t r);
+/* Violations seen so far (tests).  AS-safe. */
+uint32_t wss_witness_violations(void);
 
 /* Registry updates; the caller holds the engine lock and has made the
  * mapping change itself.  prot is the application's protection. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/pattern.h"
 #include "common/sys.h"
 
 static void key(wss_fmt_t *f, const char *k)
@@ -30,7 +31,6 @@ static void key_str(wss_fmt_t *f, const char *k, const char *v)
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 {
-	const wss_config_t *c = h->cfg;
 	wss_fmt_str(f, "{\"type\":\"header\"");
 	key_u64(f, "version", WSS_PROFILE_VERSION);
 	key_str(f, "tool", "wss " PACKAGE_VERSION);
@@ -56,28 +56,10 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 		if (h->untracked)
 			key_str(f, "runtime_untracked", h->untracked);
 	}
-	key_str(f, "time_base", wss_time_base_name(c->time_base));
-	key_u64(f, "interval_ns", c->interval_ns);
-	key_u64(f, "window_intervals", c->window_intervals);
-	key_u64(f, "window_ns", c->window_ns);
+	wss_fmt_str(f, h->timing ? h->timing : "");
 	key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
 	key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
-	key(f, "track");
-	wss_fmt_str(f, "{\"heap\":");
-	wss_fmt_str(f, c->track_heap ? "true" : "false");
-	wss_fmt_str(f, ",\"anon_mmap\":");
-	wss_fmt_str(f, c->track_anon_mmap ? "true" : "false");
-	wss_fmt_str(f, ",\"data_segments\":");
-	wss_fmt_str(f, c->track_data_segments ? "true" : "false");
-	wss_fmt_str(f, ",\"library_data\":");
-	wss_fmt_str(f, c->track_library_data ? "true" : "false");
-	wss_fmt_ch(f, '}');
-	if (*c->file)
-		key_str(f, "config_file", c->file);
-	key(f, "config");
-	wss_config_json(c, f);
-	key(f, "config_source");
-	wss_config_sources_json(c, f);
+	wss_fmt_str(f, h->config ? h->config : "");
 	wss_fmt_str(f, "}\n");
 }
 

@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "common/fmt.h"
-#include "config/config.h"
 
 #define WSS_PROFILE_VERSION 1
 
@@ -24,7 +23,9 @@ typedef struct wss_profile_header {
 	const char *backend_sees;   /* what a touch is: "reads and writes", "writes" */
 	const char *runtime;        /* a runtime handled apart ("go"), or NULL */
 	const char *untracked;      /* what of it is left out and why, or NULL */
-	const wss_config_t *cfg;
+	/* JSON members, each starting with ',', describing the configuration
+	 * (wss_engine_settings_t): before the VMA figures, and after. */
+	const char *timing, *config;
 	uint64_t start_unix_ns;
 	long page_size;
 	long max_map_count;

@@ -9,10 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/sys.h"
 #include "engine/pagestate.h"
 
-#define WSS_PAGE_SHIFT 12
-#define WSS_PAGE_SIZE (1UL << WSS_PAGE_SHIFT)
 #define WSS_LEAF_SHIFT 30
 #define WSS_LEAF_PAGES (1UL << (WSS_LEAF_SHIFT - WSS_PAGE_SHIFT))
 #define WSS_ADDR_LIMIT (1UL << 47)

@@ -59,16 +59,6 @@ static void say(char *why, size_t n, const char *a, long err)
 	wss_fmt_cstr(&f);
 }
 
-/* Keep the low descriptor numbers the program would get natively. */
-static int high_fd(int fd)
-{
-	int h = (int)wss_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 500);
-	if (h < 0)
-		return fd;
-	wss_sys_close(fd);
-	return h;
-}
-
 static void close_all(void)
 {
 	if (uffd >= 0)
@@ -105,8 +95,8 @@ static int open_ctx(char *why, size_t n)
 		say(why, n, "/proc/self/pagemap", -pm);
 		return -pm;
 	}
-	uffd = high_fd((int)fd);
-	pagemap = high_fd(pm);
+	uffd = wss_fd_high((int)fd);
+	pagemap = wss_fd_high(pm);
 	owner_pid = wss_sys_getpid();
 	return 0;
 }

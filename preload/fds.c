@@ -64,7 +64,7 @@ int wss_fds_unwinder_pipe(int fd[2], int flags)
 		return -1;
 	}
 	for (int k = 0; k < 2; k++) {
-		int h = (int)wss_sys3(SYS_fcntl, low[k], (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 500);
+		int h = (int)wss_sys3(SYS_fcntl, low[k], (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, WSS_FD_HIGH);
 		if (h >= 0) {
 			wss_sys1(SYS_close, low[k]);
 			low[k] = h;

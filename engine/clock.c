@@ -1,0 +1,222 @@
+/* The interval clock: the engine thread, which ends each interval on wall
+ * or CPU time (time_base manual: the program does, through wss_tick), and
+ * which also ends the process as its last thread would have when the
+ * program's threads are all gone. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Sleep until the absolute CLOCK_MONOTONIC time t or until asked to stop. */
+static void wait_until(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ULL), .tv_nsec = (long)(t % 1000000000ULL)};
+	wss_sys_futex(&E.stop, FUTEX_WAIT_BITSET_PRIVATE, 0, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* /proc/self/stat, kept open above the program's descriptor numbers and
+ * read with pread.  Opening it afresh every 100 ms took the lowest free
+ * number for a moment, and a program closing descriptors it did not open
+ * (as daemons do) could close ours and open its own file under that
+ * number, which our close then took from it (fds.sh: the program's write
+ * failed with EBADF, 1 run in 20).  Opened at engine start, when only one
+ * thread runs; reopened only if the program closed it. */
+static int stat_fd = -1, stat_pid;
+static uint64_t stat_dev, stat_ino;
+
+int wss_clock_stat_fd_peek(void) { return __atomic_load_n(&stat_fd, __ATOMIC_RELAXED); }
+
+int wss_clock_stat_fd(void)
+{
+	if (stat_fd >= 0 && stat_pid == E.pid && wss_fd_same(stat_fd, stat_dev, stat_ino))
+		return stat_fd;
+	if (stat_fd >= 0 && wss_fd_same(stat_fd, stat_dev, stat_ino))
+		wss_sys_close(stat_fd); /* a forked child's copy of the parent's */
+	stat_fd = -1;
+	int fd = wss_sys_openat(AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int h = wss_fd_high(fd);
+	if (h < WSS_FD_HIGH || !wss_fd_identity(h, &stat_dev, &stat_ino)) {
+		wss_sys_close(h); /* a low number is what a closing program takes from us */
+		return -1;
+	}
+	stat_fd = h;
+	stat_pid = E.pid;
+	return h;
+}
+
+/* The process's thread count (the main thread counts while it is a
+ * zombie), and whether the main thread is one; -1 when unknown. */
+static long proc_threads(bool *main_zombie)
+{
+	char buf[1024];
+	int fd = wss_clock_stat_fd();
+	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may contain anything */
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2; /* field 3, the state; num_threads is field 20 */
+	*main_zombie = p[0] == 'Z';
+	for (int field = 3; field < 20 && p; field++)
+		if ((p = strchr(p, ' ')))
+			p++;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/* Is the engine thread the only one left?  glibc's last thread to exit
+ * calls exit(0), but ours counts as a thread too: a program whose main
+ * thread calls pthread_exit would never end once its other threads have.
+ * The main thread stays a zombie until the whole process ends, so "alone"
+ * is: the main thread (the state /proc/self/stat shows) is a zombie, and
+ * the process has two threads, it and us.  A raw clone'd thread counts as
+ * one of the program's, as it should. */
+static bool engine_alone(void)
+{
+	bool zombie;
+	return proc_threads(&zombie) == 2 && zombie;
+}
+
+bool wss_engine_last_thread(void)
+{
+	if (!__atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE))
+		return false; /* not set up (secure-execution mode): touch nothing */
+	bool zombie;
+	long n = proc_threads(&zombie), ours = E.started ? 1 : 0;
+	if (wss_sys_gettid() == wss_sys_getpid())
+		return n == 1 + ours;
+	return zombie && n == 2 + ours;
+}
+
+/* Engine thread, at most every 100 ms: end the process as the program's
+ * last thread would have, when it has no thread left.  exit runs the
+ * program's exit handlers here, with its signal mask (less the synchronous
+ * signals: they may touch armed pages), and our destructor writes the
+ * summary. */
+static void engine_check_alone(void)
+{
+	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
+	if (now < E.next_alone_ns)
+		return;
+	E.next_alone_ns = now + 100000000ULL;
+	if (!engine_alone())
+		return;
+	uint64_t mask = E.app_mask & ~WSS_SYNC_SIGNALS;
+	wss_sys_sigmask(SIG_SETMASK, &mask, NULL);
+	exit(0);
+}
+
+static void *engine_main(void *arg)
+{
+	(void)arg;
+	/* Every signal but SIGSEGV (and glibc's two) is blocked here (see
+	 * wss_engine_start).  SIGSEGV stays open for good: this thread
+	 * touches the program's memory too, without meaning to.  A non-PIE
+	 * executable's PLT holds the canonical address of each libc function
+	 * whose address it takes, so glibc's own calls to free (the thread's
+	 * exit frees its TLS) jump through the executable's .got.plt, which
+	 * is tracked; copy relocations put stderr and environ in its .bss.
+	 * A fault there with SIGSEGV blocked is a kill (cc1 died of it, 1 run
+	 * in 15 at a 1 ms interval under mprotect).  Open, such a touch
+	 * faults into our handler, which opens the page and records it for
+	 * no thread (wss_engine_touched). */
+	wss_fault_engine_thread = true;
+	uint64_t interval = E.set.interval_ns;
+	if (__atomic_load_n(&E.pending, __ATOMIC_ACQUIRE)) {
+		/* A forked child: measuring starts one interval (of wall time,
+		 * whatever the time base) after the fork, unless it exits or
+		 * execs first (wss_engine_fork_child). */
+		uint64_t due = E.t0_ns + interval;
+		E.next_alone_ns = E.t0_ns + 100000000ULL;
+		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE) && wss_clock_ns(CLOCK_MONOTONIC) < due) {
+			wait_until(due < E.next_alone_ns ? due : E.next_alone_ns);
+			engine_check_alone();
+		}
+		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		wss_tick_around(wss_fork_child_start);
+	}
+	if (E.set.time_base == WSS_ENGINE_CPU) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t next = interval;
+		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
+			uint64_t used = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns;
+			if (used >= next) {
+				wss_tick();
+				while (next <= used)
+					next += interval;
+				continue;
+			}
+			/* CPU time advances at most ncpu times faster than wall time. */
+			uint64_t nap = (next - used) / (uint64_t)(ncpu > 0 ? ncpu : 1);
+			if (nap < 100000)
+				nap = 100000;
+			if (nap > 50000000)
+				nap = 50000000;
+			wait_until(wss_clock_ns(CLOCK_MONOTONIC) + nap);
+			engine_check_alone();
+		}
+		return NULL;
+	}
+	uint64_t next = E.t0_ns + interval;
+	while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
+		/* Wake for the tick, or sooner to look for the last thread
+		 * (intervals may be long). */
+		wait_until(next < E.next_alone_ns ? next : E.next_alone_ns);
+		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
+			break;
+		engine_check_alone();
+		uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
+		if (now < next)
+			continue;
+		wss_tick();
+		/* A late tick does not cause a burst: skip to the next boundary. */
+		next += interval;
+		now = wss_clock_ns(CLOCK_MONOTONIC);
+		if (next <= now)
+			next = now + interval - (now - E.t0_ns) % interval;
+	}
+	return NULL;
+}
+
+int wss_engine_start(void)
+{
+	if (E.set.time_base == WSS_ENGINE_MANUAL || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		return 0;
+	/* The engine thread starts with every signal blocked, so the
+	 * application's SIGTERM, SIGINT, SIGCHLD... go where they would go
+	 * without us (heaptrack learned this from a swallowed SIGTERM).  The
+	 * synchronous ones too, but for SIGSEGV: one sent with kill() to the
+	 * process would otherwise land here whenever the program's threads
+	 * block it (a sigwait thread for SIGBUS) and kill the process with
+	 * the default action.  Not glibc's own SIGCANCEL and SIGSETXID:
+	 * setuid() and friends signal every thread and wait for each to
+	 * answer, and would hang for ever on ours (glibc unblocks them in the
+	 * first thread it creates, but not in a forked child, where this runs
+	 * again).  SIGSEGV is open, in the creating thread and in the engine:
+	 * pthread_create runs the loader (lazy binding, TLS set-up) and reads
+	 * the caller's memory, the engine thread reads some of the program's
+	 * (engine_main), and a touch of an armed page with SIGSEGV blocked is
+	 * a kill (issue 11).  SIGSEGV is never blocked in the program's
+	 * threads either (signals.c), so one sent by kill() could land in any
+	 * of them already. */
+	uint64_t block = ~((1ULL << 31) | (1ULL << 32) | (1ULL << (SIGSEGV - 1))), old;
+	wss_sys_sigmask(SIG_BLOCK, &block, &old);
+	E.app_mask = old;
+	E.next_alone_ns = 0;
+	if (!__atomic_load_n(&E.pending, __ATOMIC_RELAXED))
+		wss_clock_stat_fd(); /* now, while this is the only thread (a pending child: at its start) */
+	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
+	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		E.started = true;
+	return r;
+}

@@ -1,0 +1,156 @@
+/* What the samples found besides their counts: peaks of the working set
+ * (one detector per series, engine/peaks.c) with the first-touch sites that
+ * made them, and at the end the hot pages, touched in the most intervals.
+ * Their call stacks are written before the records that name them. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <string.h>
+
+#include "engine/peaks.h"
+#include "engine/sites.h"
+
+static const char *(*module_of)(uintptr_t addr, bool *main_program);
+void wss_engine_on_module_of(const char *(*fn)(uintptr_t addr, bool *main_program)) { module_of = fn; }
+
+/* ---- hot pages ---------------------------------------------------------
+ * At the end: the report.hot_pages tracked pages touched in the most
+ * intervals, with the mapping each belongs to and the site that first
+ * touched it (its stack written before the summary).  Engine lock held. */
+
+static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg);
+
+static const char *mapping_of(uintptr_t a, int kind, char *buf, size_t n)
+{
+	if (kind == WSS_KIND_HEAP)
+		return "heap";
+	if (kind == WSS_KIND_ANON)
+		return "anon";
+	bool main_program = false;
+	const char *path = module_of ? module_of(a, &main_program) : NULL;
+	if (!path)
+		return "data";
+	wss_fmt_t f;
+	wss_fmt_init(&f, buf, n);
+	wss_fmt_str(&f, main_program ? "data:" : "libdata:");
+	wss_fmt_str(&f, path);
+	return wss_fmt_cstr(&f);
+}
+
+
+wss_profile_hot_t *wss_findings_hot(int *nhot)
+{
+	uint32_t want = E.set.hot_pages;
+	*nhot = 0;
+	if (!want)
+		return NULL;
+	wss_profile_hot_t *v = wss_sys_alloc(want * sizeof *v);
+	if (!v)
+		return NULL;
+	uint32_t n = 0;
+	for (size_t i = 0; i < E.regions.n; i++)
+		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
+			uint32_t h = *wss_shadow_hits(a);
+			if (!h || (n == want && v[n - 1].intervals >= h))
+				continue;
+			uint32_t j = n < want ? n++ : want - 1;
+			for (; j > 0 && v[j - 1].intervals < h; j--)
+				v[j] = v[j - 1];
+			uint32_t site = *wss_shadow_site(a);
+			v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = E.regions.v[i].kind,
+						   .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
+		}
+	static char maps[256][PATH_MAX + 16];
+	for (uint32_t j = 0; j < n; j++)
+		v[j].mapping = mapping_of(v[j].addr, v[j].kind, maps[j % 256], sizeof maps[0]);
+	if (E.sites)
+		wss_sites_stacks_unwritten(stack_out, NULL);
+	*nhot = (int)n;
+	return v;
+}
+
+/* ---- peaks ------------------------------------------------------------------
+ * One detector per series: data, read and write (where the backend has
+ * them) and each of the first PEAK_THREADS threads' data.  At the onset of
+ * a peak, a "peak" record with the sites that touched the most pages first
+ * in that interval; their stacks are written before it. */
+
+#define PEAK_SITES 8
+#define PEAK_THREADS 256
+
+static wss_peaks_t det_data, det_read, det_write, det_thread[PEAK_THREADS + 1];
+static bool det_thread_on[PEAK_THREADS + 1];
+
+void wss_findings_init(void)
+{
+	double g = E.set.peaks_sensitivity_milli / 1000.0;
+	wss_peaks_init(&det_data, g, WSS_PEAKS_WINDOW);
+	wss_peaks_init(&det_read, g, WSS_PEAKS_WINDOW);
+	wss_peaks_init(&det_write, g, WSS_PEAKS_WINDOW);
+	memset(det_thread_on, 0, sizeof det_thread_on);
+	E.npeaks = 0;
+}
+
+static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg)
+{
+	(void)arg;
+	wss_profile_stack(&E.out, id, frames, n);
+}
+
+void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt)
+{
+	wss_site_count_t top[PEAK_SITES];
+	uint64_t rest = 0;
+	int ntop = E.sites ? wss_sites_top(k, top, PEAK_SITES, &rest) : 0;
+	wss_profile_site_t sites[PEAK_SITES];
+	for (int i = 0; i < ntop; i++)
+		sites[i] = (wss_profile_site_t){top[i].pc, top[i].stack, top[i].pages};
+	struct {
+		wss_peaks_t *d;
+		const char *series;
+		int tid;
+		uint64_t value;
+	} series[3 + PEAK_THREADS];
+	int n = 0;
+	series[n++] = (typeof(series[0])){&det_data, "data", 0, pages};
+	if (sets.reads)
+		series[n++] = (typeof(series[0])){&det_read, "read", 0, pages - writes};
+	if (sets.writes && sets.reads)
+		series[n++] = (typeof(series[0])){&det_write, "write", 0, writes};
+	for (uint32_t t = 1; t <= nt && t <= PEAK_THREADS; t++) {
+		wss_thread_t *th = wss_threads_get(t);
+		if (!det_thread_on[t]) {
+			if (!th->window_pages)
+				continue;
+			wss_peaks_init(&det_thread[t], E.set.peaks_sensitivity_milli / 1000.0, WSS_PEAKS_WINDOW);
+			det_thread_on[t] = true;
+		}
+		series[n++] = (typeof(series[0])){&det_thread[t], "thread", th->tid, th->window_pages};
+	}
+	bool stacks_out = false;
+	for (int i = 0; i < n; i++) {
+		wss_peak_info_t info;
+		if (!wss_peaks_update(series[i].d, (double)series[i].value, &info) || !info.start ||
+		    E.npeaks >= E.set.peaks_max)
+			continue;
+		if (!stacks_out && E.sites) {
+			wss_sites_stacks_unwritten(stack_out, NULL);
+			stacks_out = true;
+		}
+		wss_profile_peak_t pk = {
+			.seq = k,
+			.series = series[i].series,
+			.tid = series[i].tid,
+			.value = series[i].value,
+			.mean = info.mean,
+			.threshold = info.threshold,
+			.sites = sites,
+			.nsites = ntop,
+			.other_pages = rest,
+		};
+		wss_profile_peak(&E.out, &pk);
+		E.npeaks++;
+	}
+	if (E.out.len)
+		wss_out_write();
+}

@@ -1,0 +1,243 @@
+/* The engine's internal header: its shared state and the functions its
+ * files call in one another, grouped under the file that defines them
+ * (docs/architecture.md says which thread and context runs each).  Only
+ * the engine files include it; preload/ sees engine.h alone.  Each engine file
+ * owns one job and the fields of E marked with its name: only that file
+ * writes them (the fork child aside, which rebuilds the whole state). */
+#ifndef WSS_ENGINE_INTERNAL_H
+#define WSS_ENGINE_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common/fmt.h"
+#include "common/sys.h"
+#include "engine/backend.h"
+#include "engine/engine.h"
+#include "engine/profile.h"
+#include "engine/regions.h"
+#include "engine/shadow.h"
+#include "engine/threads.h"
+
+typedef struct wss_engine {
+	/* lock.c */
+	int lock;                 /* 0 free, 1 locked, 2 locked with waiters */
+	/* lifecycle.c */
+	bool tracking;            /* registry and flags maintained (init on) */
+	bool measuring;           /* atomic: arming, recording, sampling */
+	bool finished;
+	bool leader;              /* the session's first process: the one that prints the summary */
+	bool peaks;               /* peak detection (peaks.enabled) */
+	bool sites;               /* first-touch sites and stacks: peaks, and a backend with faults */
+	const wss_backend_t *backend;
+	int pid;
+	long max_map;
+	int argc;                 /* the program's arguments, for headers */
+	char **argv;
+	const char *runtime;      /* wss_engine_start_t.runtime */
+	const char *runtime_untracked;
+	/* registry.c */
+	wss_regions_t regions;
+	/* fault.c (the tick moves the epoch) */
+	uint32_t epoch;           /* atomic */
+	uint32_t inflight[2];     /* atomic */
+	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
+	long vma_budget;
+	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
+	/* writes.c */
+	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
+	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
+	int harvester;            /* the tid of the thread running the tick or discard (engine lock) */
+	/* tick.c */
+	uint64_t t0_ns, cpu0_ns, start_unix_ns;
+	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
+	uint64_t sum_write, peak_write, total_write; /* backends that see writes */
+	uint64_t sum_read, peak_read, total_read;
+	/* clock.c */
+	pthread_t thread;
+	bool started;             /* the engine thread runs */
+	int stop;                 /* futex word: 1 asks the engine thread to stop */
+	uint64_t app_mask;        /* the signal mask of the thread that started the engine */
+	uint64_t next_alone_ns;   /* engine thread: when to look for the last thread again */
+	/* fork.c */
+	bool pending;             /* atomic: a forked child before its start (wss_engine_fork_child) */
+	/* output.c */
+	int fd;                   /* the profile */
+	uint64_t fd_dev, fd_ino;  /* its identity, checked before each write */
+	int err_fd;               /* a private copy of stderr, for the summary */
+	uint64_t err_dev, err_ino;
+	wss_fmt_t out;            /* records not yet written */
+	bool open_pending;        /* a forked child: create the profile on the first write */
+	bool no_profile;          /* the output is a character device (/dev/null): nothing written */
+	uint64_t written;         /* bytes of whole records in the profile */
+	uint32_t samples_out;     /* the last sample record in the profile */
+	int cut_err;              /* the profile could not be written: why (an errno) */
+	uint32_t cut_at;          /* ... and the first sample it lacks */
+	/* findings.c */
+	uint32_t npeaks;          /* peak records written */
+	/* Last, the large fields a forked child does not write: every page
+	 * written after a fork is a copy (wss_engine_fork_child). */
+	wss_engine_settings_t set;   /* lifecycle.c, from wss_engine_init */
+	char backend_reason[320];    /* lifecycle.c: the header's, which backend and why */
+	char path[PATH_MAX];         /* output.c: the profile's path */
+} wss_engine_t;
+
+extern wss_engine_t wss_engine_state;
+/* One name for the state in every engine file: the code reads as one
+ * module's, which it was, and the owner comments above say who writes. */
+#define E wss_engine_state
+
+/* Signals that are raised synchronously by a faulting instruction must stay
+ * deliverable: blocking them turns a fault into a kill. */
+#define WSS_SYNC_SIGNALS ((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)) | (1ULL << (SIGILL - 1)) | \
+			  (1ULL << (SIGFPE - 1)) | (1ULL << (SIGTRAP - 1)))
+
+static inline uint64_t wss_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A touch to record: the interval and the thread slot. */
+typedef struct wss_record_arg {
+	uint32_t e, slot;
+} wss_record_arg_t;
+
+/* lock.c */
+/* Take the engine lock, waiting at most timeout_ns (0: for ever); false
+ * when it could not be had in time (the signal mask is then as it was). */
+bool wss_lock_within(wss_lockstate_t *ls, uint64_t timeout_ns);
+/* Does the calling thread hold the engine lock?  AS-safe. */
+bool wss_lock_mine(void);
+/* In a fork child: the lock taken in prepare is free again, without a
+ * wake-up (no other thread exists), and the mask is restored.  hook. */
+void wss_lock_child_release(wss_lockstate_t *ls);
+
+/* fault.c */
+/* Set on the engine thread (clock.c): its touches count for no thread. */
+extern __thread bool wss_fault_engine_thread __attribute__((tls_model("initial-exec")));
+/* Enter / leave the in-flight section of the current interval (the
+ * protocol at the top of fault.c); returns the interval.  AS-safe. */
+uint32_t wss_fault_enter(void);
+void wss_fault_exit(uint32_t e);
+/* Record a touch of page by slot in interval e; a fault also counts in the
+ * thread's faults.  True when it was the page's first touch in e.  AS-safe. */
+bool wss_fault_record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool fault);
+
+/* pins.c */
+/* fn on each run of tracked pages in [s, e). */
+void wss_pins_tracked_runs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
+/* Record every page of [s, e) as touched (arg: a wss_record_arg_t). */
+void wss_pins_record_run(uintptr_t s, uintptr_t e, void *arg);
+/* An arming section: wss_arm_begin takes the pins (dropping those of dead
+ * threads), wss_arm_unpinned arms [s, e) but the pinned parts (non-zero on
+ * error), wss_arm_untouched arms the pages of [s, e) not touched in the
+ * current interval, wss_arm_end ends it.  Engine lock held. */
+void wss_arm_begin(void);
+int wss_arm_unpinned(uintptr_t s, uintptr_t e);
+void wss_arm_untouched(uintptr_t s, uintptr_t e);
+void wss_arm_end(void);
+/* Inside an arming section: record the pinned buffers' pages as touched in
+ * interval e (they stay open).  Engine lock held. */
+void wss_pins_record_pinned(uint32_t e);
+/* In a fork child: drop the pins of the parent's other threads, move the
+ * forking thread's from old_slot to new_slot.  hook. */
+void wss_pins_fork_child(uint32_t old_slot, uint32_t new_slot);
+
+/* writes.c */
+/* Open the write window for the tick ending interval k (k + 1), or close
+ * it.  Engine lock held. */
+void wss_writes_window_open(uint32_t k);
+void wss_writes_window_close(void);
+/* Harvest the write bits of [s, e) into interval k.  Returns the backend's
+ * result.  Engine lock held, E.harvester set. */
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k);
+
+/* registry.c */
+/* fn on each part of [s, e) covered by a tracked region.  Engine lock. */
+void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
+/* Forget a page's history (touches, writes, hits, site).  Engine lock. */
+void wss_registry_reset_page(uintptr_t a);
+
+/* output.c */
+/* Write the records in E.out to the profile (creating it first in a child
+ * that has not yet), or cut the profile if that fails.  Engine lock held
+ * (or start-up, or the fork child). */
+void wss_out_write(void);
+/* A line "wss: <a><b>" on the program's stderr, or our copy of it. */
+void wss_out_say(const char *a, const char *b);
+/* Create this process's profile from the output pattern.  Returns 0 or
+ * an errno with the reason in err. */
+int wss_out_open(char *err, size_t errlen);
+/* The header record, into E.out. */
+void wss_out_header(void);
+/* The summary of the samples so far, without hot pages. */
+void wss_out_summary(wss_profile_summary_t *sum);
+/* The stderr lines at the end: the summary (when summary), then where the
+ * profile is, or where and why it was cut. */
+void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary);
+/* Close the profile and our stderr copy, if still ours. */
+void wss_out_close(void);
+void wss_out_close_err(void);
+
+/* tick.c */
+/* End interval E.epoch: arm, harvest, sample (final: no arming).  Engine
+ * lock held. */
+void wss_tick_locked(bool final);
+/* One tick from the clock, through the preload's tick_around. */
+void wss_tick(void);
+/* fn(locked section) through the preload's tick_around, or directly. */
+void wss_tick_around(void (*fn)(void));
+
+/* findings.c */
+/* Reset the peak detectors (start, fork child). */
+void wss_findings_init(void);
+/* Peak records for sample k.  Engine lock held. */
+void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt);
+/* The hot pages, from wss_sys_alloc (report.hot_pages entries), their
+ * count in *nhot; their stacks are written into E.out first.  Engine
+ * lock held. */
+wss_profile_hot_t *wss_findings_hot(int *nhot);
+
+/* clock.c */
+/* /proc/self/stat, kept open high (-1 when it cannot be); the current
+ * descriptor without opening (for wss_engine_own_fds). */
+int wss_clock_stat_fd(void);
+int wss_clock_stat_fd_peek(void);
+
+/* session.c */
+/* The session's leader is pid, with its profile at leader ("" none). */
+void wss_session_set(int pid, const char *leader);
+/* The leader's profile path ("" none). */
+const char *wss_session_leader_path(void);
+/* This process forked or exec'd within the session: it may have
+ * descendants to count at its end. */
+void wss_session_used(bool used);
+/* Note this process in the leader's profile: its profile or NULL, and
+ * why it has none.  hook. */
+void wss_session_note(const char *profile, const char *reason);
+/* The leader's last stderr line: the session's other profiles. */
+void wss_session_say(void);
+
+/* lifecycle.c */
+/* Stop measuring: every tracked page back to its own protection.  Engine
+ * lock held. */
+void wss_lifecycle_deactivate_locked(void);
+/* The backend table, in auto's order of preference after the runtime
+ * rule; NULL-terminated. */
+extern const wss_backend_t *const wss_backends[];
+/* A test's backend (the fake of tests/unit), used instead of the table's
+ * when set before wss_engine_init.  Tests only. */
+extern const wss_backend_t *wss_lifecycle_test_backend;
+
+/* fork.c */
+/* The engine thread of a pending child, one interval after the fork. */
+void wss_fork_child_start(void);
+
+#endif

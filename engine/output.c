@@ -1,0 +1,228 @@
+/* The profile and the stderr lines: creating the file from the output
+ * pattern, writing whole records with one write(2) each (a killed program
+ * leaves every completed record), cutting it cleanly when the disk refuses
+ * (the program runs on), the header, and the summary at the end. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* The profile cannot be written (ENOSPC, EIO, EFBIG, a quota): measuring
+ * stops here, so the program runs on as it would without us, and the file
+ * is cut back to its last whole record (a record cut short would be the
+ * only invalid line in it).  The summary at exit says where and why.
+ * Engine lock held (or start-up). */
+static void profile_cut(int err)
+{
+	E.cut_err = err;
+	E.cut_at = E.samples_out + 1;
+	wss_sys2(SYS_ftruncate, E.fd, E.written); /* fails on what is no regular file: nothing to undo there */
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		wss_lifecycle_deactivate_locked();
+}
+
+void wss_out_write(void)
+{
+	if (wss_sys_getpid() != E.pid) {
+		wss_fmt_reset(&E.out); /* a child that ran no fork handlers: not ours to write */
+		return;
+	}
+	if (E.open_pending && E.out.len) {
+		char err[PATH_MAX + 128];
+		E.open_pending = false;
+		if (wss_out_open(err, sizeof err))
+			wss_log(err, NULL);
+	}
+	if (E.fd >= 0 && E.out.len && !E.out.overflow) {
+		if (!wss_fd_same(E.fd, E.fd_dev, E.fd_ino)) {
+			/* Closed under us: open the same file again, if it is. */
+			int fd = wss_sys_openat(AT_FDCWD, E.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+			uint64_t d, i;
+			if (fd >= 0 && wss_fd_identity(fd, &d, &i) && d == E.fd_dev && i == E.fd_ino) {
+				E.fd = fd;
+			} else {
+				if (fd >= 0)
+					wss_sys_close(fd);
+				E.fd = -1;
+			}
+		}
+		/* A regular file: wss_profile_create makes it new (O_EXCL). */
+		int r = E.fd >= 0 && !E.cut_err ? wss_write_own(E.fd, E.out.buf, E.out.len, true) : 0;
+		if (r)
+			profile_cut(r);
+		else if (E.fd >= 0 && !E.cut_err)
+			E.written += E.out.len;
+	}
+	wss_fmt_reset(&E.out);
+}
+
+/* The stderr summary goes to our copy of stderr when the program closed
+ * its own. */
+void wss_out_say(const char *a, const char *b)
+{
+	char line[PATH_MAX + 64];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "wss: ");
+	wss_fmt_str(&f, a);
+	wss_fmt_str(&f, b);
+	wss_fmt_ch(&f, '\n');
+	int fd = wss_fd_same(E.err_fd, E.err_dev, E.err_ino) ? E.err_fd : wss_fd_same(2, E.err_dev, E.err_ino) ? 2 : -1;
+	if (fd >= 0)
+		wss_write_own(fd, f.buf, f.len, false);
+}
+
+/* Create this process's profile from the output pattern.  Returns 0 or
+ * an errno with the reason in err. */
+int wss_out_open(char *err, size_t errlen)
+{
+	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;
+	int r = wss_profile_create(E.set.output, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
+				   &E.fd, err, errlen);
+	if (r)
+		return r;
+	E.no_profile = E.fd < 0;
+	if (E.no_profile)
+		return 0;
+	if (!E.leader)
+		wss_session_note(E.path, NULL);
+	E.fd = wss_fd_high(E.fd); /* keep the low numbers the program would get natively */
+	wss_fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
+	E.written = 0;
+	return 0;
+}
+
+/* The header record, into E.out. */
+void wss_out_header(void)
+{
+	char exe[PATH_MAX];
+	wss_readlink_exe(exe, sizeof exe);
+	struct utsname u;
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	wss_profile_header_t h = {
+		.pid = E.pid,
+		.ppid = getppid(),
+		.exe = exe,
+		.argc = E.argc,
+		.argv = E.argv,
+		.kernel = u.release,
+		.backend = E.backend->name,
+		.backend_reason = E.backend_reason,
+		.backend_sees = E.backend->sees,
+		.runtime = E.runtime,
+		.untracked = E.runtime_untracked,
+		.timing = E.set.header_timing,
+		.config = E.set.header_config,
+		.start_unix_ns = E.start_unix_ns,
+		.page_size = (long)WSS_PAGE_SIZE,
+		.max_map_count = E.max_map,
+		.vma_budget = E.vma_budget,
+	};
+	wss_profile_header(&E.out, &h);
+}
+
+void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_t start, uintptr_t end,
+			      const char *build_id)
+{
+	wss_profile_module(&E.out, id, path, bias, start, end, build_id);
+	if (!E.open_pending)
+		wss_out_write();
+}
+
+
+/* The summary of the samples so far, without hot pages (finish adds them). */
+void wss_out_summary(wss_profile_summary_t *sum)
+{
+	uint64_t total = 0;
+	uint32_t nt = wss_threads_count();
+	for (uint32_t s = 0; s <= nt; s++)
+		total += __atomic_load_n(&wss_threads_get(s)->new_pages, __ATOMIC_RELAXED);
+	*sum = (wss_profile_summary_t){
+		.samples = E.nsamples,
+		.data = {E.sum_pages, E.peak_pages, total},
+		.write = {E.sum_write, E.peak_write, E.total_write},
+		.read = {E.sum_read, E.peak_read, E.total_read},
+		.sets = {.writes = E.backend->harvest != NULL, .reads = E.backend->harvest && E.backend->fault},
+		.faults = E.faults_total,
+		.coarse = E.coarse_total,
+		.duration_ns = wss_clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
+		.page_size = (long)WSS_PAGE_SIZE,
+	};
+}
+
+/* An errno's text without the C library's strerror, which may translate
+ * (gettext: locks, malloc) and so is not for a signal handler's _exit. */
+static const char *cut_reason(int err)
+{
+	switch (err) {
+	case ENOSPC: return "No space left on device";
+	case EDQUOT: return "Disk quota exceeded";
+	case EFBIG: return "File too large (RLIMIT_FSIZE or the file system's maximum)";
+	case EIO: return "Input/output error";
+	case EROFS: return "Read-only file system";
+	case EBADF: return "Bad file descriptor";
+	case EPIPE: return "Broken pipe";
+	case EINVAL: return "Invalid argument";
+	}
+	return "write error";
+}
+
+/* The stderr lines at the end: the summary, then where the profile is, or
+ * where and why it was cut. */
+void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
+{
+	/* One summary per session: the leader's (see session_note); any
+	 * process says where its profile was cut. */
+	if (!E.set.summary || (!E.leader && !E.cut_err))
+		return;
+	summary = summary && E.leader;
+	static const char *const series[] = {"data", "read", "write"};
+	for (int i = 0; summary && i < 3; i++) {
+		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes))
+			continue;
+		char line[512];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_profile_summary_text(&f, sum, series[i]);
+		wss_out_say(wss_fmt_cstr(&f), "");
+	}
+	if (E.no_profile) {
+		wss_out_say("profile: none (the output is a character device)", "");
+		return;
+	}
+	if (!E.cut_err) {
+		wss_out_say("profile: ", E.path);
+		wss_session_say();
+		return;
+	}
+	char line[PATH_MAX + 160];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "profile cut at sample ");
+	wss_fmt_u64(&f, E.cut_at);
+	wss_fmt_str(&f, ": ");
+	wss_fmt_str(&f, cut_reason(E.cut_err));
+	wss_fmt_str(&f, " (");
+	wss_fmt_str(&f, E.path);
+	wss_fmt_str(&f, "); measuring stopped there");
+	wss_out_say(wss_fmt_cstr(&f), "");
+}
+
+void wss_out_close(void)
+{
+	if (E.fd >= 0 && wss_fd_same(E.fd, E.fd_dev, E.fd_ino)) /* never a descriptor the program reused */
+		wss_sys_close(E.fd);
+	E.fd = -1;
+}
+
+void wss_out_close_err(void)
+{
+	if (E.err_fd >= 0 && wss_fd_same(E.err_fd, E.err_dev, E.err_ino))
+		wss_sys_close(E.err_fd);
+	E.err_fd = -1;
+}

@@ -1,0 +1,261 @@
+/* The registry: which ranges are tracked, with what protection and kind,
+ * kept exact by the preload's mapping hooks (each change under the engine
+ * lock, made by the caller together with its system call), and the page
+ * history that follows the data (mremap) or is forgotten (unmap). */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <sys/mman.h>
+
+/* Call fn on each part of [s, e) covered by a tracked region. */
+void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	size_t i = wss_regions_lower_bound(&E.regions, s);
+	for (; i < E.regions.n && E.regions.v[i].start < e; i++)
+		fn(E.regions.v[i].start > s ? E.regions.v[i].start : s, E.regions.v[i].end < e ? E.regions.v[i].end : e, arg);
+}
+
+static void rearm_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	wss_arm_untouched(s, e);
+}
+
+static void disarm_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	E.backend->disarm(s, e);
+}
+
+static void harvest_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	wss_writes_harvest(s, e, E.epoch);
+}
+
+static void observe_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	E.backend->observe(s, e);
+}
+
+void wss_registry_reset_page(uintptr_t a)
+{
+	uint64_t *w = wss_shadow_written(a);
+	if (w && *w)
+		*w = 0;
+	uint32_t *ws = wss_shadow_wsplit(a);
+	if (ws && *ws)
+		*ws = 0;
+	uint32_t *h = wss_shadow_hits(a), *st = wss_shadow_site(a);
+	if (h && *h)
+		*h = 0;
+	if (st && *st)
+		*st = 0;
+	wss_page_t *p = wss_shadow_page(a);
+	if (p && (__atomic_load_n(&p->cur, __ATOMIC_RELAXED) || __atomic_load_n(&p->prev, __ATOMIC_RELAXED))) {
+		__atomic_store_n(&p->cur, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->prev, 0, __ATOMIC_RELAXED);
+	}
+}
+
+void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
+{
+	uintptr_t s = wss_page_down(start), e = wss_page_up(start + len);
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
+		return;
+	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
+		return; /* out of memory for bookkeeping: leave it untracked */
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		wss_registry_reset_page(a);
+		__atomic_store_n(fl, (uint8_t)(bits | (*fl & (WSS_PF_EVER | WSS_PF_WEVER))), __ATOMIC_RELEASE);
+	}
+	E.backend->attach(s, e);
+}
+
+/* The page-rounded span of [start, start+len) in *s, *e; false when the
+ * registry is off or no tracked region overlaps the span. */
+static bool tracked_span(uintptr_t start, size_t len, uintptr_t *s, uintptr_t *e)
+{
+	*s = wss_page_down(start);
+	*e = wss_page_up(start + len);
+	if (!E.tracking || *s >= *e)
+		return false;
+	size_t i = wss_regions_lower_bound(&E.regions, *s);
+	return i < E.regions.n && E.regions.v[i].start < *e;
+}
+
+void wss_engine_untrack_locked(uintptr_t start, size_t len)
+{
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
+		return;
+	wss_regions_remove(&E.regions, s, e);
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (!fl || !(*fl & WSS_PF_TRACKED))
+			continue;
+		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
+		wss_registry_reset_page(a);
+	}
+}
+
+struct kind_part {
+	uintptr_t s[64], e[64];
+	int n;
+};
+
+void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind)
+{
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
+		return;
+	/* Collect first: untracking edits the registry being walked. */
+	for (;;) {
+		struct kind_part k = {.n = 0};
+		size_t i = wss_regions_lower_bound(&E.regions, s);
+		for (; i < E.regions.n && E.regions.v[i].start < e && k.n < 64; i++)
+			if (E.regions.v[i].kind == kind) {
+				k.s[k.n] = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+				k.e[k.n] = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+				k.n++;
+			}
+		for (int j = 0; j < k.n; j++)
+			wss_engine_untrack_locked(k.s[j], k.e[j] - k.s[j]);
+		if (k.n < 64)
+			return;
+	}
+}
+
+static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	int prot = *(int *)arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		uint8_t old = __atomic_load_n(fl, __ATOMIC_RELAXED), nw;
+		do
+			nw = (uint8_t)((old & ~WSS_PF_PROT) | (prot & WSS_PF_PROT));
+		while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	}
+}
+
+void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
+{
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
+		return;
+	if (prot & PROT_EXEC) {
+		/* Code is not data: stop tracking it. */
+		wss_engine_untrack_locked(s, e - s);
+		return;
+	}
+	wss_registry_parts(s, e, set_prot_part, &prot);
+	/* Once more, now that the flags say so: a fault handler that restored
+	 * the old protection after the application's call re-reads the flags
+	 * after its own mprotect and follows (track_mprotect.c); this covers
+	 * the one that re-read them just before we changed them. */
+	wss_sys_mprotect((void *)s, e - s, prot);
+	/* The application's call opened pages we had armed: arm again those
+	 * not yet touched in this interval, so their next touch still counts. */
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && (prot & (PROT_READ | PROT_WRITE))) {
+		wss_arm_begin();
+		wss_registry_parts(s, e, rearm_part, NULL);
+		wss_arm_end();
+	}
+}
+
+void wss_engine_disarm_locked(uintptr_t start, size_t len)
+{
+	if (E.tracking)
+		wss_registry_parts(wss_page_down(start), wss_page_up(start + len), disarm_part, NULL);
+}
+
+static void detach_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	if (E.backend->detach)
+		E.backend->detach(s, e);
+}
+
+void wss_engine_exclude_locked(uintptr_t start, size_t len)
+{
+	wss_engine_disarm_locked(start, len);
+	if (E.tracking)
+		wss_registry_parts(wss_page_down(start), wss_page_up(start + len), detach_part, NULL);
+	wss_engine_untrack_locked(start, len);
+}
+
+void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen)
+{
+	if (!E.tracking)
+		return;
+	oldlen = wss_page_up(oldlen);
+	newlen = wss_page_up(newlen);
+	uint8_t *fl = wss_shadow_flags(old);
+	uint8_t f = fl ? *fl : 0;
+	if (!(f & WSS_PF_TRACKED)) {
+		wss_engine_untrack_locked(nw, newlen);
+		return;
+	}
+	int prot = f & WSS_PF_PROT, kind = (f & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
+	if (nw == old) {
+		if (newlen > oldlen)
+			wss_engine_track_locked(old + oldlen, newlen - oldlen, prot, kind);
+		else
+			wss_engine_untrack_locked(old + newlen, oldlen - newlen);
+		return;
+	}
+	wss_engine_untrack_locked(nw, newlen);
+	wss_engine_track_locked(nw, newlen, prot, kind);
+	size_t n = (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = old + (i << WSS_PAGE_SHIFT), b = nw + (i << WSS_PAGE_SHIFT);
+		wss_page_t *pa = wss_shadow_page(a), *pb = wss_shadow_page(b);
+		uint8_t *fa = wss_shadow_flags(a), *fb = wss_shadow_flags(b);
+		if (!pa || !pb)
+			continue;
+		uint64_t lo, hi;
+		wss_page_load(pa, &lo, &hi);
+		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
+		*wss_shadow_written(b) = *wss_shadow_written(a);
+		*wss_shadow_wsplit(b) = *wss_shadow_wsplit(a);
+		*wss_shadow_hits(b) = *wss_shadow_hits(a);
+		*wss_shadow_site(b) = *wss_shadow_site(a);
+		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
+			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
+		*wss_shadow_rever(b) |= *wss_shadow_rever(a);
+	}
+	wss_engine_untrack_locked(old, oldlen);
+}
+
+long wss_engine_discard(uintptr_t start, size_t len, int adv)
+{
+	uintptr_t s, e;
+	wss_lockstate_t ls;
+	if (adv != MADV_DONTNEED || !E.backend || !E.backend->harvest || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+		return wss_sys_madvise((void *)start, len, adv);
+	wss_engine_lock(&ls);
+	if (!tracked_span(start, len, &s, &e) || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {
+		wss_engine_unlock(&ls);
+		return wss_sys_madvise((void *)start, len, adv);
+	}
+	E.harvester = wss_sys_gettid();
+	wss_registry_parts(s, e, harvest_part, NULL);
+	long r = wss_sys_madvise((void *)start, len, adv);
+	wss_registry_parts(s, e, observe_part, NULL);
+	wss_engine_unlock(&ls);
+	return r;
+}
+
+bool wss_engine_relieve_locked(void)
+{
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || __atomic_load_n(&E.vma_delta, __ATOMIC_RELAXED) <= 0)
+		return false;
+	for (size_t i = 0; i < E.regions.n; i++)
+		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED);
+	return true;
+}

@@ -1,0 +1,188 @@
+/* The session.  A session is the first process started under the preload
+ * (its leader) and every process it forks or execs, recursively.  Only the leader prints a
+ * stderr summary; each other process notes in the leader's profile, with one
+ * O_APPEND write of one line (atomic against the leader's own records and
+ * other notes), the profile it created or why it has none.  So the notes are
+ * complete whatever the order in which processes end: a descendant that
+ * outlives the leader appends its note after the leader's summary.  A forked
+ * child knows the leader from memory; an exec'd program from WSS_LEADER, which
+ * the exec wrappers add to the environment they hand the kernel and the
+ * constructor removes from the program's before main (preload/exec.c). */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char session_env[PATH_MAX + 16]; /* "WSS_LEADER=<leader's profile>" */
+static char leader_path[PATH_MAX];      /* the leader's profile, where notes go ("" none) */
+static int leader_pid;
+
+/* Set once this process has forked or exec'd within the session: only then
+ * can it have descendants to count at the end (the count reads its whole
+ * profile back). */
+static bool session_used;
+
+const char *wss_session_leader_path(void) { return leader_path; }
+
+void wss_session_used(bool used) { session_used = used; }
+
+const char *wss_engine_session_env(void)
+{
+	if (!session_env[0] || !E.set.follow_exec)
+		return NULL;
+	session_used = true; /* in a vfork child too: the parent's memory */
+	return session_env;
+}
+
+/* The session's leader is pid, with its profile at leader (absolute, for
+ * descendants that change directory; "" for none). */
+void wss_session_set(int pid, const char *leader)
+{
+	leader_pid = pid;
+	wss_fmt_t f;
+	wss_fmt_init(&f, leader_path, sizeof leader_path);
+	if (leader[0] && leader[0] != '/') {
+		char cwd[PATH_MAX];
+		long n = wss_sys2(SYS_getcwd, cwd, sizeof cwd);
+		if (n > 0) {
+			wss_fmt_str(&f, cwd);
+			wss_fmt_ch(&f, '/');
+		}
+	}
+	wss_fmt_str(&f, leader);
+	if (f.overflow)
+		f.len = 0;
+	wss_fmt_cstr(&f);
+	wss_fmt_init(&f, session_env, sizeof session_env);
+	wss_fmt_str(&f, "WSS_LEADER=");
+	wss_fmt_u64(&f, (uint64_t)leader_pid);
+	wss_fmt_ch(&f, ':');
+	wss_fmt_str(&f, leader_path);
+	wss_fmt_cstr(&f);
+}
+
+/* Note this process in the leader's profile: {"type":"process","pid":P,
+ * "ppid":Q,"profile":PATH|null[,"reason":R]}.  hook. */
+void wss_session_note(const char *profile, const char *reason)
+{
+	if (!leader_path[0]) /* none, or this is the leader creating it */
+		return;
+	char line[PATH_MAX + 256];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, "{\"type\":\"process\",\"pid\":");
+	wss_fmt_u64(&f, (uint64_t)E.pid);
+	wss_fmt_str(&f, ",\"ppid\":");
+	wss_fmt_u64(&f, (uint64_t)wss_sys0(SYS_getppid));
+	wss_fmt_str(&f, ",\"profile\":");
+	if (profile) {
+		char abs[PATH_MAX + 1];
+		wss_fmt_t a;
+		wss_fmt_init(&a, abs, sizeof abs);
+		if (profile[0] != '/') {
+			long n = wss_sys2(SYS_getcwd, abs, sizeof abs - 1);
+			a.len = n > 1 ? (size_t)n - 1 : 0; /* getcwd's length counts the NUL */
+			wss_fmt_ch(&a, '/');
+		}
+		wss_fmt_str(&a, profile);
+		wss_fmt_json_str(&f, wss_fmt_cstr(&a));
+	} else {
+		wss_fmt_str(&f, "null");
+	}
+	if (reason) {
+		wss_fmt_str(&f, ",\"reason\":");
+		wss_fmt_json_str(&f, reason);
+	}
+	wss_fmt_str(&f, "}\n");
+	if (f.overflow)
+		return;
+	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (!wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) && S_ISREG(st.st_mode))
+		wss_write_all(fd, f.buf, f.len);
+	wss_sys_close(fd);
+}
+
+/* The leader, at its end: how many other processes noted a profile in its
+ * own, and how many had none; the directory of the first such profile in
+ * dir.  Reads the profile back (descendants write into it, not into our
+ * memory).  Returns false if it cannot be read. */
+static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t dirlen)
+{
+	static const char tag[] = "{\"type\":\"process\",";
+	static const char prof[] = "\"profile\":\"";
+	*with = *without = 0;
+	dir[0] = '\0';
+	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	static char buf[1 << 16];
+	char line[PATH_MAX + 256];
+	size_t ll = 0;
+	bool skip = false; /* inside a line too long to be a note */
+	long n;
+	while ((n = wss_sys_read(fd, buf, sizeof buf)) > 0) {
+		for (long i = 0; i < n; i++) {
+			char c = buf[i];
+			if (c != '\n') {
+				if (ll < sizeof line - 1)
+					line[ll++] = c;
+				else
+					skip = true;
+				continue;
+			}
+			line[ll] = '\0';
+			if (!skip && !strncmp(line, tag, sizeof tag - 1)) {
+				const char *p = strstr(line, prof);
+				if (!p) {
+					(*without)++;
+				} else if ((*with)++ == 0) {
+					p += sizeof prof - 1;
+					const char *q = strchr(p, '"'), *slash = NULL;
+					for (const char *x = p; q && x < q; x++)
+						if (*x == '/')
+							slash = x;
+					size_t dl = slash ? (size_t)(slash - p) : 0;
+					if (dl && dl < dirlen && !memchr(p, '\\', dl)) {
+						memcpy(dir, p, dl);
+						dir[dl] = '\0';
+					}
+				}
+			}
+			ll = 0;
+			skip = false;
+		}
+	}
+	wss_sys_close(fd);
+	return n == 0;
+}
+
+
+void wss_session_say(void)
+{
+	uint64_t with, without;
+	char dir[PATH_MAX];
+	if (!session_used || !session_count(&with, &without, dir, sizeof dir) || (!with && !without))
+		return;
+	char line[2 * PATH_MAX + 160];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_u64(&f, with);
+	wss_fmt_str(&f, with == 1 ? " more profile" : " more profiles");
+	wss_fmt_str(&f, " from this session");
+	if (dir[0]) {
+		wss_fmt_str(&f, ", in ");
+		wss_fmt_str(&f, dir);
+	}
+	if (without) {
+		wss_fmt_str(&f, "; ");
+		wss_fmt_u64(&f, without);
+		wss_fmt_str(&f, without == 1 ? " forked child wrote none" : " forked children wrote none");
+	}
+	wss_fmt_str(&f, "; all listed in ");
+	wss_out_say(wss_fmt_cstr(&f), leader_path);
+}

@@ -1,0 +1,126 @@
+/* The write window: under backends with faults and a harvest (hybrid),
+ * every harvested write is charged to the interval it was made in, whatever
+ * the timing between the tick's arming and its harvest.  The reasoning is
+ * the comment below; docs/backends.md ("hybrid") tells it for users. */
+#include "config.h"
+#include "engine/internal.h"
+
+/* ---- the write window (backends with faults and a harvest: hybrid) ------
+ * A page's write bit says that it was written since the last harvest, not
+ * when.  The tick for k moves the epoch to k+1, arms every page, then
+ * harvests; a page touched in k and written there may fault again in k+1
+ * before the harvest reaches it, and its bit then holds k's writes and,
+ * once the handler has opened the page, k+1's too.  So from the epoch move
+ * to the end of the harvest (the window, wwin = k+1), a fault of k+1 on a
+ * page last touched in k takes the page's write bit itself before the
+ * page is opened (wss_engine_split_write), charges it to k, and marks the
+ * page (wsplit = k+1): whatever the harvest finds on a marked page was
+ * written after the fault, in k+1.  The fault's take and mark and the
+ * harvest of a range (its scan and the reading of the marks) hold wlock,
+ * so a harvest sees a page either before its fault took the bit (unmarked:
+ * every write it finds came before the fault, while the page was open in
+ * k) or after (marked).  Only one fault per page takes the bit (the mark
+ * is checked under the lock), and it does so before its own unprotect, so
+ * no thread can write the page between the take and the mark.  Writers of
+ * the written history are serialised: the tick (engine lock) and, inside
+ * the window only, faults under wlock; the window is closed under wlock
+ * before the tick counts sample k. */
+
+static void wlock_take(int tid)
+{
+	int z = 0;
+	while (!__atomic_compare_exchange_n(&E.wlock, &z, tid, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		z = 0;
+		wss_sys_sched_yield();
+	}
+	wss_witness_take(WSS_RANK_WINDOW);
+}
+
+static void wlock_give(void)
+{
+	wss_witness_give(WSS_RANK_WINDOW);
+	__atomic_store_n(&E.wlock, 0, __ATOMIC_RELEASE);
+}
+
+void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page))
+{
+	uint32_t win = __atomic_load_n(&E.wwin, __ATOMIC_SEQ_CST);
+	if (!win)
+		return;
+	wss_page_t *p = wss_shadow_page(page);
+	uint8_t *fl = wss_shadow_flags(page);
+	if (!p || !fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) ||
+	    (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_ACQUIRE) != win - 1)
+		return;
+	int tid = wss_sys_gettid();
+	if (__atomic_load_n(&E.wlock, __ATOMIC_RELAXED) == tid)
+		return; /* the tick's own thread, inside its harvest */
+	wlock_take(tid);
+	uint32_t *mark = wss_shadow_wsplit(page);
+	if (__atomic_load_n(&E.wwin, __ATOMIC_RELAXED) == win && *mark != win) {
+		if (take(page))
+			wss_written_set(wss_shadow_written(page), win - 1);
+		*mark = win;
+	}
+	wlock_give();
+}
+
+void wss_writes_window_open(uint32_t k) { __atomic_store_n(&E.wwin, k + 1, __ATOMIC_SEQ_CST); }
+
+/* Closed under wlock: a fault that took the lock inside the window
+ * finishes its take and mark before the tick counts the sample. */
+void wss_writes_window_close(void)
+{
+	wlock_take(E.harvester);
+	__atomic_store_n(&E.wwin, 0, __ATOMIC_RELAXED);
+	wlock_give();
+}
+
+/* Harvested writes: each tracked page of [s, e) was written since the last
+ * harvest.  r->e is the interval the harvest closes (the tick for k runs it
+ * after moving the epoch to k+1 and arming; wss_engine_discard mid-interval,
+ * with the current one).  A backend without faults (uffd-wp) sees nothing
+ * else, so the write is its touch too, by no known thread (slot 0).  With
+ * faults (hybrid): a page marked by a fault of the window was written after
+ * that fault, in r->e + 1; otherwise in r->e when the page was touched
+ * there; otherwise in r->e + 1 when touched there (a pinned buffer the
+ * kernel wrote); a page written with neither touch was written where the
+ * fault path does not look (a coarse block), and counting it would make
+ * writes exceed touches.  Engine lock and wlock held. */
+static void harvested(uintptr_t s, uintptr_t e, void *arg)
+{
+	wss_record_arg_t *r = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (!fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+			continue;
+		uint32_t when = r->e;
+		if (E.backend->fault) {
+			wss_page_t *p = wss_shadow_page(a);
+			if (*wss_shadow_wsplit(a) == r->e + 1)
+				when = r->e + 1;
+			else if (wss_page_touched_in(p, r->e))
+				when = r->e;
+			else if ((uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == r->e + 1)
+				when = r->e + 1;
+			else
+				continue;
+		} else {
+			wss_fault_record(a, fl, r->e, r->slot, true);
+		}
+		wss_written_set(wss_shadow_written(a), when);
+		if (!(__atomic_fetch_or(fl, WSS_PF_WEVER, __ATOMIC_RELAXED) & WSS_PF_WEVER))
+			E.total_write++;
+	}
+}
+
+/* Harvest [s, e) into interval k under wlock.  Returns the backend's
+ * result.  Engine lock held. */
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k)
+{
+	wss_record_arg_t r = {k, 0};
+	wlock_take(E.harvester);
+	int err = E.backend->harvest(s, e, harvested, &r);
+	wlock_give();
+	return err;
+}
