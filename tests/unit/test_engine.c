@@ -1,0 +1,230 @@
+/* The engine without LD_PRELOAD: registry, pins, the tick and the lock
+ * witness, on a fake backend (the backend table as a seam, as jemalloc
+ * tests its hpa through hooks).  The fake keeps an "armed" bit per page and
+ * a log of what the engine asked of it; a test "touch" does what a fault
+ * handler does: open the page if armed, and report a first touch.  Time base
+ * manual: each wss_engine_tick_manual() ends one interval, and the sample it
+ * writes is read back from the profile. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tests/tap/tap.h"
+
+#define NP 16
+#define PG WSS_PAGE_SIZE
+
+static uintptr_t base;           /* NP pages the test tracks */
+static bool armed[NP];           /* the fake's protection, per page */
+static int attaches, detaches;   /* calls seen */
+static int arms;                 /* arm calls since the last reset */
+
+static int page_of(uintptr_t a) { return (int)((a - base) / PG); }
+
+static void set_armed(uintptr_t s, uintptr_t e, bool on)
+{
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG)
+			armed[page_of(a)] = on;
+}
+
+static int fake_probe(char *why, size_t n) { return 0; }
+static int fake_attach(uintptr_t s, uintptr_t e) { attaches++; set_armed(s, e, true); return 0; }
+static int fake_arm(uintptr_t s, uintptr_t e) { arms++; set_armed(s, e, true); return 0; }
+static void fake_disarm(uintptr_t s, uintptr_t e) { set_armed(s, e, false); }
+static void fake_detach(uintptr_t s, uintptr_t e) { detaches++; }
+
+static const wss_backend_t fake = {
+	.name = "fake",
+	.sees = "reads and writes",
+	.needs_pins = true,
+	.probe = fake_probe,
+	.attach = fake_attach,
+	.arm = fake_arm,
+	.disarm = fake_disarm,
+	.detach = fake_detach,
+};
+
+/* What a fault handler does on a touch of page i: nothing if open. */
+static void touch(int i)
+{
+	uintptr_t a = base + (uintptr_t)i * PG;
+	if (!armed[i])
+		return;
+	armed[i] = false;
+	wss_engine_touched(a, wss_shadow_flags(a), NULL);
+}
+
+static char profile[256];
+
+/* data_pages of the last sample in the profile, -1 if none. */
+static long last_sample(void)
+{
+	FILE *f = fopen(profile, "r");
+	char line[8192];
+	long v = -1;
+	while (f && fgets(line, sizeof line, f)) {
+		const char *p;
+		if (strstr(line, "\"type\":\"sample\"") && (p = strstr(line, "\"data_pages\":")))
+			v = atol(p + 13);
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long tick(void)
+{
+	wss_engine_tick_manual();
+	return last_sample();
+}
+
+static void locked_track(int from, int n)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_track_locked(base + (uintptr_t)from * PG, (size_t)n * PG, PROT_READ | PROT_WRITE, WSS_KIND_ANON);
+	wss_engine_unlock(&ls);
+}
+
+static void locked_untrack(int from, int n)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_untrack_locked(base + (uintptr_t)from * PG, (size_t)n * PG);
+	wss_engine_unlock(&ls);
+}
+
+static int count_armed_from(int from)
+{
+	int n = 0;
+	for (int i = from; i < NP; i++)
+		n += armed[i];
+	return n;
+}
+
+static int count_armed(void) { return count_armed_from(0); }
+
+int main(void)
+{
+	char dir[] = "/tmp/wss-test-engine-XXXXXX";
+	if (!mkdtemp(dir))
+		bail("mkdtemp");
+	snprintf(profile, sizeof profile, "%s/p.jsonl", dir);
+	void *m = mmap(NULL, NP * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		bail("mmap");
+	base = (uintptr_t)m;
+
+	wss_engine_settings_t set = {
+		.backend = "auto",
+		.time_base = WSS_ENGINE_MANUAL,
+		.interval_ns = 100000000,
+		.window_intervals = 1,
+		.output = profile,
+		.header_timing = ",\"time_base\":\"manual\"",
+		.header_config = "",
+	};
+	wss_engine_start_t s = {.argc = 0, .argv = NULL, .set = &set};
+	char err[512];
+	wss_lifecycle_test_backend = &fake;
+	if (wss_engine_init(&s, err, sizeof err))
+		bail("wss_engine_init: %s", err);
+	is_str(E.backend->name, "fake", "the test backend is the engine's");
+
+	/* ---- registry ---- */
+	locked_track(0, NP);
+	ok(E.regions.n == 1 && E.regions.v[0].start == base && E.regions.v[0].end == base + NP * PG,
+	   "track: one region of %d pages", NP);
+	ok(attaches == 1 && count_armed() == NP, "the backend attached all of it");
+	locked_untrack(6, 4);
+	ok(E.regions.n == 2 && E.regions.v[0].end == base + 6 * PG && E.regions.v[1].start == base + 10 * PG,
+	   "untrack of pages 6-9 splits the region in two");
+	ok(!(*wss_shadow_flags(base + 7 * PG) & WSS_PF_TRACKED) && (*wss_shadow_flags(base + 5 * PG) & WSS_PF_TRACKED),
+	   "and their flags say so");
+	locked_track(6, 4);
+	ok(E.regions.n == 1, "tracking them again merges the region");
+
+	/* ---- the tick: each interval counts the pages touched in it ---- */
+	is_int(tick(), 0, "interval 1: nothing touched");
+	ok(count_armed() == NP, "the tick armed every tracked page");
+	for (int i = 0; i < 5; i++)
+		touch(i);
+	touch(2); /* a second touch in the interval: open, not counted again */
+	is_int(tick(), 5, "interval 2: five pages touched");
+	is_int(tick(), 0, "interval 3: none");
+	touch(15);
+	is_int(tick(), 1, "interval 4: one");
+
+	/* A page the program protects itself is re-armed only if untouched in
+	 * the interval (registry.c: a re-arm after the program's mprotect). */
+	touch(3);
+	{
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		set_armed(base, base + NP * PG, false); /* the program's mprotect opened them all */
+		wss_engine_protect_locked(base, NP * PG, PROT_READ | PROT_WRITE);
+		wss_engine_unlock(&ls);
+	}
+	ok(!armed[3] && armed[4] && count_armed() == NP - 1,
+	   "mprotect by the program: the pages not touched in this interval are armed again");
+	is_int(tick(), 1, "and the touched one still counts once");
+
+	/* ---- pins: a buffer handed to the kernel stays open and counts ---- */
+	int pin = wss_engine_pin((const void *)(base + 8 * PG + 100), 2 * PG);
+	ok(pin > 0, "pin a buffer over pages 8-10");
+	ok(!armed[8] && !armed[9] && !armed[10], "its pages are open");
+	is_int(tick(), 3, "the interval it was pinned in counts its 3 pages");
+	ok(!armed[8] && !armed[9] && !armed[10] && armed[7] && armed[11], "the tick leaves pinned pages open");
+	is_int(tick(), 3, "and counts them in every interval the pin lasts");
+	wss_engine_unpin(pin);
+	is_int(tick(), 3, "unpinned: the interval it ended in still counts them");
+	ok(armed[8] && armed[9] && armed[10], "the next tick arms them again");
+	is_int(tick(), 0, "and nothing is counted once they are quiet");
+	is_int(wss_engine_pin((const void *)(base + NP * PG), PG), 0, "a buffer outside tracked memory: no pin");
+
+	/* ---- mremap: history follows the data ---- */
+	touch(1);
+	{
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		wss_engine_move_locked(base, 4 * PG, base + 12 * PG, 4 * PG); /* pages 0-3 now at 12-15 */
+		wss_engine_unlock(&ls);
+	}
+	ok(E.regions.n == 1 && E.regions.v[0].start == base + 4 * PG, "mremap: the old range is no longer tracked");
+	is_int(tick(), 1, "the touch made before the move counts at its new address");
+
+	/* ---- the lock-order witness ---- */
+	uint32_t v0 = wss_witness_violations();
+	wss_witness_take(WSS_RANK_TICK);
+	wss_witness_take(WSS_RANK_ENGINE);
+	wss_witness_give(WSS_RANK_ENGINE);
+	wss_witness_give(WSS_RANK_TICK);
+	is_int(wss_witness_violations(), v0, "witness: tick then engine is the order");
+	wss_witness_take(WSS_RANK_ENGINE);
+	wss_witness_take(WSS_RANK_TICK);
+	wss_witness_give(WSS_RANK_TICK);
+	wss_witness_give(WSS_RANK_ENGINE);
+	is_int(wss_witness_violations(), v0 + 1, "witness: engine then tick is a violation");
+
+	/* ---- the end ---- */
+	wss_engine_finish();
+	FILE *f = fopen(profile, "r");
+	char line[8192], last[8192] = "";
+	while (f && fgets(line, sizeof line, f))
+		strcpy(last, line);
+	if (f)
+		fclose(f);
+	ok(strstr(last, "\"type\":\"summary\"") != NULL, "finish writes the summary last");
+	/* Pages 0-3 left with the mremap: their mapping is gone, nothing to
+	 * give back there. */
+	ok(count_armed_from(4) == 0 && detaches > 0, "and gives every tracked page back its protection");
+	unlink(profile);
+	rmdir(dir);
+	return done_testing();
+}
