@@ -149,7 +149,7 @@ static void *engine_main(void *arg)
 		while (!__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE)) {
 			uint64_t used = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns;
 			if (used >= next) {
-				wss_tick();
+				wss_tick_clock();
 				while (next <= used)
 					next += interval;
 				continue;
@@ -176,7 +176,7 @@ static void *engine_main(void *arg)
 		uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
 		if (now < next)
 			continue;
-		wss_tick();
+		wss_tick_clock();
 		/* A late tick does not cause a burst: skip to the next boundary. */
 		next += interval;
 		now = wss_clock_ns(CLOCK_MONOTONIC);

@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct dl_phdr_info;
+
+/* What a tracked range is, for the registry and the hot-page list. */
+typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND_DATA = 3 } wss_kind_t;
+
 /* Exit statuses for errors reported by the library itself. */
 #define WSS_EXIT_USAGE 2
 
@@ -137,12 +142,12 @@ void wss_engine_unlock(wss_lockstate_t *ls);
  * take: the tick lock (preload/libs.c), the engine lock and the write
  * window's lock (engine/writes.c). */
 typedef enum wss_lock_rank {
-	WSS_RANK_ALLOCATOR = 1, /* jemalloc's mutexes: its extent hooks call the engine; its fork
-				 * prepare handler runs before ours */
-	WSS_RANK_TICK,          /* preload/libs.c tick_lock: one tick at a time, none across a fork */
-	WSS_RANK_LOADER,        /* the loader's list lock, held by dl_iterate_phdr around a tick */
-	WSS_RANK_ENGINE,        /* the engine lock: registry, tick, profile */
-	WSS_RANK_WINDOW,        /* the write window's lock (engine/writes.c) */
+	WSS_RANK_TICK = 1,  /* preload/libs.c tick_lock: one tick at a time, none across a fork */
+	WSS_RANK_LOADER,    /* the loader's list lock: dl_iterate_phdr holds it around a tick, and
+			     * a program's callback may allocate under it */
+	WSS_RANK_ALLOCATOR, /* jemalloc's mutexes: its extent hooks call the engine */
+	WSS_RANK_ENGINE,    /* the engine lock: registry, tick, profile */
+	WSS_RANK_WINDOW,    /* the write window's lock (engine/writes.c) */
 } wss_lock_rank_t;
 /* Note that the calling thread takes / gives a lock of rank r: taking one
  * at or below a rank it holds is a violation (logged once; abort in
@@ -181,6 +186,26 @@ long wss_engine_discard(uintptr_t start, size_t len, int adv);
 /* The application's mapping call failed with ENOMEM: if our protection
  * splits may be the cause, undo them all and return true (retry once). */
 bool wss_engine_relieve_locked(void);
+
+/* Is the page at addr tracked?  Then *prot (if not NULL) is the
+ * application's protection of it.  AS-safe, lock-free. */
+bool wss_engine_tracked_page(uintptr_t addr, int *prot);
+/* Is any page of [p, p+n) tracked?  AS-safe, lock-free. */
+bool wss_engine_tracked_any(const void *p, size_t n);
+/* Is the calling thread inside our stack unwinder (a site's capture)?  Its
+ * calls (sigprocmask around libunwind's caches, mmap for its memory pool,
+ * a pipe to check addresses) reach the preload's wrappers, which must then
+ * do nothing but the call.  AS-safe (engine/sites.c). */
+bool wss_engine_unwinding(void);
+/* The engine's module table (engine/modtab.c), where stack captures find
+ * unwind information without the loader's lock.  The preload syncs it with
+ * the loader's list, inside dl_iterate_phdr: begin (closes the table to
+ * captures and waits for those inside), add each object listed, end (drops
+ * the objects not listed; startup: those added are never unloaded).
+ * Serialised by the caller (its tick lock, or start-up). */
+void wss_modtab_sync_begin(void);
+void wss_modtab_sync_add(const struct dl_phdr_info *info);
+void wss_modtab_sync_end(bool startup);
 
 /* The fault handler's entry, with the interrupted context uc (a
  * ucontext_t): true when the fault was ours and is handled.  AS-safe,

@@ -191,7 +191,7 @@ void wss_out_close_err(void);
  * lock held. */
 void wss_tick_locked(bool final);
 /* One tick from the clock, through the preload's tick_around. */
-void wss_tick(void);
+void wss_tick_clock(void);
 /* fn(locked section) through the preload's tick_around, or directly. */
 void wss_tick_around(void (*fn)(void));
 

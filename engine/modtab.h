@@ -10,20 +10,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/engine.h"
+
 enum {
 	WSS_MODTAB_OK,    /* ip has unwind information: libunwind finds it in our table */
 	WSS_MODTAB_END,   /* ip is in a known object without unwind information for it */
 	WSS_MODTAB_LATER, /* ip is in no object we know, or one whose entry may be stale */
 };
 
-/* Start a sync: close the table to captures and wait for those inside it.
- * sync (or init). */
-void wss_modtab_sync_begin(void);
-/* The loader lists info now (so it is mapped).  sync. */
-void wss_modtab_sync_add(const struct dl_phdr_info *info);
-/* Drop every entry not added since wss_modtab_sync_begin; reopen the
- * table.  startup: the objects added are never unloaded.  sync. */
-void wss_modtab_sync_end(bool startup);
+/* wss_modtab_sync_begin, _add and _end are in engine.h: the preload calls
+ * them. */
 /* Enter the table for one capture; false while a sync writes it (the
  * capture is then left for later).  AS-safe, never waits. */
 bool wss_modtab_enter(void);

@@ -15,6 +15,24 @@ void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_
 		fn(E.regions.v[i].start > s ? E.regions.v[i].start : s, E.regions.v[i].end < e ? E.regions.v[i].end : e, arg);
 }
 
+bool wss_engine_tracked_page(uintptr_t addr, int *prot)
+{
+	uint8_t *fl = wss_shadow_flags(addr);
+	uint8_t f = fl ? __atomic_load_n(fl, __ATOMIC_RELAXED) : 0;
+	if (prot)
+		*prot = f & WSS_PF_PROT;
+	return f & WSS_PF_TRACKED;
+}
+
+bool wss_engine_tracked_any(const void *p, size_t n)
+{
+	uintptr_t s = wss_page_down((uintptr_t)p), e = (uintptr_t)p + n;
+	for (uintptr_t a = s; a < e && a >= s; a += WSS_PAGE_SIZE)
+		if (wss_engine_tracked_page(a, NULL))
+			return true;
+	return false;
+}
+
 static void rearm_part(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;

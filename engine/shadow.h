@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/sys.h"
+#include "engine/engine.h"
 #include "engine/pagestate.h"
 
 #define WSS_LEAF_SHIFT 30
@@ -24,7 +25,6 @@
 #define WSS_PF_KIND (3 << WSS_PF_KIND_SHIFT)
 #define WSS_PF_WEVER 0x80   /* written at least once in this run (write-tracking backends) */
 
-typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND_DATA = 3 } wss_kind_t;
 
 /* Allocate the directory.  Returns 0 or ENOMEM.  init. */
 int wss_shadow_init(void);

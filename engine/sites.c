@@ -81,6 +81,8 @@ typedef struct stack {
 
 __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 
+bool wss_engine_unwinding(void) { return wss_sites_unwinding != 0; }
+
 /* Set in a forked child: no stack is captured there.  A parent thread may
  * have been inside the unwinder at the fork, holding one of its internal
  * mutexes, which the child then inherits held. */

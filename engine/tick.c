@@ -192,11 +192,11 @@ void wss_tick_around(void (*fn)(void))
 		fn();
 }
 
-void wss_tick(void) { wss_tick_around(tick_now); }
+void wss_tick_clock(void) { wss_tick_around(tick_now); }
 
 void wss_engine_tick_manual(void)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) || E.set.time_base != WSS_ENGINE_MANUAL)
 		return;
-	wss_tick();
+	wss_tick_clock();
 }

@@ -25,7 +25,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/sites.h"
 
 static int unw_pipe[2] = {-1, -1};
 
@@ -77,7 +76,7 @@ int wss_fds_unwinder_pipe(int fd[2], int flags)
 
 WSS_EXPORT int close(int fd)
 {
-	if (wss_sites_unwinding) {
+	if (wss_engine_unwinding()) {
 		/* libunwind closing its pipe (or a file it opened): its pipe
 		 * is ours and the program cannot close it, so the number is
 		 * still libunwind's. */

@@ -19,7 +19,6 @@
 #include "common/sys.h"
 #include "config/config.h"
 #include "engine/engine.h"
-#include "engine/shadow.h"
 #include "include/wss.h"
 
 static void fail(const char *what, const char *why)
@@ -162,8 +161,15 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_data_init();
 	wss_libs_init(cfg.track_library_data, wss_engine_sites());
 	/* jemalloc registers its fork handlers when it initialises: make sure
-	 * it has, then register ours to run after its child handler. */
+	 * it has, then register the ticks' lock, whose prepare handler then
+	 * runs before jemalloc's (the lock order, wss_lock_rank_t: a program
+	 * thread inside dl_iterate_phdr may allocate, so the loader's lock comes
+	 * before jemalloc's, and a tick holds ours around the loader's), and
+	 * the engine thread's start in a child, after jemalloc's child handler
+	 * has made malloc work again.  The engine lock's handlers were
+	 * registered before jemalloc's (preload/malloc.c). */
 	free(malloc(1));
+	pthread_atfork(wss_libs_fork_prepare, wss_libs_fork_parent, wss_libs_fork_child);
 	pthread_atfork(NULL, NULL, wss_engine_fork_child_late);
 	if (wss_engine_start())
 		fail("cannot start the engine thread", "");

@@ -21,8 +21,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/shadow.h"
-#include "engine/sites.h"
 
 extern ssize_t __read_chk(int, void *, size_t, size_t);
 extern ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
@@ -35,17 +33,14 @@ void wss_touch_range(const void *p, unsigned long n)
 {
 	if (!n || !wss_engine_active())
 		return;
-	uintptr_t a = (uintptr_t)p & ~(WSS_PAGE_SIZE - 1), end = (uintptr_t)p + n;
+	uintptr_t a = wss_page_down((uintptr_t)p), end = (uintptr_t)p + n;
 	if (end < a)
 		return;
 	for (; a < end; a += WSS_PAGE_SIZE) {
-		uint8_t *fl = wss_shadow_flags(a);
-		if (!fl)
-			continue;
-		uint8_t f = __atomic_load_n(fl, __ATOMIC_RELAXED);
+		int prot;
 		/* Only tracked pages the application can read: anything else
 		 * must fail in the kernel exactly as it would without us. */
-		if ((f & WSS_PF_TRACKED) && (f & (PROT_READ | PROT_WRITE)))
+		if (wss_engine_tracked_page(a, &prot) && (prot & (PROT_READ | PROT_WRITE)))
 			(void)*(volatile const char *)a;
 	}
 }
@@ -144,7 +139,7 @@ static ssize_t unwinder_rw(long nr, int fd, const void *buf, size_t n)
 WSS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	WSS_REAL(read);
-	if (wss_sites_unwinding)
+	if (wss_engine_unwinding())
 		GUARDED(unwinder_rw(SYS_read, fd, buf, n), buf, n);
 	GUARDED(real_read(fd, buf, n), buf, n);
 }
@@ -152,7 +147,7 @@ WSS_EXPORT ssize_t read(int fd, void *buf, size_t n)
 WSS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	WSS_REAL(write);
-	if (wss_sites_unwinding)
+	if (wss_engine_unwinding())
 		GUARDED(unwinder_rw(SYS_write, fd, buf, n), buf, n);
 	GUARDED(real_write(fd, buf, n), buf, n);
 }

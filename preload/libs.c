@@ -48,8 +48,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/modtab.h"
-#include "engine/shadow.h"
 
 #define LIB_MAX 1024 /* ranges; libraries beyond this are not tracked */
 
@@ -110,14 +108,17 @@ static void tick_lock_take(int self)
 {
 	for (;;) {
 		int cur = 0;
-		if (__atomic_compare_exchange_n(&tick_lock, &cur, self, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&tick_lock, &cur, self, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			wss_witness_take(WSS_RANK_TICK);
 			return;
+		}
 		wss_sys_futex(&tick_lock, FUTEX_WAIT_PRIVATE, cur, NULL, NULL, 0);
 	}
 }
 
 static void tick_lock_drop(void)
 {
+	wss_witness_give(WSS_RANK_TICK);
 	__atomic_store_n(&tick_lock, 0, __ATOMIC_RELEASE);
 	wss_sys_futex(&tick_lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -162,8 +163,8 @@ static void subtract(uintptr_t s, uintptr_t e, uintptr_t excl[][2], int n,
 		uintptr_t next = e; /* the end of the run that starts at s */
 		bool cut = false;
 		for (int i = 0; i < n; i++) {
-			uintptr_t xs = excl[i][0] & ~(WSS_PAGE_SIZE - 1);
-			uintptr_t xe = (excl[i][1] + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+			uintptr_t xs = wss_page_down(excl[i][0]);
+			uintptr_t xe = wss_page_up(excl[i][1]);
 			if (xs <= s && s < xe) { /* s is excluded: skip past it */
 				s = xe;
 				cut = true;
@@ -191,8 +192,8 @@ static void data_ranges(const struct dl_phdr_info *info, void (*fn)(uintptr_t, u
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || (ph->p_flags & PF_X))
 			continue;
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-		s &= ~(WSS_PAGE_SIZE - 1);
-		e = (e + WSS_PAGE_SIZE - 1) & ~(WSS_PAGE_SIZE - 1);
+		s = wss_page_down(s);
+		e = wss_page_up(e);
 		subtract(s, e, excl, n, fn, arg);
 	}
 }
@@ -534,8 +535,10 @@ static const char *module_of(uintptr_t addr, bool *main_program)
 
 void wss_libs_fork_child(void)
 {
-	if (fork_took)
+	if (fork_took) {
+		wss_witness_give(WSS_RANK_TICK);
 		__atomic_store_n(&tick_lock, 0, __ATOMIC_RELAXED);
+	}
 	no_around = true;
 	/* The child's profile needs them all again. */
 	for (int i = 0; i < nmods; i++)

@@ -27,8 +27,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/sites.h"
-#include "engine/shadow.h"
 
 void *wss_je_malloc(size_t);
 void *wss_je_calloc(size_t, size_t);
@@ -222,24 +220,15 @@ static int atfork_done;
  * profiles of the same input are reproducible. */
 extern bool je_opt_cache_oblivious;
 
-/* The ticks' lock before the engine lock: the order a tick takes them. */
-static void fork_prepare(void)
-{
-	wss_libs_fork_prepare();
-	wss_engine_fork_prepare();
-}
-
-static void fork_parent(void)
-{
-	wss_engine_fork_parent();
-	wss_libs_fork_parent();
-}
-
-static void fork_child(void)
-{
-	wss_libs_fork_child();
-	wss_engine_fork_child();
-}
+/* The engine's fork handlers, registered before jemalloc registers its
+ * own (at its initialisation, which the first allocation after this
+ * triggers).  Prepare handlers run in reverse order of registration, so
+ * jemalloc's mutexes are taken before the engine lock, the order its
+ * extent hooks take them (wss_lock_rank_t).  The ticks' lock comes before
+ * both: preload/init.c registers it after jemalloc's. */
+static void fork_prepare(void) { wss_engine_fork_prepare(); }
+static void fork_parent(void) { wss_engine_fork_parent(); }
+static void fork_child(void) { wss_engine_fork_child(); }
 
 void wss_heap_atfork_once(void)
 {
@@ -308,7 +297,7 @@ static inline bool route_untracked(const void *ra)
 		wss_heap_atfork_once();
 		return false; /* before start-up: arena 0 anyway */
 	}
-	if (from_libc(ra) || wss_sites_unwinding)
+	if (from_libc(ra) || wss_engine_unwinding())
 		return true;
 	if (__builtin_expect(!tls_bound, 0))
 		bind_slow();

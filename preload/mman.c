@@ -15,8 +15,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/sites.h"
-#include "engine/shadow.h"
 #include "preload/preload.h"
 
 static bool track_anon;
@@ -25,7 +23,7 @@ void wss_mman_init(bool track) { track_anon = track; }
 
 static bool trackable(int prot, int flags)
 {
-	if (wss_sites_unwinding) /* the unwinder's memory pool: never ours to arm */
+	if (wss_engine_unwinding()) /* the unwinder's memory pool: never ours to arm */
 		return false;
 	if (!track_anon || !(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC))
 		return false;
@@ -157,18 +155,10 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 
 void wss_exclude_stack(const void *p, unsigned long n)
 {
-	uintptr_t s = (uintptr_t)p & ~(WSS_PAGE_SIZE - 1), e = (uintptr_t)p + n;
-	if (!p || !n || !wss_engine_tracking())
-		return;
-	bool tracked = false;
-	for (uintptr_t a = s; a < e && !tracked; a += WSS_PAGE_SIZE) {
-		uint8_t *fl = wss_shadow_flags(a);
-		tracked = fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED);
-	}
-	if (!tracked)
+	if (!p || !n || !wss_engine_tracking() || !wss_engine_tracked_any(p, n))
 		return;
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
-	wss_engine_exclude_locked(s, e - s);
+	wss_engine_exclude_locked((uintptr_t)p, n);
 	wss_engine_unlock(&ls);
 }

@@ -20,7 +20,6 @@
 
 #include "common/sys.h"
 #include "engine/engine.h"
-#include "engine/sites.h"
 
 /* glibc's own sigaction, under its public alias. */
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -100,7 +99,7 @@ static void segv_handler(int sig, siginfo_t *si, void *ctx)
 		}
 	}
 	errno = saved;
-	if (wss_sites_unwinding && si->si_code > 0) {
+	if (wss_engine_unwinding() && si->si_code > 0) {
 		/* A fault of the unwinder's that is not ours, inside our
 		 * handler: what it would have been before the capture opened
 		 * SIGSEGV (a kill), not the program's handler, which might
@@ -224,7 +223,7 @@ void wss_signals_check(void)
  * errno. */
 static int mask_change(int how, const sigset_t *set, sigset_t *old)
 {
-	if (wss_sites_unwinding) {
+	if (wss_engine_unwinding()) {
 		/* The unwinder, inside our fault handler, saving and restoring
 		 * the mask around its caches and memory pool: what it asks,
 		 * less SIGSEGV, which the capture keeps open so that its reads

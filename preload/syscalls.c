@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/sites.h"
 
 #define SYS_FUNCS(X) \
 	X(getcwd) X(readlink) X(readlinkat) X(waitpid) X(wait) X(wait3) X(wait4) X(waitid) \
@@ -115,7 +114,7 @@ WSS_EXPORT int waitid(idtype_t t, id_t id, siginfo_t *si, int opt)
 WSS_EXPORT int pipe(int fd[2]) { CALL(int, pipe, (fd), P(fd, 2 * sizeof *fd)); }
 WSS_EXPORT int pipe2(int fd[2], int fl)
 {
-	if (wss_sites_unwinding) /* libunwind's pipe for checking addresses: fds.c */
+	if (wss_engine_unwinding()) /* libunwind's pipe for checking addresses: fds.c */
 		return wss_fds_unwinder_pipe(fd, fl);
 	CALL(int, pipe2, (fd, fl), P(fd, 2 * sizeof *fd));
 }
