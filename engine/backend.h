@@ -1,7 +1,7 @@
 /* The tracking backend interface.  A backend turns "a new interval starts"
  * into whatever makes the next touch of each tracked page observable, and
  * gives the application back its own protection when asked.  Adding a
- * backend is one file implementing this and one entry in engine.c's table.
+ * backend is one file implementing this and one entry in wss_backends[] (engine/lifecycle.c).
  * All functions but probe and fault run with the engine lock held. */
 #ifndef WSS_ENGINE_BACKEND_H
 #define WSS_ENGINE_BACKEND_H
@@ -16,7 +16,7 @@ typedef struct wss_backend {
 	 * "reads and writes" or "writes". */
 	const char *sees;
 	/* Can system calls fail with EFAULT on an armed page?  Then buffers
-	 * handed to the kernel are pinned for the call (engine.c). */
+	 * handed to the kernel are pinned for the call (engine/pins.c). */
 	bool needs_pins;
 	/* Can it run on this kernel?  Returns 0, or an errno with the missing
 	 * feature in why.  Leaves the backend ready to attach.  init. */

@@ -220,7 +220,7 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
  * opened: inside the tick's write window, hand take (which returns whether
  * the page was written since the last harvest, and protects it again) the
  * write bits of a page last touched in the interval the tick ends, and
- * charge them to that interval (engine.c, "the write window").  AS-safe;
+ * charge them to that interval (engine/writes.c).  AS-safe;
  * inside the window, waits for a harvest of one range at most. */
 void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
 /* Pin [buf, buf+len) for a system call that will access it: its tracked

@@ -8,7 +8,7 @@
  * Both words change together with one cmpxchg16b, so readers never see a
  * mixed pair.  Why two: the tick for sample k runs after the epoch has moved
  * to k+1, and handlers of k+1 may already have recorded a page before the
- * scan reaches it.  The epoch protocol (engine.c) guarantees that when the
+ * scan reaches it.  The epoch protocol (engine/fault.c) guarantees that when the
  * scan runs, every handler that read epoch <= k has finished, and no handler
  * can have read k+2; so the newest touch at or before k is `cur` when
  * cur.last <= k, else `prev`.  Interval 0 means "never". */
@@ -118,8 +118,8 @@ static inline bool wss_page_in_window(wss_page_t *p, uint32_t k, uint32_t w, uin
 /* Write history: the two latest intervals in which a page was seen
  * written, last | plast << 32, like the touch history and for the same
  * reason: the tick for k may learn of a write of k + 1 (a fault of the
- * window, engine.c) before it counts k's.  Not atomic: its writers are
- * serialised (engine.c). */
+ * window, engine/writes.c) before it counts k's.  Not atomic: its writers are
+ * serialised (engine/writes.c). */
 static inline void wss_written_set(uint64_t *w, uint32_t k)
 {
 	uint32_t last = (uint32_t)*w, plast = (uint32_t)(*w >> 32);

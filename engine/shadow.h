@@ -38,7 +38,7 @@ uint8_t *wss_shadow_flags(uintptr_t addr);
 /* The two latest intervals in which the page was seen written (see
  * wss_written_set in pagestate.h; 0: never), kept by backends that see
  * writes.  Written by the tick, and by the fault path only inside the
- * tick's write window under its lock (engine.c); read by the tick, so
+ * tick's write window under its lock (engine/writes.c); read by the tick, so
  * plain loads and stores.  NULL when no leaf covers addr. */
 uint64_t *wss_shadow_written(uintptr_t addr);
 /* The interval whose write window a fault of the page last opened in (the

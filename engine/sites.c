@@ -6,7 +6,7 @@
  * compare-and-swap.
  *
  * Interval counts live in two arrays indexed by the interval's parity, as
- * the in-flight counters do (engine.c): handlers of interval e add to
+ * the in-flight counters do (engine/fault.c): handlers of interval e add to
  * counts[e & 1]; the tick that ends k runs after every handler of k has
  * finished and before any of k+2 can start, so it reads and clears
  * counts[k & 1] while handlers of k+1 use the other array.

@@ -9,7 +9,7 @@
  * by the kernel for uffd-wp (the page is marked written).  Kernel accesses
  * to armed pages still fail with EFAULT, as under mprotect: pins stay.
  * A write bit says that a page was written, not when: the tick's write
- * window (engine.c) keeps a write with the interval it was made in. */
+ * window (engine/writes.c) keeps a write with the interval it was made in. */
 #include "config.h"
 #include "engine/backend.h"
 
@@ -32,7 +32,7 @@ static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
 static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
 static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
 /* Before the page is opened: a fault inside the tick's write window takes
- * the page's write bits for the interval that ended (engine.c). */
+ * the page's write bits for the interval that ended (engine/writes.c). */
 static bool hy_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
 	wss_engine_split_write(addr & ~(WSS_PAGE_SIZE - 1), wss_uffd_take_written);

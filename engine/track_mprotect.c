@@ -5,7 +5,7 @@
  *
  * Races, and how they are closed:
  * - tick vs fault: the tick advances the epoch, then protects; the handler
- *   unprotects, then reads the epoch (engine.c).  A page unprotected before
+ *   unprotects, then reads the epoch (engine/fault.c).  A page unprotected before
  *   the tick's protect is armed again and faults again in the new interval;
  *   one unprotected after it was unprotected by a handler that reads the new
  *   epoch.  So every interval sees the first touch of every page.

@@ -82,7 +82,7 @@ void wss_exec_unfollow(void)
 
 /* ---- the session: WSS_LEADER -----------------------------------------------
  * A program exec'd within a session learns the session's leader from
- * WSS_LEADER (engine.c's session notes).  The variable is added only to the
+ * WSS_LEADER (engine/session.c).  The variable is added only to the
  * environment handed to the kernel here, never to the program's own, and
  * the exec'd program's constructor takes it out of its environ before main
  * (wss_exec_take_leader), so the program sees the environment it would see

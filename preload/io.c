@@ -1,7 +1,7 @@
 /* System calls that hand a user buffer to the kernel fail with EFAULT when
  * the buffer sits on an armed page: the kernel does not raise SIGSEGV for
  * its own accesses.  These wrappers pin the buffer for the duration of the
- * call (engine.c: its tracked pages are opened and counted as touched, since
+ * call (engine/pins.c: its tracked pages are opened and counted as touched, since
  * the kernel does touch them, and no tick arms them until the call returns).
  * Only when the pin table is full do they fall back to opening the pages by
  * touching them and retrying once on EFAULT.  Covered: the calls programs

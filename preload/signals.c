@@ -394,7 +394,7 @@ WSS_EXPORT long syscall(long n, ...)
 		/* The program's last thread: natively the process ends with the
 		 * main thread's status (this one's, or what main passed when it
 		 * left: 0 from pthread_exit).  Our engine thread would keep it
-		 * alive, then end it with exit(0) (engine.c). */
+		 * alive, then end it with exit(0) (engine/clock.c). */
 		if (wss_engine_last_thread())
 			wss_preload_exit(wss_sys_gettid() == wss_sys_getpid() ? (int)a[0] : main_exit_code);
 		if (wss_sys_gettid() == wss_sys_getpid())

@@ -3,7 +3,7 @@
  * word itself and fails the wait with EFAULT when its page is armed, and the
  * C library aborts ("The futex facility returned an unexpected error code").
  * These wrappers pin the object, and the timeout it is given, for the call
- * (engine.c).  Calls that may not block try the non-blocking variant first,
+ * (engine/pins.c).  Calls that may not block try the non-blocking variant first,
  * so the uncontended path costs one extra trylock-sized call. */
 #include "config.h"
 #include "preload/preload.h"
