@@ -157,6 +157,29 @@ void wss_witness_give(wss_lock_rank_t r);
 /* Violations seen so far (tests).  AS-safe. */
 uint32_t wss_witness_violations(void);
 
+/* Mapping changes as one call each (engine/mapping.c): the system call
+ * and the registry update under the engine lock, so that no tick sees one
+ * without the other, and an ENOMEM our protection splits may have caused
+ * relieved and the call retried once.  kind: WSS_KIND_NONE to leave new
+ * memory untracked.  Each returns the system call's raw result (an address
+ * or -errno; 0 or -errno).  hook. */
+void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long off, int kind);
+long wss_engine_munmap(void *addr, size_t len);
+long wss_engine_mprotect(void *addr, size_t len, int prot);
+void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *want);
+/* Memory someone else mapped (the allocator): track it, or record the
+ * protection it now has.  hook. */
+void wss_engine_track(void *addr, size_t len, int prot, int kind);
+void wss_engine_protect(void *addr, size_t len, int prot);
+/* Run unmap(arg), a call that may unmap [addr, len) (an allocator's), under
+ * the engine lock; if it returns true the range is gone and leaves the
+ * registry in the same step (once unmapped it may be reused by anyone).
+ * Returns unmap's answer.  hook. */
+bool wss_engine_unmapping(void *addr, size_t len, bool (*unmap)(void *arg), void *arg);
+/* wss_engine_exclude_locked for a range that may not be tracked at all
+ * (cheap then: no lock).  hook. */
+void wss_engine_exclude(const void *p, size_t len);
+
 /* Registry updates; the caller holds the engine lock and has made the
  * mapping change itself.  prot is the application's protection. */
 void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind);

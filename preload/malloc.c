@@ -89,57 +89,58 @@ HIDDEN int wss_je_sys_madvise(void *a, size_t len, int adv)
 
 static extent_hooks_t *default_hooks;
 
-static void heap_track(void *addr, size_t size, int prot)
-{
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	wss_engine_track_locked((uintptr_t)addr, size, prot, WSS_KIND_HEAP);
-	wss_engine_unlock(&ls);
-}
-
-static void heap_protect(void *addr, size_t size, int prot)
-{
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	wss_engine_protect_locked((uintptr_t)addr, size, prot);
-	wss_engine_unlock(&ls);
-}
-
 static void *hook_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t align, bool *zero, bool *commit,
 			unsigned ind)
 {
 	void *p = default_hooks->alloc(default_hooks, new_addr, size, align, zero, commit, ind);
 	if (p)
-		heap_track(p, size, *commit ? PROT_READ | PROT_WRITE : PROT_NONE);
+		wss_engine_track(p, size, *commit ? PROT_READ | PROT_WRITE : PROT_NONE, WSS_KIND_HEAP);
 	return p;
+}
+
+/* jemalloc's dalloc and destroy run inside wss_engine_unmapping: the range
+ * leaves the registry in the same step as it is unmapped (once unmapped it
+ * may be reused by anyone). */
+struct unmap_call {
+	void *addr;
+	size_t size;
+	bool committed;
+	unsigned ind;
+	bool keep; /* dalloc's answer: true, the extent was kept (not unmapped) */
+};
+
+static bool dalloc_call(void *arg)
+{
+	struct unmap_call *c = arg;
+	c->keep = default_hooks->dalloc(default_hooks, c->addr, c->size, c->committed, c->ind);
+	return !c->keep;
+}
+
+static bool destroy_call(void *arg)
+{
+	struct unmap_call *c = arg;
+	default_hooks->destroy(default_hooks, c->addr, c->size, c->committed, c->ind);
+	return true;
 }
 
 static bool hook_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
 {
-	/* Untrack first: once unmapped the range may be reused by anyone. */
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	bool keep = default_hooks->dalloc(default_hooks, addr, size, committed, ind);
-	if (!keep)
-		wss_engine_untrack_locked((uintptr_t)addr, size);
-	wss_engine_unlock(&ls);
-	return keep;
+	struct unmap_call c = {addr, size, committed, ind, false};
+	wss_engine_unmapping(addr, size, dalloc_call, &c);
+	return c.keep;
 }
 
 static void hook_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned ind)
 {
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	default_hooks->destroy(default_hooks, addr, size, committed, ind);
-	wss_engine_untrack_locked((uintptr_t)addr, size);
-	wss_engine_unlock(&ls);
+	struct unmap_call c = {addr, size, committed, ind, false};
+	wss_engine_unmapping(addr, size, destroy_call, &c);
 }
 
 static bool hook_commit(extent_hooks_t *h, void *addr, size_t size, size_t off, size_t len, unsigned ind)
 {
 	bool err = default_hooks->commit(default_hooks, addr, size, off, len, ind);
 	if (!err)
-		heap_protect((char *)addr + off, len, PROT_READ | PROT_WRITE);
+		wss_engine_protect((char *)addr + off, len, PROT_READ | PROT_WRITE);
 	return err;
 }
 
@@ -147,7 +148,7 @@ static bool hook_decommit(extent_hooks_t *h, void *addr, size_t size, size_t off
 {
 	bool err = default_hooks->decommit(default_hooks, addr, size, off, len, ind);
 	if (!err)
-		heap_protect((char *)addr + off, len, PROT_NONE);
+		wss_engine_protect((char *)addr + off, len, PROT_NONE);
 	return err;
 }
 

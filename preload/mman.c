@@ -1,11 +1,8 @@
-/* The application's mapping calls keep the registry exact.  Calls that can
- * remove or change tracked pages (MAP_FIXED, munmap, mprotect, mremap) run
- * their system call under the engine lock, so that a tick can never arm a
- * range that was just unmapped and reused.  A plain mmap cannot land on a
- * tracked range and only takes the lock to register.  If one of these calls
- * fails with ENOMEM while our protection splits are holding VMAs, the splits
- * are undone and the call is retried once: the application must never get
- * ENOMEM because of us. */
+/* The application's mapping calls keep the registry exact: each is handed
+ * to the engine (engine/mapping.c), which makes the system call and the
+ * registry change in one step for the tick, and undoes our protection
+ * splits if they may have made it fail with ENOMEM.  Here: which mappings
+ * are ours to track, and errno. */
 #include "config.h"
 
 #include <errno.h>
@@ -62,36 +59,8 @@ WSS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mmap(addr, len, prot, flags, fd, off), saved);
-	bool track = trackable(prot, flags);
-	wss_lockstate_t ls;
-	void *r;
-	if (flags & MAP_FIXED) {
-		wss_engine_lock(&ls);
-		r = wss_sys_mmap(addr, len, prot, flags, fd, off);
-		if ((long)r == -ENOMEM && wss_engine_relieve_locked())
-			r = wss_sys_mmap(addr, len, prot, flags, fd, off);
-		if (!wss_sys_failed((long)r)) {
-			wss_engine_untrack_locked((uintptr_t)r, len);
-			if (track)
-				wss_engine_track_locked((uintptr_t)r, len, prot, WSS_KIND_ANON);
-		}
-		wss_engine_unlock(&ls);
-		return result_ptr(r, saved);
-	}
-	r = wss_sys_mmap(addr, len, prot, flags, fd, off);
-	if ((long)r == -ENOMEM) {
-		wss_engine_lock(&ls);
-		bool retry = wss_engine_relieve_locked();
-		wss_engine_unlock(&ls);
-		if (retry)
-			r = wss_sys_mmap(addr, len, prot, flags, fd, off);
-	}
-	if (track && !wss_sys_failed((long)r)) {
-		wss_engine_lock(&ls);
-		wss_engine_track_locked((uintptr_t)r, len, prot, WSS_KIND_ANON);
-		wss_engine_unlock(&ls);
-	}
-	return result_ptr(r, saved);
+	int kind = trackable(prot, flags) ? WSS_KIND_ANON : WSS_KIND_NONE;
+	return result_ptr(wss_engine_mmap(addr, len, prot, flags, fd, off, kind), saved);
 }
 
 WSS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
@@ -101,15 +70,7 @@ WSS_EXPORT int munmap(void *addr, size_t len)
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_int(wss_sys_munmap(addr, len), saved);
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	long r = wss_sys_munmap(addr, len);
-	if (r == -ENOMEM && wss_engine_relieve_locked())
-		r = wss_sys_munmap(addr, len);
-	if (!wss_sys_failed(r))
-		wss_engine_untrack_locked((uintptr_t)addr, len);
-	wss_engine_unlock(&ls);
-	return result_int(r, saved);
+	return result_int(wss_engine_munmap(addr, len), saved);
 }
 
 WSS_EXPORT int mprotect(void *addr, size_t len, int prot)
@@ -117,15 +78,7 @@ WSS_EXPORT int mprotect(void *addr, size_t len, int prot)
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_int(wss_sys_mprotect(addr, len, prot), saved);
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	long r = wss_sys_mprotect(addr, len, prot);
-	if (r == -ENOMEM && wss_engine_relieve_locked())
-		r = wss_sys_mprotect(addr, len, prot);
-	if (!wss_sys_failed(r))
-		wss_engine_protect_locked((uintptr_t)addr, len, prot);
-	wss_engine_unlock(&ls);
-	return result_int(r, saved);
+	return result_int(wss_engine_mprotect(addr, len, prot), saved);
 }
 
 WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
@@ -140,25 +93,7 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	}
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mremap(old, oldlen, newlen, flags, want), saved);
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	/* mremap needs its source to be one VMA: undo our splits there first. */
-	wss_engine_disarm_locked((uintptr_t)old, oldlen);
-	void *r = wss_sys_mremap(old, oldlen, newlen, flags, want);
-	if ((long)r == -ENOMEM && wss_engine_relieve_locked())
-		r = wss_sys_mremap(old, oldlen, newlen, flags, want);
-	if (!wss_sys_failed((long)r))
-		wss_engine_move_locked((uintptr_t)old, oldlen, (uintptr_t)r, newlen);
-	wss_engine_unlock(&ls);
-	return result_ptr(r, saved);
+	return result_ptr(wss_engine_mremap(old, oldlen, newlen, flags, want), saved);
 }
 
-void wss_exclude_stack(const void *p, unsigned long n)
-{
-	if (!p || !n || !wss_engine_tracking() || !wss_engine_tracked_any(p, n))
-		return;
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	wss_engine_exclude_locked((uintptr_t)p, n);
-	wss_engine_unlock(&ls);
-}
+void wss_exclude_stack(const void *p, unsigned long n) { wss_engine_exclude(p, n); }
