@@ -201,10 +201,7 @@ static void data_ranges(const struct dl_phdr_info *info, void (*fn)(uintptr_t, u
 static void track_exe_range(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	wss_lockstate_t ls;
-	wss_engine_lock(&ls);
-	wss_engine_track_locked(s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
-	wss_engine_unlock(&ls);
+	wss_engine_track((void *)s, e - s, PROT_READ | PROT_WRITE, WSS_KIND_DATA);
 }
 
 static int find_exe_data(struct dl_phdr_info *info, size_t size, void *data)
