@@ -193,7 +193,10 @@ static int condvar(void)
 	pthread_mutex_unlock(&bss_mutex);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
-	return turns < 1000;
+	/* Progress, not speed (that is bench/'s): a starved run (make soak at
+	 * nice 19 beside other work) made 200-900 turns where a free one makes
+	 * tens of thousands, and counted as a failure. */
+	return turns < 10;
 }
 
 struct shared {
@@ -424,7 +427,7 @@ static int sync_test(void)
 		CHECK(cres[i]);
 	}
 	int sums = sy->rw_n == writes[1] && bss_rw_n == writes[0] && sy->tm_n == locks[1] && bss_tm_n == locks[0] &&
-		   sy->mtx_n == mlocks[1] && bss_mtx_n == mlocks[0] && sy->rw_n > 100 && sy->mtx_n > 100;
+		   sy->mtx_n == mlocks[1] && bss_mtx_n == mlocks[0] && sy->rw_n > 0 && sy->mtx_n > 0;
 	if (!sums)
 		fprintf(stderr, "robust: counters %ld/%ld %ld/%ld %ld/%ld %ld/%ld %ld/%ld %ld/%ld\n", sy->rw_n, writes[1],
 			bss_rw_n, writes[0], sy->tm_n, locks[1], bss_tm_n, locks[0], sy->mtx_n, mlocks[1], bss_mtx_n,
@@ -484,9 +487,9 @@ static int ioctl_test(void)
 		if ((r = ioctl(p[0], _IO('W', 0xee), avail)) != -1 || errno != ENOTTY)
 			ioctl_fail("unknown request", r, errno, ENOTTY);
 	}
-	if (ioctl_bad || calls < 20)
+	if (ioctl_bad || calls < 1)
 		fprintf(stderr, "robust: %ld of %ld ioctl calls failed\n", ioctl_bad, 5 * calls);
-	return ioctl_bad != 0 || calls < 20;
+	return ioctl_bad != 0 || calls < 1;
 }
 
 /* A page of its own (tracked anonymous memory) holding s. */
