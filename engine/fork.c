@@ -134,17 +134,17 @@ void wss_engine_fork_child(void)
 	E.open_pending = false;
 	__atomic_store_n(&E.inflight[0], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&E.inflight[1], 0, __ATOMIC_RELAXED);
-	/* Pins of the parent's other threads die with them.  The forking
-	 * thread's own stay (fork from a signal handler that interrupted a
-	 * pinned read, or inside pthread_once's init routine): the call
-	 * resumes in the child, under the thread's new slot.  Only the used
-	 * slots are written: each page of the table written is a copy. */
 	if (E.backend->forked)
 		E.backend->forked(); /* before anything could use the parent's */
 	uint32_t old_slot = wss_threads_self();
 	wss_threads_reset();
 	E.pid = wss_sys_getpid();
 	uint32_t new_slot = wss_threads_self();
+	/* Pins of the parent's other threads die with them.  The forking
+	 * thread's own stay (fork from a signal handler that interrupted a
+	 * pinned read, or inside pthread_once's init routine): the call
+	 * resumes in the child, under the thread's new slot.  Only the used
+	 * slots are written: each page of the table written is a copy. */
 	wss_pins_fork_child(old_slot, new_slot);
 	if (!E.set.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
 		child_unmeasured();

@@ -299,8 +299,7 @@ static void add_module(const struct dl_phdr_info *info, bool main_program)
 	char exe[4096];
 	const char *name = info->dlpi_name;
 	if (main_program) {
-		long n = wss_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
-		exe[n > 0 ? n : 0] = 0;
+		wss_readlink_exe(exe, sizeof exe);
 		name = exe;
 	}
 	size_t len = name ? strlen(name) : 0;
