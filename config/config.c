@@ -70,8 +70,8 @@ static const keydef_t keys[] = {
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV: reads and writes, per thread),\n"
 	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
-	 "\"hybrid\" (both: reads and writes apart), or \"auto\": hybrid where the kernel\n"
-	 "allows (Linux 6.7+), else mprotect."},
+	 "\"hybrid\" (both: reads and writes apart), or \"auto\": uffd-wp for a Go program,\n"
+	 "else hybrid where the kernel allows (Linux 6.7+), else mprotect."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
