@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "cli/json.h"
-
-#define PROFILE_VERSION 1
+#include "common/profile_version.h"
 
 typedef struct loader {
 	wss_profile_t *p;
@@ -146,9 +145,9 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	wss_profile_t *p = ld->p;
 	if (!wss_json_get_int(h, "version", &p->version))
 		return bad(ld, 1, "not a wss profile (the header has no version)");
-	if (p->version != PROFILE_VERSION)
+	if (p->version != WSS_PROFILE_VERSION)
 		return bad(ld, 1, "profile format version %lld is not supported (this wss reads version %d; a newer wss wrote it?)",
-			   (long long)p->version, PROFILE_VERSION);
+			   (long long)p->version, WSS_PROFILE_VERSION);
 	const char *rec = "header";
 	if (!need_int(ld, h, rec, "pid", &p->pid) || !need_str(ld, h, rec, "exe", &p->exe) ||
 	    !need_int(ld, h, rec, "page_size", &p->page_size) || !need_str(ld, h, rec, "backend", &p->backend) ||
