@@ -175,7 +175,7 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	return 0;
 }
 
-static wss_thread_t *thread_slot(loader_t *ld, int64_t tid)
+static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 {
 	wss_profile_t *p = ld->p;
 	if (2 * (p->nthreads + 1) > p->thread_index_cap) {
@@ -200,7 +200,7 @@ static wss_thread_t *thread_slot(loader_t *ld, int64_t tid)
 	for (; p->thread_index[h]; h = (h + 1) & mask)
 		if (p->threads[p->thread_index[h] - 1].tid == tid)
 			return &p->threads[p->thread_index[h] - 1];
-	wss_thread_t *t = GROW(ld, p->threads, p->nthreads, p->threads_cap);
+	wss_load_thread_t *t = GROW(ld, p->threads, p->nthreads, p->threads_cap);
 	if (!t)
 		return NULL;
 	p->thread_index[h] = (int64_t)p->nthreads;
@@ -233,7 +233,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
 		    !opt_int(ld, o, rec, "cpu_ns", &cpu))
 			return ld->status;
-		wss_thread_t *t = thread_slot(ld, tid);
+		wss_load_thread_t *t = thread_slot(ld, tid);
 		if (!t)
 			return ld->status;
 		t->samples++;

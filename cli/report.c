@@ -186,7 +186,7 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 		fprintf(out, " %10s %8s", "write avg", "peak");
 	fprintf(out, " %12s %12s\n", "first faults", "cpu time");
 	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_thread_t *t = &p->threads[k];
+		const wss_load_thread_t *t = &p->threads[k];
 		char tid[24];
 		if (t->tid)
 			snprintf(tid, sizeof tid, "%" PRId64, t->tid);
@@ -695,7 +695,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 
 	jw_open(&w, "threads", '[');
 	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_thread_t *t = &p->threads[k];
+		const wss_load_thread_t *t = &p->threads[k];
 		jw_open(&w, NULL, '{');
 		jw_int(&w, "tid", t->tid);
 		jw_int(&w, "samples", (int64_t)t->samples);
