@@ -300,24 +300,11 @@ static void fmt_dur(wss_fmt_t *f, uint64_t ns)
 		}
 }
 
-/* A TOML basic string. */
+/* A TOML basic string (`wss config check`). */
 static void fmt_toml_str(wss_fmt_t *f, const char *s)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	wss_fmt_ch(f, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			wss_fmt_ch(f, '\\');
-			wss_fmt_ch(f, (char)c);
-		} else if (c < 0x20 || c == 0x7f) {
-			wss_fmt_str(f, "\\u00");
-			wss_fmt_ch(f, hex[c >> 4]);
-			wss_fmt_ch(f, hex[c & 15]);
-		} else {
-			wss_fmt_ch(f, (char)c);
-		}
-	}
+	wss_fmt_escaped(f, s, strlen(s), WSS_FMT_TOML);
 	wss_fmt_ch(f, '"');
 }
 

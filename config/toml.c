@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
+
 /* Table and array flags.  A table defined by a [header] cannot be defined
  * again nor extended by dotted keys from its parent; one created or extended
  * by dotted keys cannot later get a [header]; inline tables and array
@@ -85,26 +87,21 @@ static void msg_add(wss_toml_error_t *e, size_t *n, const char *s, size_t len)
  * control characters as \uXXXX, cut at 40 bytes. */
 static void msg_quote(wss_toml_error_t *e, size_t *n, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	msg_add(e, n, "\"", 1);
 	size_t lim = len > 40 ? 40 : len;
 	while (lim < len && ((unsigned char)s[lim] & 0xC0) == 0x80)
 		lim--; /* do not cut a character in half */
-	for (size_t i = 0; i < lim; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
-			char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			if (c == '"' || c == '\\')
-				msg_add(e, n, (char[]){'\\', (char)c}, 2);
-			else
-				msg_add(e, n, esc, 6);
-		} else {
-			msg_add(e, n, (const char *)&s[i], 1);
-		}
-	}
+	/* The message so far is the buffer's first *n bytes: a full buffer
+	 * keeps what fits, as msg_add does. */
+	wss_fmt_t f;
+	wss_fmt_init(&f, e->msg, sizeof e->msg);
+	f.len = *n;
+	wss_fmt_ch(&f, '"');
+	wss_fmt_escaped(&f, s, lim, WSS_FMT_TOML);
 	if (lim < len)
-		msg_add(e, n, "...", 3);
-	msg_add(e, n, "\"", 1);
+		wss_fmt_str(&f, "...");
+	wss_fmt_ch(&f, '"');
+	wss_fmt_cstr(&f);
+	*n = f.len;
 }
 
 static void locate(const char *buf, size_t off, unsigned *line, unsigned *col)

@@ -11,7 +11,7 @@ int main(void)
 {
 	char buf[256];
 	wss_fmt_t f;
-	plan(17);
+	plan(19);
 	wss_fmt_init(&f, buf, sizeof buf);
 	wss_fmt_u64(&f, 0);
 	wss_fmt_ch(&f, ' ');
@@ -27,6 +27,12 @@ int main(void)
 	wss_fmt_reset(&f);
 	wss_fmt_json_str(&f, "a\"b\\c\n\x01\xc3\xa9\xff");
 	is_str(wss_fmt_cstr(&f), "\"a\\\"b\\\\c\\u000a\\u0001\xc3\xa9\xef\xbf\xbd\"", "JSON escapes, UTF-8 kept, bad bytes replaced");
+	wss_fmt_reset(&f);
+	wss_fmt_escaped(&f, "a\0\x7f\"\xc3\xa9", 5, WSS_FMT_JSON);
+	is_str(wss_fmt_cstr(&f), "a\\u0000\x7f\\\"\xef\xbf\xbd", "JSON: NULs within the length, DEL kept, a character cut by the length replaced");
+	wss_fmt_reset(&f);
+	wss_fmt_escaped(&f, "a\x01\x7f\xff\\", 5, WSS_FMT_TOML);
+	is_str(wss_fmt_cstr(&f), "a\\u0001\\u007F\xff\\\\", "TOML: DEL escaped, upper-case hex, bytes kept");
 	char small[8];
 	wss_fmt_init(&f, small, sizeof small);
 	wss_fmt_str(&f, "0123456789");
