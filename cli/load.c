@@ -482,7 +482,7 @@ static void stat_from_samples(const wss_profile_t *p, size_t off, wss_stat_t *st
 			peak = v;
 	}
 	st->present = true;
-	st->avg_tenths = p->nsamples ? (int64_t)((sum * 10 + p->nsamples / 2) / p->nsamples) : 0;
+	st->avg_tenths = (int64_t)wss_load_avg_tenths(sum, p->nsamples);
 	st->peak = peak;
 	st->total = -1;
 }

@@ -113,6 +113,10 @@ void wss_load_release(wss_profile_t *p);
  * the samples (totals unknown).  Fills data/read/write of p.  */
 void wss_load_stats(wss_profile_t *p);
 
+/* sum / n in tenths of a page, rounded half up, 0 when n is 0: every
+ * average the report prints with one decimal (summary and threads). */
+static inline uint64_t wss_load_avg_tenths(uint64_t sum, uint64_t n) { return n ? (sum * 10 + n / 2) / n : 0; }
+
 /* The sample with this seq, or NULL. */
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq);
 const wss_stack_t *wss_load_stack(const wss_profile_t *p, int64_t id);
