@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "common/utf8.h"
 
 void wss_fmt_init(wss_fmt_t *f, char *storage, size_t cap)
 {
@@ -118,36 +119,6 @@ void wss_fmt_fixed(wss_fmt_t *f, uint64_t v, unsigned decimals)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s, of at most n bytes, or 0 when
- * it is invalid or cut short. */
-static size_t utf8_len(const unsigned char *s, size_t n_max)
-{
-	unsigned c = s[0];
-	size_t n;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, min = 0x10000;
-	else
-		return 0;
-	if (n > n_max)
-		return 0;
-	unsigned cp = c & (0x3f >> (n - 1));
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 void wss_fmt_escaped(wss_fmt_t *f, const char *s, size_t n, wss_fmt_syntax_t syntax)
 {
 	const char *hex = syntax == WSS_FMT_TOML ? "0123456789ABCDEF" : "0123456789abcdef";
@@ -166,7 +137,7 @@ void wss_fmt_escaped(wss_fmt_t *f, const char *s, size_t n, wss_fmt_syntax_t syn
 			wss_fmt_ch(f, (char)c);
 			p++;
 		} else {
-			size_t len = utf8_len(p, (size_t)(end - p));
+			size_t len = wss_utf8_len(p, (size_t)(end - p));
 			if (len == 0) {
 				wss_fmt_str(f, "\xef\xbf\xbd");
 				p++;

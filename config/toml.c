@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "common/utf8.h"
 
 /* Table and array flags.  A table defined by a [header] cannot be defined
  * again nor extended by dotted keys from its parent; one created or extended
@@ -160,42 +161,10 @@ static int oom(parser_t *ps)
  * overlongs, surrogates or code points past U+10FFFF), or n. */
 static size_t utf8_check(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-	while (i < n) {
-		unsigned char c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k;
-		unsigned char lo = 0x80, hi = 0xBF;
-		if (c >= 0xC2 && c <= 0xDF) {
-			k = 1;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			k = 2;
-			if (c == 0xE0)
-				lo = 0xA0;
-			else if (c == 0xED)
-				hi = 0x9F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			k = 3;
-			if (c == 0xF0)
-				lo = 0x90;
-			else if (c == 0xF4)
-				hi = 0x8F;
-		} else {
-			return i;
-		}
-		if (n - i <= k)
-			return i;
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			return i;
-		for (size_t j = 2; j <= k; j++)
-			if ((s[i + j] & 0xC0) != 0x80)
-				return i;
-		i += k + 1;
-	}
-	return n;
+	size_t i = 0, k;
+	while (i < n && (k = wss_utf8_len(s + i, n - i)))
+		i += k;
+	return i;
 }
 
 /* ---- lexical helpers ---- */
@@ -316,27 +285,7 @@ static int sbuf_put(parser_t *ps, size_t *n, const char *s, size_t len)
 static int put_utf8(parser_t *ps, size_t *n, uint32_t cp)
 {
 	char b[4];
-	size_t k;
-	if (cp < 0x80) {
-		b[0] = (char)cp;
-		k = 1;
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xC0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3F));
-		k = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xE0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (cp & 0x3F));
-		k = 3;
-	} else {
-		b[0] = (char)(0xF0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (cp & 0x3F));
-		k = 4;
-	}
-	return sbuf_put(ps, n, b, k);
+	return sbuf_put(ps, n, b, wss_utf8_put(b, cp));
 }
 
 static int hexval(int c)
