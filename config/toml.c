@@ -552,19 +552,31 @@ static void index_add(wss_toml_value_t *t, size_t pos)
 	t->u.tab.index[i] = (uint32_t)pos + 1;
 }
 
+/* Room for one more after the n items of size sz at items (capacity *cap):
+ * items itself, or a copy in a block twice as large (the old one stays in
+ * the arena, freed with the document).  NULL when the arena is out of
+ * memory. */
+static void *grow(parser_t *ps, void *items, size_t n, size_t *cap, size_t sz)
+{
+	if (n < *cap)
+		return items;
+	size_t c = *cap ? *cap * 2 : 4;
+	void *p = arena(ps, c * sz);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, items, n * sz);
+	*cap = c;
+	return p;
+}
+
 /* Add key k (known to be absent) with value v to table t. */
 static int put(parser_t *ps, wss_toml_value_t *t, const tkey_t *k, wss_toml_value_t *v)
 {
-	if (t->u.tab.n == t->u.tab.cap) {
-		size_t cap = t->u.tab.cap ? t->u.tab.cap * 2 : 4;
-		wss_toml_kv_t *kv = arena(ps, cap * sizeof *kv);
-		if (!kv)
-			return oom(ps);
-		if (t->u.tab.n)
-			memcpy(kv, t->u.tab.kv, t->u.tab.n * sizeof *kv);
-		t->u.tab.kv = kv;
-		t->u.tab.cap = cap;
-	}
+	wss_toml_kv_t *kv = grow(ps, t->u.tab.kv, t->u.tab.n, &t->u.tab.cap, sizeof *kv);
+	if (!kv)
+		return oom(ps);
+	t->u.tab.kv = kv;
 	size_t pos = t->u.tab.n++;
 	t->u.tab.kv[pos] = (wss_toml_kv_t){.key = k->s, .keylen = k->len, .off = k->off, .val = v};
 	if (t->u.tab.n < INDEX_FROM)
@@ -598,16 +610,10 @@ static wss_toml_value_t *new_value(parser_t *ps, wss_toml_type_t type, uint32_t 
 
 static int push(parser_t *ps, wss_toml_value_t *a, wss_toml_value_t *v)
 {
-	if (a->u.arr.n == a->u.arr.cap) {
-		size_t cap = a->u.arr.cap ? a->u.arr.cap * 2 : 4;
-		wss_toml_value_t **items = arena(ps, cap * sizeof *items);
-		if (!items)
-			return oom(ps);
-		if (a->u.arr.n)
-			memcpy(items, a->u.arr.items, a->u.arr.n * sizeof *items);
-		a->u.arr.items = items;
-		a->u.arr.cap = cap;
-	}
+	wss_toml_value_t **items = grow(ps, a->u.arr.items, a->u.arr.n, &a->u.arr.cap, sizeof *items);
+	if (!items)
+		return oom(ps);
+	a->u.arr.items = items;
 	a->u.arr.items[a->u.arr.n++] = v;
 	return 0;
 }
