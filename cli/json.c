@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 typedef struct block {
 	struct block *next;
 	size_t used, cap;
@@ -100,42 +102,6 @@ static wss_json_t *new_value(parser_t *ps, wss_json_type_t t)
 	return v;
 }
 
-/* Length of the UTF-8 sequence at p (1..4), or 0 when it is not valid
- * UTF-8: overlong forms, UTF-16 surrogates and code points above U+10FFFF
- * are all refused (RFC 3629). */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	size_t n;
-	unsigned lo = 0x80, hi = 0xbf;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t k = 2; k < n; k++)
-		if (p[k] < 0x80 || p[k] > 0xbf)
-			return 0;
-	return n;
-}
-
 static int hex4(const unsigned char *p, const unsigned char *end, unsigned *out)
 {
 	if (end - p < 4)
@@ -157,30 +123,6 @@ static int hex4(const unsigned char *p, const unsigned char *end, unsigned *out)
 	return 0;
 }
 
-static size_t put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* A string at ps->p (on the opening quote).  Returns its decoded bytes in
  * the arena, NUL-terminated, with the length in *len. */
 static char *parse_string(parser_t *ps, size_t *len)
@@ -200,7 +142,7 @@ static char *parse_string(parser_t *ps, size_t *len)
 		if (c < 0x20)
 			return fail(ps, p, "control character 0x%02x in a string (must be escaped)", c);
 		if (c >= 0x80) {
-			size_t k = utf8_len(p, q);
+			size_t k = wss_utf8_len(p, (size_t)(q - p));
 			if (!k)
 				return fail(ps, p, "invalid UTF-8 in a string");
 			memcpy(out + n, p, k);
@@ -237,7 +179,7 @@ static char *parse_string(parser_t *ps, size_t *len)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;
 			}
-			n += put_utf8(out + n, cp);
+			n += wss_utf8_put(out + n, cp);
 			break;
 		}
 		default: {

@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "cli/json.h"
-
-#define PROFILE_VERSION 1
+#include "common/profile_version.h"
 
 typedef struct loader {
 	wss_profile_t *p;
@@ -146,9 +145,9 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	wss_profile_t *p = ld->p;
 	if (!wss_json_get_int(h, "version", &p->version))
 		return bad(ld, 1, "not a wss profile (the header has no version)");
-	if (p->version != PROFILE_VERSION)
+	if (p->version != WSS_PROFILE_VERSION)
 		return bad(ld, 1, "profile format version %lld is not supported (this wss reads version %d; a newer wss wrote it?)",
-			   (long long)p->version, PROFILE_VERSION);
+			   (long long)p->version, WSS_PROFILE_VERSION);
 	const char *rec = "header";
 	if (!need_int(ld, h, rec, "pid", &p->pid) || !need_str(ld, h, rec, "exe", &p->exe) ||
 	    !need_int(ld, h, rec, "page_size", &p->page_size) || !need_str(ld, h, rec, "backend", &p->backend) ||
@@ -176,7 +175,7 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	return 0;
 }
 
-static wss_thread_t *thread_slot(loader_t *ld, int64_t tid)
+static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 {
 	wss_profile_t *p = ld->p;
 	if (2 * (p->nthreads + 1) > p->thread_index_cap) {
@@ -201,7 +200,7 @@ static wss_thread_t *thread_slot(loader_t *ld, int64_t tid)
 	for (; p->thread_index[h]; h = (h + 1) & mask)
 		if (p->threads[p->thread_index[h] - 1].tid == tid)
 			return &p->threads[p->thread_index[h] - 1];
-	wss_thread_t *t = GROW(ld, p->threads, p->nthreads, p->threads_cap);
+	wss_load_thread_t *t = GROW(ld, p->threads, p->nthreads, p->threads_cap);
 	if (!t)
 		return NULL;
 	p->thread_index[h] = (int64_t)p->nthreads;
@@ -234,7 +233,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
 		    !opt_int(ld, o, rec, "cpu_ns", &cpu))
 			return ld->status;
-		wss_thread_t *t = thread_slot(ld, tid);
+		wss_load_thread_t *t = thread_slot(ld, tid);
 		if (!t)
 			return ld->status;
 		t->samples++;
@@ -483,7 +482,7 @@ static void stat_from_samples(const wss_profile_t *p, size_t off, wss_stat_t *st
 			peak = v;
 	}
 	st->present = true;
-	st->avg_tenths = p->nsamples ? (int64_t)((sum * 10 + p->nsamples / 2) / p->nsamples) : 0;
+	st->avg_tenths = (int64_t)wss_load_avg_tenths(sum, p->nsamples);
 	st->peak = peak;
 	st->total = -1;
 }

@@ -18,7 +18,9 @@ typedef struct wss_sample {
 	int64_t data, read, write; /* read, write: -1 when the backend does not see them */
 } wss_sample_t;
 
-typedef struct wss_thread {
+/* One thread's totals (named apart from the engine's wss_thread_t, which is
+ * a live thread, so that a grep or a debugger finds the one meant). */
+typedef struct wss_load_thread {
 	int64_t tid;
 	uint64_t samples;	  /* samples it appears in */
 	uint64_t data_sum, data_peak;
@@ -26,7 +28,7 @@ typedef struct wss_thread {
 	bool has_write;
 	uint64_t faults; /* first touches, summed over its samples */
 	int64_t cpu_ns;	 /* its last recorded CPU time, -1 if never */
-} wss_thread_t;
+} wss_load_thread_t;
 
 /* avg/peak/total of one series.  avg_tenths is the mean in tenths of a
  * page (the summary writes one decimal); total < 0 when unknown. */
@@ -77,7 +79,7 @@ typedef struct wss_profile {
 	/* samples, in file order, and per-thread totals in order of appearance */
 	wss_sample_t *samples;
 	size_t nsamples, samples_cap;
-	wss_thread_t *threads;
+	wss_load_thread_t *threads;
 	size_t nthreads, threads_cap;
 	int64_t *thread_index; /* open-addressing tid -> index + 1 */
 	size_t thread_index_cap;
@@ -110,6 +112,10 @@ void wss_load_release(wss_profile_t *p);
 /* The summary's numbers, or when the profile has none, those computed from
  * the samples (totals unknown).  Fills data/read/write of p.  */
 void wss_load_stats(wss_profile_t *p);
+
+/* sum / n in tenths of a page, rounded half up, 0 when n is 0: every
+ * average the report prints with one decimal (summary and threads). */
+static inline uint64_t wss_load_avg_tenths(uint64_t sum, uint64_t n) { return n ? (sum * 10 + n / 2) / n : 0; }
 
 /* The sample with this seq, or NULL. */
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq);

@@ -186,17 +186,17 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 		fprintf(out, " %10s %8s", "write avg", "peak");
 	fprintf(out, " %12s %12s\n", "first faults", "cpu time");
 	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_thread_t *t = &p->threads[k];
+		const wss_load_thread_t *t = &p->threads[k];
 		char tid[24];
 		if (t->tid)
 			snprintf(tid, sizeof tid, "%" PRId64, t->tid);
 		else
 			snprintf(tid, sizeof tid, "(unknown)");
-		uint64_t avg = t->samples ? (t->data_sum * 10 + t->samples / 2) / t->samples : 0;
+		uint64_t avg = wss_load_avg_tenths(t->data_sum, t->samples);
 		fprintf(out, "  %10s %8" PRIu64 " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, tid, t->samples, avg / 10, avg % 10,
 			t->data_peak);
 		if (w) {
-			uint64_t wa = t->samples ? (t->write_sum * 10 + t->samples / 2) / t->samples : 0;
+			uint64_t wa = wss_load_avg_tenths(t->write_sum, t->samples);
 			fprintf(out, " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, wa / 10, wa % 10, t->write_peak);
 		}
 		fprintf(out, " %12" PRIu64 " ", t->faults);
@@ -695,15 +695,14 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 
 	jw_open(&w, "threads", '[');
 	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_thread_t *t = &p->threads[k];
+		const wss_load_thread_t *t = &p->threads[k];
 		jw_open(&w, NULL, '{');
 		jw_int(&w, "tid", t->tid);
 		jw_int(&w, "samples", (int64_t)t->samples);
-		jw_tenths(&w, "data_avg", t->samples ? (int64_t)((t->data_sum * 10 + t->samples / 2) / t->samples) : 0);
+		jw_tenths(&w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
 		jw_int(&w, "data_peak", (int64_t)t->data_peak);
 		if (t->has_write) {
-			jw_tenths(&w, "write_avg",
-				  t->samples ? (int64_t)((t->write_sum * 10 + t->samples / 2) / t->samples) : 0);
+			jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
 			jw_int(&w, "write_peak", (int64_t)t->write_peak);
 		}
 		jw_int(&w, "faults", (int64_t)t->faults);

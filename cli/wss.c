@@ -32,7 +32,8 @@
 static void usage(FILE *to)
 {
 	fputs("usage: wss run [-c FILE] [-o PATH] [--interval DUR] [--window DUR]\n"
-	      "               [--time-base wall|cpu|manual] [--backend auto|mprotect] -- PROG [ARGS...]\n"
+	      "               [--time-base wall|cpu|manual]\n"
+	      "               [--backend auto|mprotect|uffd-wp|hybrid] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
@@ -48,7 +49,8 @@ static void usage(FILE *to)
 	      "                        (default: one interval)\n"
 	      "  --time-base BASE      wall (default), cpu (process CPU time), or manual\n"
 	      "                        (the program calls wss_tick())\n"
-	      "  --backend NAME        auto (default) or mprotect\n"
+	      "  --backend NAME        auto (default), mprotect, uffd-wp or hybrid; see\n"
+	      "                        docs/backends.md\n"
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
 	      "\n"
 	      "wss report prints what a profile says: the run, the working set's\n"

@@ -1,5 +1,7 @@
-/* Buffer formatting without stdio or malloc (see fmt.h).  JSON escaping is
- * done here once so that the profile writer and the CLI agree on it. */
+/* Buffer formatting without stdio or malloc (see fmt.h).  String escaping
+ * (JSON, and TOML for `wss config check` and the parser's messages) is done
+ * here once so that the profile writer, the CLI and the config layer agree
+ * on it. */
 #include "config.h"
 #include "common/fmt.h"
 
@@ -8,6 +10,7 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "common/utf8.h"
 
 void wss_fmt_init(wss_fmt_t *f, char *storage, size_t cap)
 {
@@ -116,59 +119,40 @@ void wss_fmt_fixed(wss_fmt_t *f, uint64_t v, unsigned decimals)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is invalid. */
-static size_t utf8_len(const unsigned char *s)
+void wss_fmt_escaped(wss_fmt_t *f, const char *s, size_t n, wss_fmt_syntax_t syntax)
 {
-	unsigned c = s[0];
-	size_t n;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, min = 0x10000;
-	else
-		return 0;
-	unsigned cp = c & (0x3f >> (n - 1));
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-void wss_fmt_json_str(wss_fmt_t *f, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	wss_fmt_ch(f, '"');
-	while (*p) {
+	const char *hex = syntax == WSS_FMT_TOML ? "0123456789ABCDEF" : "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
 		unsigned c = *p;
 		if (c == '"' || c == '\\') {
 			char e[2] = {'\\', (char)c};
 			wss_fmt_mem(f, e, 2);
 			p++;
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || (c == 0x7f && syntax == WSS_FMT_TOML)) {
 			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			wss_fmt_mem(f, e, 6);
 			p++;
+		} else if (syntax == WSS_FMT_TOML) {
+			wss_fmt_ch(f, (char)c);
+			p++;
 		} else {
-			size_t n = utf8_len(p);
-			if (n == 0) {
+			size_t len = wss_utf8_len(p, (size_t)(end - p));
+			if (len == 0) {
 				wss_fmt_str(f, "\xef\xbf\xbd");
 				p++;
 			} else {
-				wss_fmt_mem(f, (const char *)p, n);
-				p += n;
+				wss_fmt_mem(f, (const char *)p, len);
+				p += len;
 			}
 		}
 	}
+}
+
+void wss_fmt_json_str(wss_fmt_t *f, const char *s)
+{
+	wss_fmt_ch(f, '"');
+	wss_fmt_escaped(f, s, strlen(s), WSS_FMT_JSON);
 	wss_fmt_ch(f, '"');
 }
 

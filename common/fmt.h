@@ -31,8 +31,17 @@ void wss_fmt_u64(wss_fmt_t *f, uint64_t v);
 void wss_fmt_i64(wss_fmt_t *f, int64_t v);
 /* v / 10^decimals with exactly that many decimals, e.g. (12345, 2) -> "123.45". */
 void wss_fmt_fixed(wss_fmt_t *f, uint64_t v, unsigned decimals);
-/* A JSON string literal, quotes included; bytes < 0x20, '"' and '\\' are
- * escaped and invalid UTF-8 bytes become U+FFFD. */
+/* The two string syntaxes wss writes; one escaping routine serves both. */
+typedef enum {
+	WSS_FMT_JSON, /* invalid UTF-8 bytes become U+FFFD; \u00xx in lower case */
+	WSS_FMT_TOML, /* DEL escaped too (a TOML basic string may not hold it);
+		       * other bytes as they are; \u00XX in upper case */
+} wss_fmt_syntax_t;
+/* The n bytes at s (NULs included) as the inside of a string literal,
+ * without the quotes: '"' and '\\' backslashed, bytes < 0x20 as \u00xx.
+ * AS-safe on a fixed buffer. */
+void wss_fmt_escaped(wss_fmt_t *f, const char *s, size_t n, wss_fmt_syntax_t syntax);
+/* A JSON string literal, quotes included (wss_fmt_escaped, WSS_FMT_JSON). */
 void wss_fmt_json_str(wss_fmt_t *f, const char *s);
 /* NUL-terminates (within cap) and returns the buffer. */
 const char *wss_fmt_cstr(wss_fmt_t *f);

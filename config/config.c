@@ -70,8 +70,8 @@ static const keydef_t keys[] = {
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV: reads and writes, per thread),\n"
 	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
-	 "\"hybrid\" (both: reads and writes apart), or \"auto\": hybrid where the kernel\n"
-	 "allows (Linux 6.7+), else mprotect."},
+	 "\"hybrid\" (both: reads and writes apart), or \"auto\": uffd-wp for a Go program,\n"
+	 "else hybrid where the kernel allows (Linux 6.7+), else mprotect."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
@@ -300,24 +300,11 @@ static void fmt_dur(wss_fmt_t *f, uint64_t ns)
 		}
 }
 
-/* A TOML basic string. */
+/* A TOML basic string (`wss config check`). */
 static void fmt_toml_str(wss_fmt_t *f, const char *s)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	wss_fmt_ch(f, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			wss_fmt_ch(f, '\\');
-			wss_fmt_ch(f, (char)c);
-		} else if (c < 0x20 || c == 0x7f) {
-			wss_fmt_str(f, "\\u00");
-			wss_fmt_ch(f, hex[c >> 4]);
-			wss_fmt_ch(f, hex[c & 15]);
-		} else {
-			wss_fmt_ch(f, (char)c);
-		}
-	}
+	wss_fmt_escaped(f, s, strlen(s), WSS_FMT_TOML);
 	wss_fmt_ch(f, '"');
 }
 

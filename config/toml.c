@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
+#include "common/utf8.h"
+
 /* Table and array flags.  A table defined by a [header] cannot be defined
  * again nor extended by dotted keys from its parent; one created or extended
  * by dotted keys cannot later get a [header]; inline tables and array
@@ -85,26 +88,21 @@ static void msg_add(wss_toml_error_t *e, size_t *n, const char *s, size_t len)
  * control characters as \uXXXX, cut at 40 bytes. */
 static void msg_quote(wss_toml_error_t *e, size_t *n, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	msg_add(e, n, "\"", 1);
 	size_t lim = len > 40 ? 40 : len;
 	while (lim < len && ((unsigned char)s[lim] & 0xC0) == 0x80)
 		lim--; /* do not cut a character in half */
-	for (size_t i = 0; i < lim; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
-			char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			if (c == '"' || c == '\\')
-				msg_add(e, n, (char[]){'\\', (char)c}, 2);
-			else
-				msg_add(e, n, esc, 6);
-		} else {
-			msg_add(e, n, (const char *)&s[i], 1);
-		}
-	}
+	/* The message so far is the buffer's first *n bytes: a full buffer
+	 * keeps what fits, as msg_add does. */
+	wss_fmt_t f;
+	wss_fmt_init(&f, e->msg, sizeof e->msg);
+	f.len = *n;
+	wss_fmt_ch(&f, '"');
+	wss_fmt_escaped(&f, s, lim, WSS_FMT_TOML);
 	if (lim < len)
-		msg_add(e, n, "...", 3);
-	msg_add(e, n, "\"", 1);
+		wss_fmt_str(&f, "...");
+	wss_fmt_ch(&f, '"');
+	wss_fmt_cstr(&f);
+	*n = f.len;
 }
 
 static void locate(const char *buf, size_t off, unsigned *line, unsigned *col)
@@ -163,42 +161,10 @@ static int oom(parser_t *ps)
  * overlongs, surrogates or code points past U+10FFFF), or n. */
 static size_t utf8_check(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-	while (i < n) {
-		unsigned char c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k;
-		unsigned char lo = 0x80, hi = 0xBF;
-		if (c >= 0xC2 && c <= 0xDF) {
-			k = 1;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			k = 2;
-			if (c == 0xE0)
-				lo = 0xA0;
-			else if (c == 0xED)
-				hi = 0x9F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			k = 3;
-			if (c == 0xF0)
-				lo = 0x90;
-			else if (c == 0xF4)
-				hi = 0x8F;
-		} else {
-			return i;
-		}
-		if (n - i <= k)
-			return i;
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			return i;
-		for (size_t j = 2; j <= k; j++)
-			if ((s[i + j] & 0xC0) != 0x80)
-				return i;
-		i += k + 1;
-	}
-	return n;
+	size_t i = 0, k;
+	while (i < n && (k = wss_utf8_len(s + i, n - i)))
+		i += k;
+	return i;
 }
 
 /* ---- lexical helpers ---- */
@@ -319,27 +285,7 @@ static int sbuf_put(parser_t *ps, size_t *n, const char *s, size_t len)
 static int put_utf8(parser_t *ps, size_t *n, uint32_t cp)
 {
 	char b[4];
-	size_t k;
-	if (cp < 0x80) {
-		b[0] = (char)cp;
-		k = 1;
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xC0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3F));
-		k = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xE0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (cp & 0x3F));
-		k = 3;
-	} else {
-		b[0] = (char)(0xF0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (cp & 0x3F));
-		k = 4;
-	}
-	return sbuf_put(ps, n, b, k);
+	return sbuf_put(ps, n, b, wss_utf8_put(b, cp));
 }
 
 static int hexval(int c)
@@ -606,19 +552,31 @@ static void index_add(wss_toml_value_t *t, size_t pos)
 	t->u.tab.index[i] = (uint32_t)pos + 1;
 }
 
+/* Room for one more after the n items of size sz at items (capacity *cap):
+ * items itself, or a copy in a block twice as large (the old one stays in
+ * the arena, freed with the document).  NULL when the arena is out of
+ * memory. */
+static void *grow(parser_t *ps, void *items, size_t n, size_t *cap, size_t sz)
+{
+	if (n < *cap)
+		return items;
+	size_t c = *cap ? *cap * 2 : 4;
+	void *p = arena(ps, c * sz);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, items, n * sz);
+	*cap = c;
+	return p;
+}
+
 /* Add key k (known to be absent) with value v to table t. */
 static int put(parser_t *ps, wss_toml_value_t *t, const tkey_t *k, wss_toml_value_t *v)
 {
-	if (t->u.tab.n == t->u.tab.cap) {
-		size_t cap = t->u.tab.cap ? t->u.tab.cap * 2 : 4;
-		wss_toml_kv_t *kv = arena(ps, cap * sizeof *kv);
-		if (!kv)
-			return oom(ps);
-		if (t->u.tab.n)
-			memcpy(kv, t->u.tab.kv, t->u.tab.n * sizeof *kv);
-		t->u.tab.kv = kv;
-		t->u.tab.cap = cap;
-	}
+	wss_toml_kv_t *kv = grow(ps, t->u.tab.kv, t->u.tab.n, &t->u.tab.cap, sizeof *kv);
+	if (!kv)
+		return oom(ps);
+	t->u.tab.kv = kv;
 	size_t pos = t->u.tab.n++;
 	t->u.tab.kv[pos] = (wss_toml_kv_t){.key = k->s, .keylen = k->len, .off = k->off, .val = v};
 	if (t->u.tab.n < INDEX_FROM)
@@ -652,16 +610,10 @@ static wss_toml_value_t *new_value(parser_t *ps, wss_toml_type_t type, uint32_t 
 
 static int push(parser_t *ps, wss_toml_value_t *a, wss_toml_value_t *v)
 {
-	if (a->u.arr.n == a->u.arr.cap) {
-		size_t cap = a->u.arr.cap ? a->u.arr.cap * 2 : 4;
-		wss_toml_value_t **items = arena(ps, cap * sizeof *items);
-		if (!items)
-			return oom(ps);
-		if (a->u.arr.n)
-			memcpy(items, a->u.arr.items, a->u.arr.n * sizeof *items);
-		a->u.arr.items = items;
-		a->u.arr.cap = cap;
-	}
+	wss_toml_value_t **items = grow(ps, a->u.arr.items, a->u.arr.n, &a->u.arr.cap, sizeof *items);
+	if (!items)
+		return oom(ps);
+	a->u.arr.items = items;
 	a->u.arr.items[a->u.arr.n++] = v;
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* A TOML 1.0 parser: the whole language, parsed into a tree the session
- * schema (config/schema.c) and tests/toml-decoder walk.  Pure: no globals, no
+ * schema (config/config.c) and tests/toml/toml-decoder walk.  Pure: no globals, no
  * I/O, no locale-dependent calls; memory comes from the allocator the caller
  * passes (the preload hands it mmap, the command line malloc), and running out
  * of it is an ordinary parse error.  Every error carries the line and column

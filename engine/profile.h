@@ -10,7 +10,7 @@
 
 #include "common/fmt.h"
 
-#define WSS_PROFILE_VERSION 1
+#include "common/profile_version.h"
 
 typedef struct wss_profile_header {
 	int pid, ppid;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TOML conformance of tests/toml-decoder, as TAP.
+"""TOML conformance of tests/toml/toml-decoder, as TAP.
 
 usage: toml-test.py DECODER SUITE_DIR
        toml-test.py DECODER --tomllib FILE...

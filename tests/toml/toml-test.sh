@@ -1,6 +1,6 @@
 #!/bin/sh
 # TOML 1.0 conformance: every case of the toml-test suite through
-# tests/toml-decoder.  The suite is ../shared/toml-test from the project
+# tests/toml/toml-decoder.  The suite is ../shared/toml-test from the project
 # root ($TOML_TEST_DIR overrides); in a clone of a local checkout it is
 # looked for relative to the checkout the clone came from, too.
 suite=${TOML_TEST_DIR:-$top_srcdir/../shared/toml-test}
@@ -14,4 +14,4 @@ if [ ! -f "$suite/files-toml-1.0.0" ]; then
 	echo "1..0 # SKIP toml-test suite not found at $suite (set TOML_TEST_DIR)"
 	exit 0
 fi
-exec python3 "$top_srcdir/tests/toml/toml-test.py" "$top_builddir/tests/toml-decoder" "$suite"
+exec python3 "$top_srcdir/tests/toml/toml-test.py" "$top_builddir/tests/toml/toml-decoder" "$suite"

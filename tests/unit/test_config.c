@@ -1,6 +1,6 @@
 /* The session schema: durations, the file layer (types, ranges, unknown and
  * not-yet-implemented keys with suggestions, each error with file:line:col),
- * the environment layer, flags, precedence, validation and output patterns. */
+ * the environment layer, flags, precedence and validation. */
 #include "config.h"
 #include "config/config.h"
 
@@ -75,7 +75,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 42);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 36);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -241,18 +241,6 @@ int main(void)
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
 	       "header config object");
 
-	char out[64];
-	ok(wss_output_expand("wss.%p.jsonl", 42, 0, "/usr/bin/prog", out, sizeof out) == 0 &&
-	       !strcmp(out, "wss.42.jsonl"),
-	   "%%p");
-	ok(wss_output_expand("%n-%p-100%%", 7, 0, "/usr/bin/prog", out, sizeof out) == 0 && !strcmp(out, "prog-7-100%"),
-	   "%%n and %%%%: %s", out);
-	ok(wss_output_expand("%t", 1, 1795834862ULL, "p", out, sizeof out) == 0 && !strcmp(out, "20261128-030102"),
-	   "%%t is the UTC start time: %s", out);
-	ok(wss_output_expand("%t", 1, 951782400ULL, "p", out, sizeof out) == 0 && !strcmp(out, "20000229-000000"),
-	   "%%t on a leap day: %s", out);
-	is_int(wss_output_expand("x%q", 1, 0, "p", out, sizeof out), EINVAL, "unknown sequence");
-	is_int(wss_output_expand("%p%p%p%p%p%p%p%p%p%p%p%p", 123456, 0, "p", out, 16), ENAMETOOLONG, "too long");
 	wss_time_base_t tb;
 	ok(wss_time_base_parse("wall", &tb) == 0 && tb == WSS_TIME_WALL && !strcmp(wss_time_base_name(WSS_TIME_CPU), "cpu"),
 	   "time base names");

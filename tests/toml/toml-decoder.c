@@ -10,49 +10,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void json_str(const char *s, size_t n)
+#include "common/fmt.h"
+
+/* A string of n bytes (a TOML string may hold NULs), through the one
+ * escaping routine the profile writer uses. */
+static void json_str(wss_fmt_t *f, const char *s, size_t n)
 {
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	wss_fmt_ch(f, '"');
+	wss_fmt_escaped(f, s, n, WSS_FMT_JSON);
+	wss_fmt_ch(f, '"');
 }
 
-static void emit(const wss_toml_value_t *v)
+static void emit(const wss_toml_value_t *v, wss_fmt_t *f)
 {
 	char buf[64];
 	switch (v->type) {
 	case WSS_TOML_TABLE:
-		putchar('{');
+		wss_fmt_ch(f, '{');
 		for (size_t i = 0; i < v->u.tab.n; i++) {
 			if (i)
-				putchar(',');
-			json_str(v->u.tab.kv[i].key, v->u.tab.kv[i].keylen);
-			putchar(':');
-			emit(v->u.tab.kv[i].val);
+				wss_fmt_ch(f, ',');
+			json_str(f, v->u.tab.kv[i].key, v->u.tab.kv[i].keylen);
+			wss_fmt_ch(f, ':');
+			emit(v->u.tab.kv[i].val, f);
 		}
-		putchar('}');
+		wss_fmt_ch(f, '}');
 		return;
 	case WSS_TOML_ARRAY:
-		putchar('[');
+		wss_fmt_ch(f, '[');
 		for (size_t i = 0; i < v->u.arr.n; i++) {
 			if (i)
-				putchar(',');
-			emit(v->u.arr.items[i]);
+				wss_fmt_ch(f, ',');
+			emit(v->u.arr.items[i], f);
 		}
-		putchar(']');
+		wss_fmt_ch(f, ']');
 		return;
 	case WSS_TOML_STRING:
-		printf("{\"type\":\"string\",\"value\":");
-		json_str(v->u.s.ptr, v->u.s.len);
-		putchar('}');
+		wss_fmt_str(f, "{\"type\":\"string\",\"value\":");
+		json_str(f, v->u.s.ptr, v->u.s.len);
+		wss_fmt_ch(f, '}');
 		return;
 	case WSS_TOML_INTEGER:
 		snprintf(buf, sizeof buf, "%lld", (long long)v->u.i);
@@ -72,7 +68,12 @@ static void emit(const wss_toml_value_t *v)
 		wss_toml_datetime_format(v, buf, sizeof buf);
 		break;
 	}
-	printf("{\"type\":\"%s\",\"value\":\"%s\"}", wss_toml_type_name(v->type), buf);
+	/* Type names, numbers and dates need no escaping. */
+	wss_fmt_str(f, "{\"type\":\"");
+	wss_fmt_str(f, wss_toml_type_name(v->type));
+	wss_fmt_str(f, "\",\"value\":\"");
+	wss_fmt_str(f, buf);
+	wss_fmt_str(f, "\"}");
 }
 
 int main(void)
@@ -95,9 +96,20 @@ int main(void)
 		fprintf(stderr, "toml-decoder: <stdin>:%u:%u: %s\n", err.line, err.col, err.msg);
 		return 1;
 	}
-	emit(wss_toml_root(doc));
-	putchar('\n');
+	wss_fmt_t out;
+	if (wss_fmt_init_growable(&out, 1 << 16)) {
+		fprintf(stderr, "toml-decoder: out of memory\n");
+		return 2;
+	}
+	emit(wss_toml_root(doc), &out);
+	wss_fmt_ch(&out, '\n');
 	wss_toml_free(doc);
 	free(buf);
+	if (out.overflow) {
+		fprintf(stderr, "toml-decoder: out of memory\n");
+		return 2;
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	wss_fmt_release(&out);
 	return fflush(stdout) ? 2 : 0;
 }

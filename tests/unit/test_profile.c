@@ -1,0 +1,73 @@
+/* The profile's records as engine/profile.c formats them: the summary line
+ * and record (with and without the read/write split, whole or incomplete)
+ * and the sample record with its threads. */
+#include "config.h"
+#include "engine/profile.h"
+
+#include <string.h>
+
+#include "tests/tap/tap.h"
+
+int main(void)
+{
+	char buf[256];
+	wss_fmt_t f;
+	plan(11);
+	wss_profile_summary_t s = {.samples = 4, .data = {1394, 534, 1098}, .page_size = 4096};
+	wss_fmt_init(&f, buf, sizeof buf);
+	wss_profile_summary_text(&f, &s, "data");
+	is_str(wss_fmt_cstr(&f), "data avg/peak/total: 348.5/534/1098 pages (1.4/2.1/4.3 MiB)", "summary line");
+	wss_fmt_reset(&f);
+	wss_profile_summary(&f, &s);
+	ok(strstr(wss_fmt_cstr(&f), "\"data\":{\"avg\":348.5,\"peak\":534,\"total\":1098}") != NULL, "summary record");
+	ok(f.len && buf[f.len - 1] == '\n', "records end with a newline");
+	ok(!strstr(wss_fmt_cstr(&f), "\"write\"") && !strstr(wss_fmt_cstr(&f), "\"read\""),
+	   "no read or write series from a backend that does not see them");
+	ok(!strstr(wss_fmt_cstr(&f), "incomplete"), "a whole summary says nothing of being incomplete");
+	wss_fmt_reset(&f);
+	s.incomplete = "no final \"sample\"";
+	wss_profile_summary(&f, &s);
+	ok(strstr(wss_fmt_cstr(&f), ",\"incomplete\":\"no final \\\"sample\\\"\"") != NULL,
+	   "a summary without its final sample says why, as a JSON string");
+	s.incomplete = NULL;
+	wss_fmt_reset(&f);
+	wss_profile_sample_t smp = {.seq = 3, .t_ns = 300, .data_pages = 12, .faults = 5};
+	wss_profile_thread_t th = {.tid = 101, .data_pages = 12, .faults = 5, .cpu_ns = -1};
+	wss_profile_sample_begin(&f, &smp);
+	wss_profile_sample_thread(&f, true, &smp, &th);
+	wss_profile_sample_end(&f);
+	is_str(wss_fmt_cstr(&f),
+	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"faults\":5,\"coarse\":0,"
+	       "\"threads\":[{\"tid\":101,\"data_pages\":12,\"faults\":5}]}\n",
+	       "sample record");
+	/* hybrid: reads are data minus writes, per process and per thread */
+	wss_fmt_reset(&f);
+	smp.write_pages = 5;
+	smp.sets = (wss_profile_sets_t){.writes = true, .reads = true};
+	th.write_pages = 4;
+	wss_profile_sample_begin(&f, &smp);
+	wss_profile_sample_thread(&f, true, &smp, &th);
+	wss_profile_sample_end(&f);
+	is_str(wss_fmt_cstr(&f),
+	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"read_pages\":7,"
+	       "\"write_pages\":5,\"faults\":5,\"coarse\":0,"
+	       "\"threads\":[{\"tid\":101,\"data_pages\":12,\"read_pages\":8,\"write_pages\":4,\"faults\":5}]}\n",
+	       "sample record with the read/write split");
+	wss_fmt_reset(&f);
+	s.sets = smp.sets;
+	s.write = (wss_profile_stat_t){400, 200, 300};
+	s.read = (wss_profile_stat_t){994, 334, 798};
+	wss_profile_summary(&f, &s);
+	ok(strstr(wss_fmt_cstr(&f), "\"data\":{\"avg\":348.5,\"peak\":534,\"total\":1098},"
+				     "\"read\":{\"avg\":248.5,\"peak\":334,\"total\":798},"
+				     "\"write\":{\"avg\":100.0,\"peak\":200,\"total\":300}") != NULL,
+	   "summary record with read and write");
+	wss_fmt_reset(&f);
+	wss_profile_summary_text(&f, &s, "write");
+	is_str(wss_fmt_cstr(&f), "write avg/peak/total: 100.0/200/300 pages (0.4/0.8/1.2 MiB)", "write summary line");
+	wss_profile_summary_t z = {.page_size = 4096};
+	wss_fmt_reset(&f);
+	wss_profile_summary_text(&f, &z, "data");
+	is_str(wss_fmt_cstr(&f), "data avg/peak/total: 0.0/0/0 pages (0.0/0.0/0.0 MiB)", "no samples");
+	return done_testing();
+}
