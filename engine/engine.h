@@ -19,6 +19,11 @@ typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND
 
 typedef enum { WSS_ENGINE_WALL = 0, WSS_ENGINE_CPU, WSS_ENGINE_MANUAL } wss_engine_time_t;
 
+/* track.mode: exact first touches of every page; a sample of the pages at
+ * a rate the overhead budget (or track.sample_rate) sets; or exact while
+ * exactness fits the budget (docs/config.md). */
+typedef enum { WSS_TRACK_AUTO = 0, WSS_TRACK_EXACT, WSS_TRACK_SAMPLED } wss_track_mode_t;
+
 /* Test-only knobs (WSS_TEST_* in the environment; docs/config.md says they
  * are not for users).  Zero: off. */
 typedef struct wss_engine_test {
@@ -40,6 +45,9 @@ typedef struct wss_engine_settings {
 	uint32_t peaks_sensitivity_milli, peaks_max, peaks_stack_depth;
 	uint32_t hot_pages;           /* report.hot_pages */
 	bool summary;                 /* report.summary: the stderr lines */
+	wss_track_mode_t mode;        /* track.mode */
+	uint32_t sample_level;        /* track.sample_rate as 1/2^level; 0: set by the budget */
+	uint32_t overhead_ppm;        /* session.overhead, in millionths of the program's time */
 	/* The header's members that describe the configuration, as JSON
 	 * members each starting with ',': the timing (time base, interval,
 	 * window) written before the engine's own, then the rest (what is
