@@ -21,9 +21,10 @@ typedef struct wss_backend {
 	/* Can it run on this kernel?  Returns 0, or an errno with the missing
 	 * feature in why.  Leaves the backend ready to attach.  init. */
 	int (*probe)(char *why, size_t whylen);
-	/* [start, end) just became tracked: start observing it now.  Returns 0
-	 * or an errno. */
-	int (*attach)(uintptr_t start, uintptr_t end);
+	/* [start, end) just became tracked: start observing it now, armed
+	 * (every page's next touch observed) or not (sampled tracking arms
+	 * its members itself).  Returns 0 or an errno. */
+	int (*attach)(uintptr_t start, uintptr_t end, bool arm);
 	/* Start a new interval on [start, end) (the tick).  Returns 0 or an
 	 * errno; on error the range is unobserved until the next tick. */
 	int (*arm)(uintptr_t start, uintptr_t end);

@@ -254,6 +254,9 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
  * charge them to that interval (engine/writes.c).  AS-safe;
  * inside the window, waits for a harvest of one range at most. */
 void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
+/* Is the page outside the sample armed in this interval (so never armed,
+ * open)?  False in exact tracking.  AS-safe. */
+bool wss_engine_sampled_out(uintptr_t page);
 /* Pin [buf, buf+len) for a system call that will access it: its tracked
  * pages are opened, recorded as touched, and not armed again until unpinned
  * (each tick counts them as touched meanwhile).  Returns a handle for

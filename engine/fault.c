@@ -71,6 +71,8 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return; /* finished or forked: the page is open again, that is all */
+	if (page == E.probe)
+		return; /* the tick timing a touch (sampling.c): no one's */
 	uint32_t e = wss_fault_enter();
 	/* A forked child before its start: the page is open, nothing is
 	 * recorded (child_start_locked waits for us before arming). */

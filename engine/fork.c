@@ -86,11 +86,7 @@ static void child_start_locked(void)
 	__atomic_store_n(&E.pending, false, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&E.inflight[0], __ATOMIC_SEQ_CST) || __atomic_load_n(&E.inflight[1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
-	wss_arm_begin();
-	for (size_t i = 0; i < E.regions.n; i++)
-		wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
-	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
-	wss_arm_end();
+	wss_sampling_fork_child();
 }
 
 /* The engine thread of a pending child, one interval after the fork. */

@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/estimate.h"
 #include "common/fmt.h"
+#include "common/sample.h"
 #include "common/sys.h"
 #include "engine/backend.h"
 #include "engine/engine.h"
@@ -80,6 +82,25 @@ typedef struct wss_engine {
 	uint32_t cut_at;          /* ... and the first sample it lacks */
 	/* findings.c */
 	uint32_t npeaks;          /* peak records written */
+	/* tick.c: the run's estimates (0 data, 1 write, 2 read) */
+	uint64_t sum_lo[3], sum_hi[3];
+	wss_estimate_t peak_est[3];
+	uint64_t tracked_max;     /* the most pages tracked at a tick */
+	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages first counted, by top member level */
+	bool lower_bound;         /* an exact sample used coarse blocks */
+	uint64_t prev_tick_at;    /* when the last tick started */
+	uint64_t tick_cost_ns;    /* what the last tick took */
+	/* sampling.c */
+	uint64_t seed;            /* the session's membership seed */
+	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */
+	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
+	uint32_t level_max;       /* the coarsest level of the run */
+	uint32_t calm;            /* ticks in a row well under the budget */
+	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
+	uint64_t probe_at_ns;     /* the last probe */
+	uintptr_t probe;          /* the probe page (0: none) */
+	uint64_t cpu_prev_ns;     /* the process's CPU time at the last tick */
+	uint64_t cost_faults_ns, cost_program_ns; /* the last interval's, for its sample */
 	/* Last, the large fields a forked child does not write: every page
 	 * written after a fork is a copy (wss_engine_fork_child). */
 	wss_engine_settings_t set;   /* lifecycle.c, from wss_engine_init */
@@ -164,6 +185,37 @@ int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k);
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
 /* Forget a page's history (touches, writes, hits, site).  Engine lock. */
 void wss_registry_reset_page(uintptr_t a);
+
+/* Harvest [s, e) into interval k, all of it (level 0) or the members of
+ * level only.  Engine lock held, E.harvester set. */
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level);
+
+/* sampling.c */
+/* The seed, the first level, the probe page.  init, after the backend. */
+void wss_sampling_init(void);
+/* The level counted for sample k with a window of w intervals: the
+ * coarsest armed in any of them. */
+uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
+/* The level of the next interval, from the one that ended: its faults,
+ * coarse blocks and length.  Engine lock held. */
+uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
+/* Level is armed from interval on.  Engine lock held. */
+void wss_sampling_set(uint32_t level, uint32_t interval);
+/* fn on each member of level in [s, e) (level 0: every page). */
+void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg);
+/* The members of level in [s, e). */
+uint64_t wss_sampling_count(uintptr_t s, uintptr_t e, uint32_t level);
+/* The highest level the page is a member of. */
+uint32_t wss_sampling_top_level(uintptr_t page);
+/* Arm the members of level in [s, e) (inside an arming section);
+ * returns how many could not be. */
+uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);
+/* Attach a newly tracked range and arm what the level in force asks.
+ * Engine lock held. */
+void wss_sampling_attach(uintptr_t s, uintptr_t e);
+/* In a fork child's start: the run's figures afresh, the sample armed.
+ * Engine lock held. */
+void wss_sampling_fork_child(void);
 
 /* output.c */
 /* Write the records in E.out to the profile (creating it first in a child

@@ -120,6 +120,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		E.vma_budget = 64;
 	if (E.set.test.vma_budget)
 		E.vma_budget = E.set.test.vma_budget;
+	wss_sampling_init();
 
 	E.max_map = max_map;
 	E.argc = s->argc;

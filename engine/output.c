@@ -122,6 +122,8 @@ void wss_out_header(void)
 		.page_size = (long)WSS_PAGE_SIZE,
 		.max_map_count = E.max_map,
 		.vma_budget = E.vma_budget,
+		.mode = E.set.mode == WSS_TRACK_EXACT ? "exact" : E.set.mode == WSS_TRACK_SAMPLED ? "sampled" : "auto",
+		.seed = E.seed,
 	};
 	wss_profile_header(&E.out, &h);
 }
@@ -152,7 +154,29 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.coarse = E.coarse_total,
 		.duration_ns = wss_clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
+		.lower_bound = E.lower_bound,
 	};
+	if (!E.level_max)
+		return;
+	/* Sampled: the totals count the pages that were members at every
+	 * level of the run (pages first counted with a top level at or
+	 * above the coarsest), scaled like a sample of that level. */
+	sum->rate_max = 1ULL << E.level_max;
+	wss_profile_stat_t *st[3] = {&sum->data, &sum->write, &sum->read};
+	for (int s = 0; s < 3; s++) {
+		uint64_t x = 0;
+		for (uint32_t l = E.level_max; l <= WSS_SAMPLE_LEVEL_MAX; l++)
+			x += E.total_hist[s][l];
+		uint64_t n = E.tracked_max, k = n >> E.level_max;
+		if (n < x << E.level_max)
+			n = x << E.level_max, k = x; /* more was touched than is tracked now */
+		wss_estimate_t t = wss_estimate_pages(n, k ? k : 1, x);
+		st[s]->total = t.est;
+		st[s]->total_ci = (wss_profile_ci_t){t.lo, t.hi};
+		st[s]->sum_lo = E.sum_lo[s];
+		st[s]->sum_hi = E.sum_hi[s];
+		st[s]->peak_ci = (wss_profile_ci_t){E.peak_est[s].lo, E.peak_est[s].hi};
+	}
 }
 
 /* An errno's text without the C library's strerror, which may translate
@@ -181,6 +205,17 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	if (!E.set.summary || (!E.leader && !E.cut_err))
 		return;
 	summary = summary && E.leader;
+	if (summary && sum->rate_max > 1) {
+		char line[200];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_fmt_str(&f, "sampled: 1 page in ");
+		wss_fmt_u64(&f, sum->rate_max);
+		wss_fmt_str(&f, " at most; counts are estimates (\u00b1: 95 % interval of avg/peak/total)");
+		wss_out_say(wss_fmt_cstr(&f), "");
+	} else if (summary && sum->lower_bound) {
+		wss_out_say("exact tracking ran out of VMAs and opened coarse blocks: the counts are lower bounds", "");
+	}
 	static const char *const series[] = {"data", "read", "write"};
 	for (int i = 0; summary && i < 3; i++) {
 		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes))

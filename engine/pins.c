@@ -183,7 +183,21 @@ static void untouched_runs(uintptr_t s, uintptr_t e, uint32_t epoch, void (*fn)(
 
 static void arm_range(uintptr_t s, uintptr_t e) { wss_arm_unpinned(s, e); }
 
-void wss_arm_untouched(uintptr_t s, uintptr_t e) { untouched_runs(s, e, E.epoch, arm_range); }
+static void arm_member_untouched(uintptr_t page, void *arg)
+{
+	(void)arg;
+	if ((uint32_t)__atomic_load_n(&wss_shadow_page(page)->cur, __ATOMIC_ACQUIRE) != E.epoch)
+		arm_range(page, page + WSS_PAGE_SIZE);
+}
+
+void wss_arm_untouched(uintptr_t s, uintptr_t e)
+{
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	if (l)
+		wss_sampling_members(s, e, l, arm_member_untouched, NULL);
+	else
+		untouched_runs(s, e, E.epoch, arm_range);
+}
 
 void wss_pins_record_pinned(uint32_t e)
 {

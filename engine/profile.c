@@ -29,6 +29,19 @@ static void key_str(wss_fmt_t *f, const char *k, const char *v)
 	wss_fmt_json_str(f, v ? v : "");
 }
 
+static void hex(wss_fmt_t *f, uint64_t v);
+
+/* "k":[lo,hi] */
+static void key_ci(wss_fmt_t *f, const char *k, wss_profile_ci_t ci)
+{
+	key(f, k);
+	wss_fmt_ch(f, '[');
+	wss_fmt_u64(f, ci.lo);
+	wss_fmt_ch(f, ',');
+	wss_fmt_u64(f, ci.hi);
+	wss_fmt_ch(f, ']');
+}
+
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 {
 	wss_fmt_str(f, "{\"type\":\"header\"");
@@ -59,19 +72,41 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	wss_fmt_str(f, h->timing ? h->timing : "");
 	key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
 	key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
+	if (h->mode) {
+		key_str(f, "track_mode", h->mode);
+		key(f, "sampling_seed");
+		hex(f, h->seed);
+	}
 	wss_fmt_str(f, h->config ? h->config : "");
 	wss_fmt_str(f, "}\n");
 }
 
 /* data_pages and, where the backend has them, read_pages and write_pages:
  * the same three for a sample and for each of its threads. */
-static void page_sets(wss_fmt_t *f, wss_profile_sets_t sets, uint64_t data, uint64_t write)
+static void page_sets(wss_fmt_t *f, wss_profile_sets_t sets, uint64_t data, uint64_t write, uint64_t read)
 {
 	key_u64(f, "data_pages", data);
 	if (sets.reads)
-		key_u64(f, "read_pages", data - write);
+		key_u64(f, "read_pages", read);
 	if (sets.writes)
 		key_u64(f, "write_pages", write);
+}
+
+/* "ci":{"data":[lo,hi],"read":[..],"write":[..]}, intervals in the order
+ * data, write, read; n = 2 when there is no read interval (threads). */
+static void page_cis(wss_fmt_t *f, wss_profile_sets_t sets, const wss_profile_ci_t *ci, int n)
+{
+	wss_fmt_str(f, ",\"ci\":{");
+	wss_fmt_str(f, "\"data\":[");
+	wss_fmt_u64(f, ci[0].lo);
+	wss_fmt_ch(f, ',');
+	wss_fmt_u64(f, ci[0].hi);
+	wss_fmt_ch(f, ']');
+	if (sets.reads && n > 2)
+		key_ci(f, "read", ci[2]);
+	if (sets.writes)
+		key_ci(f, "write", ci[1]);
+	wss_fmt_ch(f, '}');
 }
 
 void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
@@ -80,13 +115,35 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	key_u64(f, "seq", s->seq);
 	key_u64(f, "t_ns", s->t_ns);
 	key_u64(f, "cpu_ns", s->cpu_ns);
-	page_sets(f, s->sets, s->data_pages, s->write_pages);
+	page_sets(f, s->sets, s->data_pages, s->write_pages, s->read_pages);
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	if (s->unarmed)
 		key_u64(f, "unarmed", s->unarmed);
 	if (s->final)
 		wss_fmt_str(f, ",\"final\":true");
+	key_u64(f, "rate", s->rate ? s->rate : 1);
+	if (s->rate > 1) {
+		page_cis(f, s->sets, s->ci, 3);
+		wss_fmt_str(f, ",\"sampled\":{\"tracked\":");
+		wss_fmt_u64(f, s->tracked);
+		key_u64(f, "members", s->members);
+		key_u64(f, "data", s->x[0]);
+		if (s->sets.reads)
+			key_u64(f, "read", s->x[2]);
+		if (s->sets.writes)
+			key_u64(f, "write", s->x[1]);
+		wss_fmt_ch(f, '}');
+	}
+	if (s->lower_bound)
+		wss_fmt_str(f, ",\"lower_bound\":true");
+	if (s->cost_program_ns) {
+		wss_fmt_str(f, ",\"cost\":{\"faults_ns\":");
+		wss_fmt_u64(f, s->cost_faults_ns);
+		key_u64(f, "tick_ns", s->cost_tick_ns);
+		key_u64(f, "program_ns", s->cost_program_ns);
+		wss_fmt_ch(f, '}');
+	}
 	wss_fmt_str(f, ",\"threads\":[");
 }
 
@@ -96,7 +153,9 @@ void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sampl
 		wss_fmt_ch(f, ',');
 	wss_fmt_str(f, "{\"tid\":");
 	wss_fmt_i64(f, t->tid);
-	page_sets(f, s->sets, t->data_pages, t->write_pages);
+	page_sets(f, s->sets, t->data_pages, t->write_pages, t->data_pages - t->write_pages);
+	if (s->rate > 1)
+		page_cis(f, s->sets, t->ci, 2);
 	key_u64(f, "faults", t->faults);
 	if (t->cpu_ns >= 0)
 		key_u64(f, "cpu_ns", (uint64_t)t->cpu_ns);
@@ -136,6 +195,13 @@ static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *
 	wss_fmt_u64(f, st->peak);
 	wss_fmt_str(f, ",\"total\":");
 	wss_fmt_u64(f, st->total);
+	if (s->rate_max > 1) {
+		wss_profile_ci_t avg = {s->samples ? st->sum_lo / s->samples : 0,
+					s->samples ? (st->sum_hi + s->samples - 1) / s->samples : 0};
+		key_ci(f, "avg_ci", avg);
+		key_ci(f, "peak_ci", st->peak_ci);
+		key_ci(f, "total_ci", st->total_ci);
+	}
 	wss_fmt_ch(f, '}');
 }
 
@@ -152,6 +218,12 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	key_u64(f, "page_size", (uint64_t)s->page_size);
+	if (s->rate_max > 1) {
+		wss_fmt_str(f, ",\"sampled\":true");
+		key_u64(f, "rate_max", s->rate_max);
+	}
+	if (s->lower_bound)
+		wss_fmt_str(f, ",\"lower_bound\":true");
 	if (s->incomplete)
 		key_str(f, "incomplete", s->incomplete);
 	if (s->hot) {
@@ -252,18 +324,43 @@ static void mib(wss_fmt_t *f, uint64_t tenths_of_pages, long page_size)
 	wss_fmt_fixed(f, (bytes10 + (1 << 20) / 2) >> 20, 1);
 }
 
+/* The larger half of an interval around est, in percent of est, with one
+ * decimal ("0" for an estimate of 0 with an empty interval). */
+static void half_width_pct(wss_fmt_t *f, uint64_t est, wss_profile_ci_t ci)
+{
+	uint64_t h = est > ci.lo ? est - ci.lo : 0;
+	if (ci.hi > est && ci.hi - est > h)
+		h = ci.hi - est;
+	if (!est) {
+		wss_fmt_str(f, h ? "?" : "0");
+		return;
+	}
+	wss_fmt_fixed(f, (h * 1000 + est / 2) / est, 1);
+}
+
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name)
 {
 	const wss_profile_stat_t *st = !strcmp(name, "write") ? &s->write : !strcmp(name, "read") ? &s->read : &s->data;
 	uint64_t a = avg_tenths(s, st);
 	wss_fmt_str(f, name);
-	wss_fmt_str(f, " avg/peak/total: ");
+	wss_fmt_str(f, s->rate_max > 1 ? " avg/peak/total: \u2248 " : " avg/peak/total: ");
 	wss_fmt_fixed(f, a, 1);
 	wss_fmt_ch(f, '/');
 	wss_fmt_u64(f, st->peak);
 	wss_fmt_ch(f, '/');
 	wss_fmt_u64(f, st->total);
-	wss_fmt_str(f, " pages (");
+	wss_fmt_str(f, " pages");
+	if (s->rate_max > 1 && s->samples) {
+		wss_profile_ci_t avg = {st->sum_lo / s->samples, (st->sum_hi + s->samples - 1) / s->samples};
+		wss_fmt_str(f, " \u00b1 ");
+		half_width_pct(f, (st->sum + s->samples / 2) / s->samples, avg);
+		wss_fmt_ch(f, '/');
+		half_width_pct(f, st->peak, st->peak_ci);
+		wss_fmt_ch(f, '/');
+		half_width_pct(f, st->total, st->total_ci);
+		wss_fmt_str(f, " %");
+	}
+	wss_fmt_str(f, " (");
 	mib(f, a, s->page_size);
 	wss_fmt_ch(f, '/');
 	mib(f, st->peak * 10, s->page_size);

@@ -30,6 +30,8 @@ typedef struct wss_profile_header {
 	long page_size;
 	long max_map_count;
 	long vma_budget;
+	const char *mode;           /* track.mode: "auto", "exact", "sampled" */
+	uint64_t seed;              /* the sampling membership seed */
 } wss_profile_header_t;
 
 /* Which sets the backend reports besides data_pages: writes (uffd-wp,
@@ -38,23 +40,40 @@ typedef struct wss_profile_sets {
 	bool writes, reads;
 } wss_profile_sets_t;
 
+/* A 95 % interval [lo, hi] of an estimated page count. */
+typedef struct wss_profile_ci {
+	uint64_t lo, hi;
+} wss_profile_ci_t;
+
 typedef struct wss_profile_sample {
 	uint32_t seq;
 	uint64_t t_ns, cpu_ns;
-	uint64_t data_pages, write_pages, faults, coarse, unarmed;
+	uint64_t data_pages, write_pages, read_pages, faults, coarse, unarmed;
 	wss_profile_sets_t sets;
 	bool final;
+	/* Pages are counted 1 in rate (1: every page, exact).  Above 1 the
+	 * page counts are estimates: ci holds their intervals (data, write,
+	 * read), x the sampled counts, members of tracked pages. */
+	uint64_t rate;
+	wss_profile_ci_t ci[3];
+	uint64_t tracked, members, x[3];
+	bool lower_bound;         /* exact, but coarse blocks left pages uncounted */
+	uint64_t cost_faults_ns, cost_tick_ns, cost_program_ns;
 } wss_profile_sample_t;
 
 typedef struct wss_profile_thread {
 	int tid;
 	uint64_t data_pages, write_pages, faults;
+	wss_profile_ci_t ci[2];   /* data, write: when the sample's rate is above 1 */
 	int64_t cpu_ns; /* -1: unknown */
 } wss_profile_thread_t;
 
-/* avg/peak/total of one series; avg is sum / samples. */
+/* avg/peak/total of one series; avg is sum / samples.  Sampled runs: the
+ * intervals of each (avg: the mean of the samples' bounds). */
 typedef struct wss_profile_stat {
 	uint64_t sum, peak, total;
+	uint64_t sum_lo, sum_hi;
+	wss_profile_ci_t peak_ci, total_ci;
 } wss_profile_stat_t;
 
 typedef struct wss_profile_hot {
@@ -75,6 +94,8 @@ typedef struct wss_profile_summary {
 	const wss_profile_hot_t *hot; /* report.hot_pages, most touched first */
 	int nhot;
 	const char *incomplete;       /* why the summary lacks the final sample, or NULL */
+	uint64_t rate_max;            /* above 1: sampled, the coarsest rate used */
+	bool lower_bound;             /* exact samples that used coarse blocks */
 } wss_profile_summary_t;
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);

@@ -90,7 +90,7 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 		wss_registry_reset_page(a);
 		__atomic_store_n(fl, (uint8_t)(bits | (*fl & (WSS_PF_EVER | WSS_PF_WEVER))), __ATOMIC_RELEASE);
 	}
-	E.backend->attach(s, e);
+	wss_sampling_attach(s, e);
 }
 
 /* The page-rounded span of [start, start+len) in *s, *e; false when the

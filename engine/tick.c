@@ -24,8 +24,77 @@ static int64_t thread_cpu_ns(int tid)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The read-ever bits of a page (wss_shadow_rever): in a read set once (the
+ * exact read total), and counted once in the run's data, write and read
+ * totals by its top member level (the sampled totals). */
+#define REVER_READ 1
+#define REVER_DATA 2
+#define REVER_WRITE 4
+#define REVER_RSET 8
+
+/* One sample's count over the pages of the window's sample. */
+typedef struct count {
+	uint32_t k, w, nt;
+	bool hot;
+	wss_profile_sets_t sets;
+	uint64_t pages, writes;
+} count_t;
+
+static void count_page(uintptr_t a, void *arg)
+{
+	count_t *c = arg;
+	uint32_t owner;
+	wss_page_t *pg = wss_shadow_page(a);
+	if (!wss_page_in_window(pg, c->k, c->w, &owner))
+		return;
+	if (c->hot && wss_page_touched_in(pg, c->k))
+		(*wss_shadow_hits(a))++;
+	c->pages++;
+	bool wrote = false;
+	uint8_t *rv = wss_shadow_rever(a);
+	if (c->sets.writes) {
+		wrote = wss_written_in(*wss_shadow_written(a), c->k, c->w);
+		c->writes += wrote;
+		if (!wrote && c->sets.reads && !(*rv & REVER_READ)) {
+			*rv |= REVER_READ;
+			E.total_read++;
+		}
+	}
+	/* The run's totals by top member level: a page counts in the
+	 * sampled totals when it was a member at every level the run used. */
+	uint8_t want = REVER_DATA | (wrote ? REVER_WRITE : 0) | (c->sets.reads && !wrote ? REVER_RSET : 0);
+	if ((*rv & want) != want) {
+		uint32_t top = wss_sampling_top_level(a);
+		if (!(*rv & REVER_DATA))
+			E.total_hist[0][top]++;
+		if ((want & REVER_WRITE) && !(*rv & REVER_WRITE))
+			E.total_hist[1][top]++;
+		if ((want & REVER_RSET) && !(*rv & REVER_RSET))
+			E.total_hist[2][top]++;
+		*rv |= want;
+	}
+	if (owner <= c->nt) {
+		wss_threads_get(owner)->window_pages++;
+		wss_threads_get(owner)->window_writes += wrote;
+	}
+}
+
+/* An estimate that is the count itself (exact tracking). */
+static wss_estimate_t exact(uint64_t x) { return (wss_estimate_t){x, x, x}; }
+
+/* Add a sample's estimate of one series to the run's avg and peak. */
+static void accumulate(int s, wss_estimate_t v)
+{
+	E.sum_lo[s] += v.lo;
+	E.sum_hi[s] += v.hi;
+	if (v.est > E.peak_est[s].est || E.nsamples == 0)
+		E.peak_est[s] = v;
+}
+
 void wss_tick_locked(bool final)
 {
+	uint64_t t_start = wss_clock_ns(CLOCK_MONOTONIC), cpu_start = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t once = 0; /* CPU time of a change of sample, left out of the tick's cost */
 	if (on_tick)
 		on_tick();
 	uint32_t k = E.epoch;
@@ -33,6 +102,25 @@ void wss_tick_locked(bool final)
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
+
+	/* Every handler of k is done, and none of k+2 can start before the
+	 * next tick: [k & 1] holds exactly k's faults, cut at the epoch move
+	 * like the touches. */
+	uint32_t nt = wss_threads_count();
+	uint64_t faults = 0;
+	for (uint32_t s = 0; s <= nt; s++) {
+		wss_thread_t *t = wss_threads_get(s);
+		t->faults_k = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
+		faults += t->faults_k;
+	}
+	/* The levels: armed in k, counted for sample k (the coarsest of the
+	 * window: its members were armed in every interval of it), and the
+	 * next interval's, from what k cost. */
+	uint32_t lk = E.level, lw = wss_sampling_window_level(k, w), ln = lk;
+	if (!final)
+		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
+				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
+	E.prev_tick_at = t_start;
 
 	uint64_t unarmed = 0;
 	/* The write window opens before the arming: a fault on a page armed
@@ -44,13 +132,31 @@ void wss_tick_locked(bool final)
 		wss_writes_window_open(k);
 	if (!final) {
 		wss_arm_begin();
-		for (size_t i = 0; i < E.regions.n; i++)
-			if (wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end))
-				unarmed++;
+		/* Another sample: every page gets its own protection back
+		 * first, so that no page outside the new one stays armed. */
+		if (ln != lk && ln > 0) {
+			uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			for (size_t i = 0; i < E.regions.n; i++)
+				E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+			once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		}
+		uint64_t armed = 0;
+		for (size_t i = 0; i < E.regions.n; i++) {
+			if (ln == 0) {
+				if (wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end))
+					unarmed++;
+			} else {
+				unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
+			}
+		}
+		wss_sampling_set(ln, k + 1);
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
 		wss_pins_record_pinned(k + 1);
-		__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+		/* An armed member alone in its range split a VMA in three; the
+		 * faults that open members give them back (track_mprotect.c). */
+		__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 		wss_arm_end();
 		if (E.set.test.harvest_delay_ns) {
 			struct timespec ts = {(time_t)(E.set.test.harvest_delay_ns / 1000000000ULL),
@@ -71,9 +177,11 @@ void wss_tick_locked(bool final)
 		/* Writes since the last harvest, after the arming: a write made
 		 * between the harvest and the arming would reach the next tick
 		 * away from its touch; writes made after the arming are told
-		 * apart by the write window. */
+		 * apart by the write window.  Sampled: the pages write-protected
+		 * in k or to be in k+1, the members of the finer level. */
+		uint32_t lh = lk < ln ? lk : ln;
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (wss_writes_harvest(E.regions.v[i].start, E.regions.v[i].end, k)) {
+			if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh)) {
 				/* Part of it was not observed (remapped behind our
 				 * back): observe all of it again from now on. */
 				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
@@ -82,69 +190,69 @@ void wss_tick_locked(bool final)
 	}
 	if (window)
 		wss_writes_window_close();
-	uint32_t nt = wss_threads_count();
 	for (uint32_t s = 0; s <= nt; s++)
 		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
-	uint64_t pages = 0, writes = 0;
-	bool hot = E.set.hot_pages > 0;
+	count_t c = {.k = k, .w = w, .nt = nt, .hot = E.set.hot_pages > 0, .sets = sets};
+	uint64_t tracked = 0, members = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
-		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
-			uint32_t owner;
-			wss_page_t *pg = wss_shadow_page(a);
-			if (!wss_page_in_window(pg, k, w, &owner))
-				continue;
-			if (hot && wss_page_touched_in(pg, k))
-				(*wss_shadow_hits(a))++;
-			pages++;
-			bool wrote = false;
-			if (sets.writes) {
-				wrote = wss_written_in(*wss_shadow_written(a), k, w);
-				writes += wrote;
-				uint8_t *rv;
-				if (!wrote && sets.reads && !*(rv = wss_shadow_rever(a))) {
-					*rv = 1;
-					E.total_read++;
-				}
-			}
-			if (owner <= nt) {
-				wss_threads_get(owner)->window_pages++;
-				wss_threads_get(owner)->window_writes += wrote;
-			}
-		}
+		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
+		tracked += (e - s) >> WSS_PAGE_SHIFT;
+		if (lw)
+			members += wss_sampling_count(s, e, lw);
+		wss_sampling_members(s, e, lw, count_page, &c);
 	}
+	if (!lw)
+		members = tracked;
+	if (tracked > E.tracked_max)
+		E.tracked_max = tracked;
 
 	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
 	uint64_t coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	wss_estimate_t est[3];
+	if (lw) {
+		est[0] = wss_estimate_pages(tracked, members, c.pages);
+		est[1] = wss_estimate_pages(tracked, members, c.writes);
+		est[2] = wss_estimate_pages(tracked, members, c.pages - c.writes);
+	} else {
+		est[0] = exact(c.pages);
+		est[1] = exact(c.writes);
+		est[2] = exact(c.pages - c.writes);
+	}
+	uint64_t pages = est[0].est, writes = est[1].est;
 	wss_profile_sample_t smp = {
 		.seq = k,
 		.t_ns = now - E.t0_ns,
 		.cpu_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns,
 		.data_pages = pages,
 		.write_pages = writes,
+		.read_pages = est[2].est,
 		.sets = sets,
 		.coarse = coarse,
 		.unarmed = unarmed,
 		.final = final,
+		.faults = faults,
+		.rate = 1u << lw,
+		.ci = {{est[0].lo, est[0].hi}, {est[1].lo, est[1].hi}, {est[2].lo, est[2].hi}},
+		.tracked = tracked,
+		.members = members,
+		.x = {c.pages, c.writes, c.pages - c.writes},
+		.lower_bound = coarse && !lw,
+		.cost_faults_ns = E.cost_faults_ns,
+		.cost_tick_ns = E.tick_cost_ns,
+		.cost_program_ns = E.cost_program_ns,
 	};
-	/* Every handler of k is done (inflight above), the harvest has
-	 * counted its touches, and none of k+2 can start before the next
-	 * tick: [k & 1] holds exactly k's faults. */
-	uint64_t faults = 0;
-	for (uint32_t s = 0; s <= nt; s++) {
-		wss_thread_t *t = wss_threads_get(s);
-		t->faults_k = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
-		faults += t->faults_k;
-	}
-	smp.faults = faults;
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
 	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
 		if (t->window_pages || t->faults_k) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+			wss_estimate_t td = lw ? wss_estimate_pages(tracked, members, t->window_pages) : exact(t->window_pages);
+			wss_estimate_t tw = lw ? wss_estimate_pages(tracked, members, t->window_writes) : exact(t->window_writes);
 			wss_profile_thread_t th = {.tid = tid,
-						   .data_pages = t->window_pages,
-						   .write_pages = t->window_writes,
+						   .data_pages = td.est,
+						   .write_pages = tw.est,
+						   .ci = {{td.lo, td.hi}, {tw.lo, tw.hi}},
 						   .faults = t->faults_k,
 						   .cpu_ns = thread_cpu_ns(tid)};
 			wss_profile_sample_thread(&E.out, first, &smp, &th);
@@ -158,6 +266,8 @@ void wss_tick_locked(bool final)
 	if (E.peaks)
 		wss_findings_peaks(k, pages, writes, sets, nt);
 
+	for (int s = 0; s < 3; s++)
+		accumulate(s, est[s]);
 	E.nsamples++;
 	E.sum_pages += pages;
 	if (pages > E.peak_pages)
@@ -165,11 +275,18 @@ void wss_tick_locked(bool final)
 	E.sum_write += writes;
 	if (writes > E.peak_write)
 		E.peak_write = writes;
-	E.sum_read += pages - writes;
-	if (pages - writes > E.peak_read)
-		E.peak_read = pages - writes;
+	E.sum_read += est[2].est;
+	if (est[2].est > E.peak_read)
+		E.peak_read = est[2].est;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
+	if (lw == 0 && coarse)
+		E.lower_bound = true;
+	/* The tick's cost for the next decision: the CPU time of the thread
+	 * that ran it (waiting for a CPU or for the test's delay is no cost
+	 * to the program), but for a change of sample, paid once. */
+	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+	E.tick_cost_ns = spent > once ? spent - once : 0;
 }
 
 

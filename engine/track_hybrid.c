@@ -21,10 +21,10 @@
 
 static int hy_probe(char *why, size_t whylen) { return UF.probe(why, whylen); }
 
-static int hy_attach(uintptr_t start, uintptr_t end)
+static int hy_attach(uintptr_t start, uintptr_t end, bool arm)
 {
-	int r = UF.attach(start, end);
-	int m = MP.attach(start, end);
+	int r = UF.attach(start, end, arm);
+	int m = MP.attach(start, end, arm);
 	return r ? r : m;
 }
 

@@ -44,7 +44,7 @@ static int mp_arm(uintptr_t start, uintptr_t end)
 	return r ? -r : 0;
 }
 
-static int mp_attach(uintptr_t start, uintptr_t end) { return mp_arm(start, end); }
+static int mp_attach(uintptr_t start, uintptr_t end, bool arm) { return arm ? mp_arm(start, end) : 0; }
 
 /* Give [start, end) the protections recorded in the flags, one mprotect per
  * run of equal protection. */
@@ -102,11 +102,14 @@ static bool same_as(uintptr_t a, uint8_t want)
 }
 
 /* Is the neighbouring page already open in this interval (so unprotecting
- * ours merges with its VMA instead of splitting)? */
+ * ours merges with its VMA instead of splitting)?  Under sampled tracking
+ * a page outside the sample is never armed. */
 static bool neighbour_open(uintptr_t a, uint8_t want, uint32_t epoch)
 {
 	if (!same_as(a, want))
 		return false;
+	if (wss_engine_sampled_out(a))
+		return true;
 	wss_page_t *p = wss_shadow_page(a);
 	return p && (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == epoch;
 }

@@ -101,8 +101,12 @@ static int open_ctx(char *why, size_t n)
 	return 0;
 }
 
-static int uffd_attach(uintptr_t start, uintptr_t end)
+/* Write-protected whether armed or not: a page outside a sample costs one
+ * write fault, resolved by the kernel, and is not protected again (the
+ * harvest of a sampled interval scans its members only). */
+static int uffd_attach(uintptr_t start, uintptr_t end, bool arm)
 {
+	(void)arm;
 	if (!ours())
 		return 0;
 	struct uffdio_register reg = {.range = {start, end - start}, .mode = UFFDIO_REGISTER_MODE_WP};
@@ -193,7 +197,7 @@ static int uffd_probe(char *why, size_t n)
 	}
 	uintptr_t s = (uintptr_t)p, e = s + 2 * WSS_PAGE_SIZE;
 	const char *fail = NULL;
-	r = uffd_attach(s, e);
+	r = uffd_attach(s, e, true);
 	if (r)
 		fail = "UFFDIO_REGISTER in write-protect mode";
 	struct page_region got[2] = {{0, 0, 0}, {0, 0, 0}};
@@ -228,6 +232,8 @@ static int uffd_probe(char *why, size_t n)
 	return 0;
 }
 
+static int uffd_observe(uintptr_t start, uintptr_t end) { return uffd_attach(start, end, true); }
+
 static void uffd_forked(void)
 {
 	/* Not ours any more: close without touching the parent's context. */
@@ -247,7 +253,7 @@ const wss_backend_t wss_backend_uffd_wp = {
 	.detach = uffd_detach,
 	.fault = NULL,
 	.harvest = uffd_harvest,
-	.observe = uffd_attach,
+	.observe = uffd_observe,
 	.forked = uffd_forked,
 	.reopen = uffd_reopen,
 };

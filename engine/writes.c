@@ -114,6 +114,30 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 	}
 }
 
+typedef struct member_harvest {
+	wss_record_arg_t r;
+	int err;
+} member_harvest_t;
+
+static void harvest_member(uintptr_t page, void *arg)
+{
+	member_harvest_t *m = arg;
+	int err = E.backend->harvest(page, page + WSS_PAGE_SIZE, harvested, &m->r);
+	if (err && !m->err)
+		m->err = err;
+}
+
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level)
+{
+	if (!level)
+		return wss_writes_harvest(s, e, k);
+	member_harvest_t m = {{k, 0}, 0};
+	wlock_take(E.harvester);
+	wss_sampling_members(s, e, level, harvest_member, &m);
+	wlock_give();
+	return m.err;
+}
+
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
 int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k)

@@ -81,6 +81,17 @@ WSS_EXPORT int mprotect(void *addr, size_t len, int prot)
 	return result_int(wss_engine_mprotect(addr, len, prot), saved);
 }
 
+/* MADV_DONTNEED drops the pages with their write-protect markers: a page
+ * read afterwards would look written.  The engine harvests the range
+ * before and protects it again after (engine/registry.c). */
+WSS_EXPORT int madvise(void *addr, size_t len, int adv)
+{
+	int saved = errno;
+	if (!wss_engine_tracking())
+		return result_int(wss_sys_madvise(addr, len, adv), saved);
+	return result_int(wss_engine_discard((uintptr_t)addr, len, adv), saved);
+}
+
 WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 {
 	int saved = errno;

@@ -34,7 +34,7 @@ static void set_armed(uintptr_t s, uintptr_t e, bool on)
 }
 
 static int fake_probe(char *why, size_t n) { return 0; }
-static int fake_attach(uintptr_t s, uintptr_t e) { attaches++; set_armed(s, e, true); return 0; }
+static int fake_attach(uintptr_t s, uintptr_t e, bool arm) { attaches++; set_armed(s, e, arm); return 0; }
 static int fake_arm(uintptr_t s, uintptr_t e) { arms++; set_armed(s, e, true); return 0; }
 static void fake_disarm(uintptr_t s, uintptr_t e) { set_armed(s, e, false); }
 static void fake_detach(uintptr_t s, uintptr_t e) { detaches++; }
@@ -76,6 +76,20 @@ static long last_sample(void)
 	if (f)
 		fclose(f);
 	return v;
+}
+
+/* Does the last sample record contain s? */
+static bool last_sample_has(const char *s)
+{
+	FILE *f = fopen(profile, "r");
+	char line[8192];
+	bool has = false;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, "\"type\":\"sample\""))
+			has = strstr(line, s) != NULL;
+	if (f)
+		fclose(f);
+	return has;
 }
 
 static long tick(void)
@@ -129,6 +143,7 @@ int main(void)
 		.output = profile,
 		.header_timing = ",\"time_base\":\"manual\"",
 		.header_config = "",
+		.mode = WSS_TRACK_EXACT,
 	};
 	wss_engine_start_t s = {.argc = 0, .argv = NULL, .set = &set};
 	char err[512];
@@ -198,6 +213,39 @@ int main(void)
 	}
 	ok(E.regions.n == 1 && E.regions.v[0].start == base + 4 * PG, "mremap: the old range is no longer tracked");
 	is_int(tick(), 1, "the touch made before the move counts at its new address");
+
+	/* ---- sampled tracking: the members of the sample armed, the count
+	 * scaled, exact again after ---- */
+	E.set.mode = WSS_TRACK_SAMPLED;
+	E.set.sample_level = 1;
+	tick(); /* the next interval is sampled at 1/2 */
+	int members = 0;
+	bool only = true;
+	for (int i = 4; i < NP; i++) {
+		bool m = wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed);
+		members += m;
+		only = only && armed[i] == m;
+	}
+	ok(only && members == (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 1),
+	   "sampled 1/2: exactly the members of the sample are armed");
+	for (int i = 4; i < NP; i++)
+		touch(i);
+	is_int(tick(), 12, "every page touched: the estimate is the 12 tracked pages");
+	ok(last_sample_has("\"rate\":2,\"ci\":{\"data\":[") && last_sample_has(",12]}"),
+	   "the sample says its rate and interval, at most the tracked pages");
+	int x = 0;
+	for (int i = 4; i < 6; i++) {
+		x += wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed);
+		touch(i);
+	}
+	is_int(tick(), (x * 12 + members / 2) / members, "pages 4-5 touched: their members scaled to the 12 pages");
+	E.set.mode = WSS_TRACK_EXACT;
+	E.set.sample_level = 0;
+	tick();
+	is_int(count_armed_from(4), NP - 4, "exact again: every page armed");
+	touch(6);
+	is_int(tick(), 1, "and counted one by one");
+	ok(last_sample_has("\"rate\":1,"), "at rate 1");
 
 	/* ---- the lock-order witness ---- */
 	uint32_t v0 = wss_witness_violations();

@@ -10,9 +10,9 @@
 
 int main(void)
 {
-	char buf[256];
+	char buf[1024];
 	wss_fmt_t f;
-	plan(11);
+	plan(12);
 	wss_profile_summary_t s = {.samples = 4, .data = {1394, 534, 1098}, .page_size = 4096};
 	wss_fmt_init(&f, buf, sizeof buf);
 	wss_profile_summary_text(&f, &s, "data");
@@ -37,12 +37,13 @@ int main(void)
 	wss_profile_sample_thread(&f, true, &smp, &th);
 	wss_profile_sample_end(&f);
 	is_str(wss_fmt_cstr(&f),
-	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"faults\":5,\"coarse\":0,"
+	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"faults\":5,\"coarse\":0,\"rate\":1,"
 	       "\"threads\":[{\"tid\":101,\"data_pages\":12,\"faults\":5}]}\n",
 	       "sample record");
 	/* hybrid: reads are data minus writes, per process and per thread */
 	wss_fmt_reset(&f);
 	smp.write_pages = 5;
+	smp.read_pages = 7;
 	smp.sets = (wss_profile_sets_t){.writes = true, .reads = true};
 	th.write_pages = 4;
 	wss_profile_sample_begin(&f, &smp);
@@ -50,9 +51,33 @@ int main(void)
 	wss_profile_sample_end(&f);
 	is_str(wss_fmt_cstr(&f),
 	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"read_pages\":7,"
-	       "\"write_pages\":5,\"faults\":5,\"coarse\":0,"
+	       "\"write_pages\":5,\"faults\":5,\"coarse\":0,\"rate\":1,"
 	       "\"threads\":[{\"tid\":101,\"data_pages\":12,\"read_pages\":8,\"write_pages\":4,\"faults\":5}]}\n",
 	       "sample record with the read/write split");
+	/* sampled: estimates with their intervals and the sampled counts */
+	wss_fmt_reset(&f);
+	smp.rate = 64;
+	smp.ci[0] = (wss_profile_ci_t){10, 14};
+	smp.ci[1] = (wss_profile_ci_t){3, 7};
+	smp.ci[2] = (wss_profile_ci_t){5, 9};
+	smp.tracked = 6400;
+	smp.members = 100;
+	smp.x[0] = 1;
+	smp.x[1] = 0;
+	smp.x[2] = 1;
+	th.ci[0] = (wss_profile_ci_t){11, 13};
+	th.ci[1] = (wss_profile_ci_t){2, 6};
+	wss_profile_sample_begin(&f, &smp);
+	wss_profile_sample_thread(&f, true, &smp, &th);
+	wss_profile_sample_end(&f);
+	is_str(wss_fmt_cstr(&f),
+	       "{\"type\":\"sample\",\"seq\":3,\"t_ns\":300,\"cpu_ns\":0,\"data_pages\":12,\"read_pages\":7,"
+	       "\"write_pages\":5,\"faults\":5,\"coarse\":0,\"rate\":64,"
+	       "\"ci\":{\"data\":[10,14],\"read\":[5,9],\"write\":[3,7]},"
+	       "\"sampled\":{\"tracked\":6400,\"members\":100,\"data\":1,\"read\":1,\"write\":0},"
+	       "\"threads\":[{\"tid\":101,\"data_pages\":12,\"read_pages\":8,\"write_pages\":4,"
+	       "\"ci\":{\"data\":[11,13],\"write\":[2,6]},\"faults\":5}]}\n",
+	       "sampled record: estimates, intervals, the sample");
 	wss_fmt_reset(&f);
 	s.sets = smp.sets;
 	s.write = (wss_profile_stat_t){400, 200, 300};

@@ -1,0 +1,298 @@
+/* Sampled tracking: which tracked pages are armed, and how many.
+ *
+ * At level L (rate 1/2^L) only the members of the sample are armed: one
+ * page in each aligned block of 2^L pages, chosen by a hash of the block
+ * and the session's seed (common/sample.c).  Membership is a pure function
+ * of the page, so memory mapped later is sampled at the same rate with no
+ * bookkeeping, and nested: a member at level L+1 is one at level L, so the
+ * pages sampled at the coarsest level in force during a window were
+ * members, armed and observed, in every interval of it.  That is what the
+ * tick counts for a window (wss_sampling_window_level), and what the
+ * run's totals count (the coarsest level of the run).  Level 0 is exact:
+ * every page, armed range by range as before.
+ *
+ * The level of the next interval is set at each tick (wss_sampling_next):
+ * fixed (track.sample_rate), or from the overhead budget: the cost of the
+ * interval that ended, against the program's own time in it.  The cost is
+ * the touches recorded (first-touch faults) times the cost of one touch,
+ * measured by the probe below, plus the time the last tick took (arming,
+ * harvest, counting, writing).  Left out: the kernel's resolution of
+ * write-protect faults on pages outside the sample (once per page and
+ * run, see docs/backends.md), and the cost the program pays in its caches
+ * for sharing the CPUs with the engine thread.  Moves are in powers of
+ * two: up at once, by as many steps as the excess asks; down one step at
+ * a time, after four intervals in a row under a quarter of the budget
+ * (halving the level at most doubles the fault cost), so the rate does
+ * not flap.  Whatever the budget, armed members must fit the VMA budget:
+ * each isolated armed page costs two VMAs. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "common/sample.h"
+
+/* The probe: the engine's own page, tracked (its flags say so) but in no
+ * region, so never counted.  The tick arms it and touches it, timing the
+ * whole round trip of a first touch on this machine, now. */
+#define PROBE_EVERY_NS 50000000ULL
+#define MIN_MEMBERS 64
+
+void wss_sampling_init(void)
+{
+	uint64_t entropy = 0;
+	if (wss_sys3(SYS_getrandom, &entropy, sizeof entropy, 0) != (long)sizeof entropy)
+		entropy = wss_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)wss_sys_getpid() << 32);
+	E.seed = wss_sample_seed(entropy);
+	uint32_t l = 0;
+	if (E.set.mode == WSS_TRACK_SAMPLED)
+		l = E.set.sample_level ? E.set.sample_level : 6; /* the budget moves it from 1/64 */
+	E.level = l;
+	E.level_max = l;
+	E.level_used[l] = 1;
+	E.fault_cost_ns = 0;
+	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	E.probe = 0;
+	if (!E.backend->fault && !E.backend->harvest)
+		return;
+	void *p = wss_sys_mmap(NULL, WSS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((uintptr_t)p > (uintptr_t)-4096)
+		return; /* no probe: the cost of a touch stays unknown, counted as 0 */
+	uintptr_t a = (uintptr_t)p;
+	if (wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
+		wss_sys_munmap(p, WSS_PAGE_SIZE);
+		return;
+	}
+	__atomic_store_n(wss_shadow_flags(a), (uint8_t)(PROT_READ | PROT_WRITE | WSS_PF_TRACKED), __ATOMIC_RELEASE);
+	*(volatile char *)p = 0; /* populated: the probe times our fault, not the kernel's first allocation */
+	if (E.backend->attach(a, a + WSS_PAGE_SIZE, true))
+		return;
+	E.probe = a;
+}
+
+static void probe_written(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)s;
+	(void)e;
+	(void)arg;
+}
+
+/* Time one first touch of the probe: armed as a sampled page is (and, for
+ * backends that see writes, write-protected again), then written.  On the
+ * thread running the tick, engine lock held; its touch counts for no
+ * thread and has no site. */
+static void probe(uint64_t now)
+{
+	if (!E.probe || now - E.probe_at_ns < PROBE_EVERY_NS)
+		return;
+	E.probe_at_ns = now;
+	uintptr_t a = E.probe;
+	if (E.backend->harvest && E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
+		return; /* not observed any more (a forked child): no figure */
+	if (E.backend->arm(a, a + WSS_PAGE_SIZE))
+		return;
+	bool was = wss_fault_engine_thread;
+	wss_fault_engine_thread = true;
+	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
+	*(volatile char *)a = 1;
+	uint64_t t = wss_clock_ns(CLOCK_MONOTONIC) - t0;
+	wss_fault_engine_thread = was;
+	/* A smoothed figure: one probe may be preempted on a busy machine. */
+	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
+}
+
+uint32_t wss_sampling_window_level(uint32_t k, uint32_t w)
+{
+	uint32_t first = k >= w ? k - w + 1 : 1;
+	for (uint32_t l = WSS_SAMPLE_LEVEL_MAX; l > 0; l--)
+		if (E.level_used[l] >= first)
+			return l;
+	return 0;
+}
+
+/* The finest level whose members fit the VMA budget: each armed member
+ * alone in its range splits a VMA in three. */
+static uint32_t vma_floor(uint64_t tracked)
+{
+	uint64_t room = E.vma_budget > 0 ? (uint64_t)E.vma_budget / 2 : 32;
+	uint64_t regions = E.regions.n;
+	uint32_t l = 1;
+	while (l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) + regions > room)
+		l++;
+	return l;
+}
+
+/* ceil(log2(x)) for x >= 1. */
+static uint32_t log2_up(uint64_t x)
+{
+	uint32_t l = 0;
+	while (l < 63 && (1ULL << l) < x)
+		l++;
+	return l;
+}
+
+uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now)
+{
+	uint64_t tracked = wss_regions_pages(&E.regions);
+	uint64_t cpu = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t cpu_d = cpu - E.cpu_prev_ns;
+	E.cpu_prev_ns = cpu;
+	probe(now);
+	uint64_t fcost = faults * E.fault_cost_ns;
+	uint64_t cost = fcost + E.tick_cost_ns;
+	/* The program's time: its CPU time in the interval, less the tick's
+	 * (our thread's, counted in the process's); a program using less
+	 * than a tenth of a CPU is taken to use a tenth, so that an idle
+	 * program does not push the rate down for microseconds of work. */
+	uint64_t prog = cpu_d > E.tick_cost_ns ? cpu_d - E.tick_cost_ns : 0;
+	if (prog < wall_ns / 10)
+		prog = wall_ns / 10;
+	if (prog == 0)
+		prog = 1;
+	E.cost_faults_ns = fcost;
+	E.cost_program_ns = prog;
+	uint32_t l = E.level;
+	if (E.set.mode == WSS_TRACK_EXACT)
+		return 0;
+	if (E.set.sample_level) {
+		uint32_t f = vma_floor(tracked);
+		return E.set.sample_level > f ? E.set.sample_level : f;
+	}
+	/* share / budget, both in millionths */
+	uint64_t share_ppm = cost * 1000000ULL / prog;
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	if (share_ppm > budget) {
+		l += log2_up((share_ppm + budget - 1) / budget);
+		E.calm = 0;
+	} else if (share_ppm < budget / 4 && l > 0) {
+		if (++E.calm >= 4) {
+			l--;
+			E.calm = 0;
+		}
+	} else {
+		E.calm = 0;
+	}
+	/* auto: coarse blocks would make the count a lower bound; sampling
+	 * keeps it an estimate with an interval. */
+	if (coarse && l == 0)
+		l = 1;
+	if (E.set.mode == WSS_TRACK_SAMPLED && l == 0)
+		l = 1;
+	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
+	 * costs dominate, which a coarser sample does not lower, and the
+	 * estimates would say little. */
+	while (l > 1 && (tracked >> l) < MIN_MEMBERS)
+		l--;
+	if (l > 0) {
+		uint32_t f = vma_floor(tracked);
+		if (l < f)
+			l = f;
+	}
+	return l > WSS_SAMPLE_LEVEL_MAX ? WSS_SAMPLE_LEVEL_MAX : l;
+}
+
+void wss_sampling_set(uint32_t level, uint32_t interval)
+{
+	__atomic_store_n(&E.level, level, __ATOMIC_RELEASE);
+	E.level_used[level] = interval;
+	if (level > E.level_max)
+		E.level_max = level;
+}
+
+void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg)
+{
+	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+	if (level == 0) {
+		for (uint64_t p = p0; p < p1; p++)
+			fn(p << WSS_PAGE_SHIFT, arg);
+		return;
+	}
+	for (uint64_t b = p0 >> level; (b << level) < p1; b++) {
+		uint64_t m = wss_sample_in_block(b, level, E.seed);
+		if (m >= p0 && m < p1)
+			fn(m << WSS_PAGE_SHIFT, arg);
+	}
+}
+
+uint64_t wss_sampling_count(uintptr_t s, uintptr_t e, uint32_t level)
+{
+	return wss_sample_count(s >> WSS_PAGE_SHIFT, e >> WSS_PAGE_SHIFT, level, E.seed);
+}
+
+uint32_t wss_sampling_top_level(uintptr_t page)
+{
+	uint64_t pn = page >> WSS_PAGE_SHIFT;
+	uint32_t l = 0;
+	while (l < WSS_SAMPLE_LEVEL_MAX && wss_sample_member(pn, l + 1, E.seed))
+		l++;
+	return l;
+}
+
+bool wss_engine_sampled_out(uintptr_t page)
+{
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	return l && !wss_sample_member(page >> WSS_PAGE_SHIFT, l, E.seed);
+}
+
+void wss_sampling_fork_child(void)
+{
+	uint32_t l = E.level;
+	for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
+		E.level_used[i] = 0;
+	for (int s = 0; s < 3; s++) {
+		E.sum_lo[s] = E.sum_hi[s] = 0;
+		E.peak_est[s] = (wss_estimate_t){0, 0, 0};
+		for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
+			E.total_hist[s][i] = 0;
+	}
+	E.tracked_max = 0;
+	E.lower_bound = false;
+	E.prev_tick_at = 0;
+	E.tick_cost_ns = 0;
+	E.level_max = l;
+	E.calm = 0;
+	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wss_sampling_set(l, 1);
+	if (E.probe && E.backend->observe)
+		E.backend->observe(E.probe, E.probe + WSS_PAGE_SIZE);
+	/* The parent's sample is armed in the child's copy; exact: every
+	 * page again (the parent had opened the ones it touched). */
+	wss_arm_begin();
+	uint64_t armed = 0;
+	for (size_t i = 0; i < E.regions.n; i++) {
+		if (l == 0) {
+			wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
+		} else {
+			wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, l);
+			armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, l);
+		}
+	}
+	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
+	wss_arm_end();
+}
+
+static void arm_member(uintptr_t page, void *arg)
+{
+	uint64_t *err = arg;
+	if (wss_arm_unpinned(page, page + WSS_PAGE_SIZE))
+		(*err)++;
+}
+
+uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
+{
+	uint64_t err = 0;
+	wss_sampling_members(s, e, level, arm_member, &err);
+	return err;
+}
+
+void wss_sampling_attach(uintptr_t s, uintptr_t e)
+{
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	E.backend->attach(s, e, l == 0);
+	if (l == 0 || !E.backend->fault)
+		return;
+	wss_arm_begin();
+	wss_sampling_arm(s, e, l);
+	wss_arm_end();
+}

@@ -1,0 +1,71 @@
+/* Known working sets for sampled tracking, under the manual time base.
+ * Each phase reads or writes a pseudo-random set of distinct pages of one
+ * reservation, its size known exactly, then ends the interval; the pages
+ * are dropped (MADV_DONTNEED) before the next phase so that memory stays
+ * bounded.  Scattered pages are the hard case for a page sample: no run of
+ * neighbours makes the estimate easier.  Prints "truth SEQ DATA WRITE" per
+ * phase at the end (so that printing touches nothing inside the phases).
+ * usage: sampleset MiB PHASES MIN_PAGES MAX_PAGES SEED */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "include/wss.h"
+
+#define PAGE 4096UL
+#define MAX_PHASES 256
+
+static uint64_t mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t truth[MAX_PHASES][2];
+
+int main(int argc, char **argv)
+{
+	if (argc != 6)
+		return 2;
+	size_t mib = strtoul(argv[1], NULL, 10);
+	int phases = atoi(argv[2]);
+	uint64_t lo = strtoull(argv[3], NULL, 10), hi = strtoull(argv[4], NULL, 10), seed = strtoull(argv[5], NULL, 10);
+	uint64_t pages = mib * 256;
+	if (phases < 1 || phases > MAX_PHASES || lo > hi || hi > pages)
+		return 2;
+	char *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	volatile uint64_t sink = 0;
+	wss_tick(); /* sample 1: start-up; phase i is sample i + 1 */
+	for (int i = 0; i < phases; i++) {
+		uint64_t h = mix(seed * 1000003 + (uint64_t)i);
+		uint64_t want = lo + h % (hi - lo + 1);
+		uint64_t wshare = mix(h) % 101; /* percent of the pages written */
+		/* Each page is in with probability want/pages: the size is near
+		 * want, and exactly what is counted. */
+		uint64_t cut = (uint64_t)((double)want / (double)pages * 18446744073709551615.0);
+		uint64_t n = 0, nw = 0;
+		for (uint64_t pg = 0; pg < pages; pg++) {
+			uint64_t r = mix(h ^ (pg * 0x9e3779b97f4a7c15ULL));
+			if (r > cut)
+				continue;
+			n++;
+			if (mix(r) % 100 < wshare) {
+				p[pg * PAGE] = 1;
+				nw++;
+			} else {
+				sink += (unsigned char)p[pg * PAGE];
+			}
+		}
+		truth[i][0] = n;
+		truth[i][1] = nw;
+		wss_tick();
+		madvise(p, pages * PAGE, MADV_DONTNEED);
+	}
+	for (int i = 0; i < phases; i++)
+		printf("truth %d %llu %llu\n", i + 2, (unsigned long long)truth[i][0], (unsigned long long)truth[i][1]);
+	return (int)(sink & 0);
+}
