@@ -1,0 +1,47 @@
+/* Estimates from a sampled session: x of the k sampled pages were touched,
+ * the k being the members among n tracked pages; the working set is
+ * estimated as n*x/k pages with a 95 % interval (Wilson's score interval
+ * with the finite-population correction; docs/profile-format.md, "Sampling
+ * and estimates", has the method and its measured coverage).  Pure, no
+ * allocation: AS-safe (libm's sqrt, floor and ceil only). */
+#ifndef WSS_COMMON_ESTIMATE_H
+#define WSS_COMMON_ESTIMATE_H
+
+#include <stdint.h>
+
+/* Pages: est rounded to nearest, lo down, hi up; x <= lo <= est <= hi <=
+ * n - (k - x) (the x touched members are certain, the k - x untouched
+ * ones certain too). */
+typedef struct wss_estimate {
+	uint64_t est, lo, hi;
+} wss_estimate_t;
+
+/* The estimate and 95 % interval for n tracked pages, k sampled, x touched.
+ * k == n: exact (x, x, x); k == 0: (0, 0, n).  k > n is read as k = n and
+ * x > k as x = k.  AS-safe. */
+wss_estimate_t wss_estimate_pages(uint64_t n, uint64_t k, uint64_t x);
+
+/* The running sums behind an average over samples (the summary's avg).
+ * Zero-initialise; page counts below 2^40 over 2^23 samples cannot
+ * overflow. */
+typedef struct wss_estimate_sum {
+	uint64_t samples, est, lo, hi;
+} wss_estimate_sum_t;
+
+typedef struct wss_estimate_avg {
+	double est, lo, hi;
+} wss_estimate_avg_t;
+
+/* Adds one sample's estimate (an exact sample is (x, x, x)).  AS-safe. */
+void wss_estimate_sum_add(wss_estimate_sum_t *s, wss_estimate_t e);
+
+/* The averages of est, lo and hi; all 0 without samples.  [lo, hi] bounds
+ * the true average working set at 95 % whatever the correlation between
+ * the samples' errors: the error of an average has at most the average of
+ * the errors' standard deviations.  It is close to exact when the samples
+ * share their pages (the same members every interval, overlapping working
+ * sets) and up to sqrt(samples) times too wide when their errors are
+ * independent.  AS-safe. */
+wss_estimate_avg_t wss_estimate_sum_avg(const wss_estimate_sum_t *s);
+
+#endif

@@ -1,0 +1,77 @@
+/* Page sampling membership (sample.h).  The member of a block is found by
+ * descending a binary tree: each step halves the block and a hash of the
+ * half's prefix picks the left or right half.  Because the steps below
+ * level j are the same whatever level the descent started from, the level
+ * j+1 member of a block is the level j member of one of its halves: the
+ * nesting that lets the rate change without forgetting pages. */
+#include "config.h"
+#include "common/sample.h"
+
+#define GOLDEN 0x9e3779b97f4a7c15ull
+
+/* splitmix64's finaliser: a bijection whose every output bit depends on
+ * every input bit, so consecutive prefixes give independent choices. */
+static inline uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The choice at step i for prefix node.  node * GOLDEN is splitmix64's own
+ * input stream for consecutive nodes; i goes into the top bits (i <= 30
+ * needs 5), so the same prefix chooses independently at each step. */
+static inline unsigned step_bit(uint64_t node, unsigned i, uint64_t seed)
+{
+	return (unsigned)(mix64((node * GOLDEN) ^ seed ^ ((uint64_t)i << 59)) & 1);
+}
+
+uint64_t wss_sample_in_block(uint64_t block, unsigned level, uint64_t seed)
+{
+	uint64_t node = block;
+	for (unsigned i = level; i >= 1; i--)
+		node = (node << 1) | step_bit(node, i, seed);
+	return node;
+}
+
+/* The same descent as wss_sample_in_block, stopped at the first step that
+ * leaves pn's half: half of the non-members are out after one step. */
+bool wss_sample_member(uint64_t pn, unsigned level, uint64_t seed)
+{
+	uint64_t node = pn >> level;
+	for (unsigned i = level; i >= 1; i--) {
+		unsigned bit = step_bit(node, i, seed);
+		if (bit != (unsigned)((pn >> (i - 1)) & 1))
+			return false;
+		node = (node << 1) | bit;
+	}
+	return true;
+}
+
+uint64_t wss_sample_count(uint64_t first, uint64_t end, unsigned level, uint64_t seed)
+{
+	if (end <= first)
+		return 0;
+	if (level == 0)
+		return end - first;
+	uint64_t mask = (1ull << level) - 1;
+	uint64_t fb = first >> level, lb = (end - 1) >> level;
+	if (fb == lb) {
+		uint64_t m = wss_sample_in_block(fb, level, seed);
+		return m >= first && m < end;
+	}
+	uint64_t c = 0;
+	if (first & mask)
+		c += wss_sample_in_block(fb++, level, seed) >= first;
+	if (end & mask)
+		c += wss_sample_in_block(lb--, level, seed) < end;
+	/* Every whole block in between holds exactly one member. */
+	return c + (lb + 1 - fb);
+}
+
+uint64_t wss_sample_seed(uint64_t entropy)
+{
+	uint64_t s = mix64(entropy + GOLDEN);
+	/* mix64 maps only 0 to 0. */
+	return s ? s : GOLDEN;
+}

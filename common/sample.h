@@ -1,0 +1,36 @@
+/* Which pages a sampled session tracks: a pure function of the page number,
+ * the level and the session's seed, so memory mapped later is sampled with
+ * no bookkeeping and a page keeps its membership from one interval to the
+ * next.  At level j exactly one page of each aligned block of 2^j pages is
+ * a member (stratified: a range of n pages holds n/2^j members, +-1 at each
+ * end), and a member at level j+1 is a member at level j, so changing the
+ * rate by a power of two keeps a subset or a superset of the pages already
+ * watched.  docs/profile-format.md, "Sampling and estimates", has the
+ * design.  Pure, no allocation: AS-safe. */
+#ifndef WSS_COMMON_SAMPLE_H
+#define WSS_COMMON_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The rate at level j is 1/2^j; level 0 tracks every page. */
+#define WSS_SAMPLE_LEVEL_MAX 30
+
+/* The one member of the aligned block of 2^level pages whose first page
+ * number is block << level; level <= WSS_SAMPLE_LEVEL_MAX.  Costs level
+ * dependent hash steps.  AS-safe. */
+uint64_t wss_sample_in_block(uint64_t block, unsigned level, uint64_t seed);
+
+/* Whether page number pn is a member at level (level <= WSS_SAMPLE_LEVEL_MAX).
+ * Two hash steps on average for a non-member, level for a member.  AS-safe. */
+bool wss_sample_member(uint64_t pn, unsigned level, uint64_t seed);
+
+/* The number of members among page numbers [first, end); 0 when
+ * end <= first.  At most two hash descents, whatever the length.  AS-safe. */
+uint64_t wss_sample_count(uint64_t first, uint64_t end, unsigned level, uint64_t seed);
+
+/* A non-zero session seed mixed from entropy (any value, 0 included).
+ * AS-safe. */
+uint64_t wss_sample_seed(uint64_t entropy);
+
+#endif
