@@ -30,6 +30,7 @@ typedef struct wss_engine_test {
 	uint64_t harvest_delay_ns; /* sleep between the tick's arming and its harvest */
 	bool uffd_unsupported;     /* probe userfaultfd as missing */
 	long vma_budget;           /* VMAs our protection splits may use */
+	uint64_t sampling_seed;    /* the membership seed, instead of a random one */
 } wss_engine_test_t;
 
 /* What the engine needs of the session's configuration: the preload fills

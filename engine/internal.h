@@ -45,6 +45,7 @@ typedef struct wss_engine {
 	const char *runtime_untracked;
 	/* registry.c */
 	wss_regions_t regions;
+	uint64_t huge_n, huge_bytes; /* mappings left out for their size */
 	/* fault.c (the tick moves the epoch) */
 	uint32_t epoch;           /* atomic */
 	uint32_t inflight[2];     /* atomic */
@@ -96,6 +97,7 @@ typedef struct wss_engine {
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
 	uint32_t calm;            /* ticks in a row well under the budget */
+	bool vma_short;           /* exact tracking needed coarse blocks: auto samples from then on */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
 	uint64_t probe_at_ns;     /* the last probe */
 	uintptr_t probe;          /* the probe page (0: none) */
@@ -109,6 +111,11 @@ typedef struct wss_engine {
 } wss_engine_t;
 
 extern wss_engine_t wss_engine_state;
+
+/* The largest mapping tracked: past it, per-page state and write-protect
+ * markers for the whole range would cost more than the program's own
+ * use of it (registry.c). */
+#define WSS_TRACK_MAX_BYTES (64ULL << 30)
 /* One name for the state in every engine file: the code reads as one
  * module's, which it was, and the owner comments above say who writes. */
 #define E wss_engine_state

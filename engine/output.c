@@ -155,6 +155,8 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.duration_ns = wss_clock_ns(CLOCK_MONOTONIC) - E.t0_ns,
 		.page_size = (long)WSS_PAGE_SIZE,
 		.lower_bound = E.lower_bound,
+		.huge_n = E.huge_n,
+		.huge_bytes = E.huge_bytes,
 	};
 	if (!E.level_max)
 		return;
@@ -215,6 +217,17 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_out_say(wss_fmt_cstr(&f), "");
 	} else if (summary && sum->lower_bound) {
 		wss_out_say("exact tracking ran out of VMAs and opened coarse blocks: the counts are lower bounds", "");
+	}
+	if (summary && sum->huge_n) {
+		char line[200];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_fmt_u64(&f, sum->huge_n);
+		wss_fmt_str(&f, sum->huge_n == 1 ? " mapping" : " mappings");
+		wss_fmt_str(&f, " larger than 64 GiB (");
+		wss_fmt_u64(&f, sum->huge_bytes >> 30);
+		wss_fmt_str(&f, " GiB in all) not tracked: the counts leave them out");
+		wss_out_say(wss_fmt_cstr(&f), "");
 	}
 	static const char *const series[] = {"data", "read", "write"};
 	for (int i = 0; summary && i < 3; i++) {

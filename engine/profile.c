@@ -224,6 +224,12 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	}
 	if (s->lower_bound)
 		wss_fmt_str(f, ",\"lower_bound\":true");
+	if (s->huge_n) {
+		wss_fmt_str(f, ",\"untracked_large\":{\"mappings\":");
+		wss_fmt_u64(f, s->huge_n);
+		key_u64(f, "bytes", s->huge_bytes);
+		wss_fmt_ch(f, '}');
+	}
 	if (s->incomplete)
 		key_str(f, "incomplete", s->incomplete);
 	if (s->hot) {

@@ -95,6 +95,7 @@ typedef struct wss_profile_summary {
 	int nhot;
 	const char *incomplete;       /* why the summary lacks the final sample, or NULL */
 	uint64_t rate_max;            /* above 1: sampled, the coarsest rate used */
+	uint64_t huge_n, huge_bytes;  /* mappings left untracked for their size */
 	bool lower_bound;             /* exact samples that used coarse blocks */
 } wss_profile_summary_t;
 

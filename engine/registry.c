@@ -82,6 +82,14 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	uintptr_t s = wss_page_down(start), e = wss_page_up(start + len);
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
 		return;
+	/* A reservation this large (a terabyte heap, a sanitizer's shadow)
+	 * would cost state and page tables for every page, touched or not:
+	 * left out, and counted for the summary (docs/limits.md). */
+	if (e - s > WSS_TRACK_MAX_BYTES) {
+		E.huge_n++;
+		E.huge_bytes += e - s;
+		return;
+	}
 	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
 		return; /* out of memory for bookkeeping: leave it untracked */
 	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));

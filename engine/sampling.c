@@ -44,7 +44,7 @@ void wss_sampling_init(void)
 	uint64_t entropy = 0;
 	if (wss_sys3(SYS_getrandom, &entropy, sizeof entropy, 0) != (long)sizeof entropy)
 		entropy = wss_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)wss_sys_getpid() << 32);
-	E.seed = wss_sample_seed(entropy);
+	E.seed = E.set.test.sampling_seed ? E.set.test.sampling_seed : wss_sample_seed(entropy);
 	uint32_t l = 0;
 	if (E.set.mode == WSS_TRACK_SAMPLED)
 		l = E.set.sample_level ? E.set.sample_level : 6; /* the budget moves it from 1/64 */
@@ -174,8 +174,11 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 		E.calm = 0;
 	}
 	/* auto: coarse blocks would make the count a lower bound; sampling
-	 * keeps it an estimate with an interval. */
-	if (coarse && l == 0)
+	 * keeps it an estimate with an interval, from now on (exactness does
+	 * not fit this program's VMAs, and would only flap back). */
+	if (coarse)
+		E.vma_short = true;
+	if (E.vma_short && l == 0)
 		l = 1;
 	if (E.set.mode == WSS_TRACK_SAMPLED && l == 0)
 		l = 1;
@@ -252,6 +255,7 @@ void wss_sampling_fork_child(void)
 	E.tick_cost_ns = 0;
 	E.level_max = l;
 	E.calm = 0;
+	E.vma_short = false;
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	wss_sampling_set(l, 1);
 	if (E.probe && E.backend->observe)

@@ -218,7 +218,15 @@ void wss_tick_locked(bool final)
 		est[1] = exact(c.writes);
 		est[2] = exact(c.pages - c.writes);
 	}
-	uint64_t pages = est[0].est, writes = est[1].est;
+	/* Reads are data minus writes, as in an exact sample, whatever the
+	 * rounding; the read interval is its own. */
+	uint64_t pages = est[0].est, writes = est[1].est > pages ? pages : est[1].est;
+	est[1].est = writes;
+	est[2].est = pages - writes;
+	if (est[2].lo > est[2].est)
+		est[2].lo = est[2].est;
+	if (est[2].hi < est[2].est)
+		est[2].hi = est[2].est;
 	wss_profile_sample_t smp = {
 		.seq = k,
 		.t_ns = now - E.t0_ns,

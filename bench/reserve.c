@@ -1,0 +1,31 @@
+/* A terabyte reservation touched sparsely: MAP_NORESERVE of 1 TiB, then
+ * PASSES passes each writing one byte in each page of a run of RUN pages
+ * at the start of every STRIDE MiB (default 16 pages every 32 MiB: 2 GiB
+ * of pages spread over 1 TiB).  What sampled tracking must handle without
+ * state for the untouched space.
+ * usage: reserve [PASSES] [GiB] [STRIDE_MiB] [RUN] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+int main(int argc, char **argv)
+{
+	long passes = argc > 1 ? atol(argv[1]) : 8;
+	size_t gib = argc > 2 ? (size_t)atol(argv[2]) : 1024;
+	size_t stride = (argc > 3 ? (size_t)atol(argv[3]) : 32) << 20;
+	size_t run = argc > 4 ? (size_t)atol(argv[4]) : 16;
+	size_t len = gib << 30;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("reserve: mmap");
+		return 1;
+	}
+	uint64_t sum = 0;
+	for (long i = 0; i < passes; i++)
+		for (size_t off = 0; off < len; off += stride)
+			for (size_t j = 0; j < run; j++)
+				sum += (uint8_t)p[off + j * 4096 + (size_t)(i % 4096)]++;
+	printf("reserve: %ld passes over %zu GiB, %zu pages each\n", passes, gib, len / stride * run);
+	return (int)(sum & 0);
+}

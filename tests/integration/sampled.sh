@@ -1,0 +1,68 @@
+#!/bin/sh
+# Sampled tracking end to end: known working sets (tests/progs/sampleset,
+# scattered pages: the hard case) under the manual time base at fixed
+# rates 1/16 and 1/256.  Each phase's 95 % interval must hold the true
+# count in at least 90 % of the phases, and the estimates of phases of
+# 4,096 pages or more must be within 5 % on average.  The membership seed
+# is fixed (WSS_TEST_SAMPLING_SEED) so that the test is deterministic.
+. "$top_srcdir/tests/tap/tap.sh"
+
+# run NAME RATE MiB PHASES MIN MAX: the program under the preload, then the
+# phases' truth against the samples, one line per phase:
+# "SEQ TRUTH EST LO HI RATE WTRUTH WEST WLO WHI"
+run() {
+	WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=$2 WSS_TEST_SAMPLING_SEED=12345 \
+		WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/$1.jsonl" \
+		LD_PRELOAD="$WSS_LIB" "$PROGS/sampleset" "$3" "$4" "$5" "$6" 7 >"$TMP/$1.out" 2>"$TMP/$1.err" ||
+		bail "sampleset $1 failed: $(cat "$TMP/$1.err")"
+	$PROFILE check "$TMP/$1.jsonl" || bail "$1: invalid profile"
+	python3 - "$TMP/$1.out" "$TMP/$1.jsonl" >"$TMP/$1.cmp" <<'EOF'
+import json, sys
+truth = {}
+for line in open(sys.argv[1]):
+    _, seq, d, w = line.split()
+    truth[int(seq)] = (int(d), int(w))
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    if r.get("type") != "sample" or r["seq"] not in truth:
+        continue
+    d, w = truth[r["seq"]]
+    ci = r.get("ci", {})
+    dl, dh = ci.get("data", [r["data_pages"]] * 2)
+    wl, wh = ci.get("write", [r["write_pages"]] * 2)
+    print(r["seq"], d, r["data_pages"], dl, dh, r["rate"], w, r["write_pages"], wl, wh)
+EOF
+}
+
+# judge NAME RATE PHASES: coverage, mean relative error, the rate itself.
+judge() {
+	is "$(wc -l <"$TMP/$1.cmp")" "$3" "$1: a sample for each of the $3 phases"
+	is "$(awk -v r="$2" '$6 != r' "$TMP/$1.cmp" | wc -l)" 0 "$1: every phase sampled at 1/$2"
+	# The program's own pages outside the reservation (its stack, its
+	# data) add a few pages to what it counts: 8 pages of slack above.
+	cov=$(awk '$4 <= $2 + 8 && $2 <= $5 {n++} END {print n + 0}' "$TMP/$1.cmp")
+	between "$cov" $(($3 * 9 / 10)) "$3" "$1: the data interval holds the truth in >= 90 % of phases"
+	wcov=$(awk '$9 <= $7 + 8 && $7 <= $10 {n++} END {print n + 0}' "$TMP/$1.cmp")
+	diag "$1: data interval covers $cov of $3 phases, write interval $wcov"
+	err=$(awk '$2 >= 4096 {e += ($3 > $2 ? $3 - $2 : $2 - $3) / $2; n++} END {printf "%d", n ? 10000 * e / n : 99999}' "$TMP/$1.cmp")
+	diag "$1: mean relative error over phases of >= 4096 pages: $err / 10000"
+	between "$err" 0 500 "$1: mean relative error of the estimates <= 5 %"
+}
+
+# 1/16: 512 MiB, phases of 1,000 to 60,000 scattered pages.
+run r16 1/16 512 40 1000 60000
+judge r16 16 40
+# 1/256: a 4 GiB reservation, phases of 150,000 to 600,000 pages (dropped
+# after each phase, so the program holds at most one phase's pages).
+run r256 1/256 4096 20 150000 600000
+judge r256 256 20
+
+# The header says how the run was tracked; the summary that it was sampled.
+is "$($PROFILE get "$TMP/r16.jsonl" header.track_mode)" sampled "the header records the mode"
+is "$($PROFILE get "$TMP/r16.jsonl" header.sampling_seed)" 0x3039 "and the seed"
+is "$($PROFILE get "$TMP/r16.jsonl" summary.sampled)" True "the summary says the run was sampled"
+grep -q "^wss: sampled: 1 page in 16" "$TMP/r16.err"
+ok $? "the stderr summary says so"
+grep -q "^wss: data avg/peak/total: ≈ .* pages ± " "$TMP/r16.err"
+ok $? "and gives the estimates with their intervals"
+done_testing
