@@ -255,6 +255,9 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
  * charge them to that interval (engine/writes.c).  AS-safe;
  * inside the window, waits for a harvest of one range at most. */
 void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
+/* Is it the engine's probe page (engine/sampling.c), which the mprotect
+ * handler opens with no VMA accounting?  AS-safe. */
+bool wss_engine_probe_page(uintptr_t page);
 /* Is the page outside the sample armed in this interval (so never armed,
  * open)?  False in exact tracking.  AS-safe. */
 bool wss_engine_sampled_out(uintptr_t page);

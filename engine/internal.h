@@ -132,9 +132,12 @@ static inline uint64_t wss_clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A touch to record: the interval and the thread slot. */
+/* A touch to record: the interval and the thread slot; for a harvest, the
+ * level whose members were watched in that interval (0: every page): the
+ * write bits of other pages are stale (never harvested while outside the
+ * sample) and are dropped. */
 typedef struct wss_record_arg {
-	uint32_t e, slot;
+	uint32_t e, slot, level;
 } wss_record_arg_t;
 
 /* lock.c */
@@ -185,7 +188,7 @@ void wss_writes_window_open(uint32_t k);
 void wss_writes_window_close(void);
 /* Harvest the write bits of [s, e) into interval k.  Returns the backend's
  * result.  Engine lock held, E.harvester set. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k);
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched);
 
 /* registry.c */
 /* fn on each part of [s, e) covered by a tracked region.  Engine lock. */
@@ -194,8 +197,9 @@ void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_
 void wss_registry_reset_page(uintptr_t a);
 
 /* Harvest [s, e) into interval k, all of it (level 0) or the members of
- * level only.  Engine lock held, E.harvester set. */
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level);
+ * level only, keeping the bits of the members of watched, the level of
+ * interval k.  Engine lock held, E.harvester set. */
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched);
 
 /* sampling.c */
 /* The seed, the first level, the probe page.  init, after the backend. */
@@ -212,8 +216,14 @@ void wss_sampling_set(uint32_t level, uint32_t interval);
 void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg);
 /* The members of level in [s, e). */
 uint64_t wss_sampling_count(uintptr_t s, uintptr_t e, uint32_t level);
+/* Is the page a member of level (0: every page is)?  AS-safe. */
+bool wss_sampling_member(uintptr_t page, uint32_t level);
 /* The highest level the page is a member of. */
 uint32_t wss_sampling_top_level(uintptr_t page);
+/* Give the pages of [s, e) armed at level from (0: every page) that are
+ * not members of level to their own protection (inside an arming
+ * section, after the members of level are armed). */
+void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level);
 /* Arm the members of level in [s, e) (inside an arming section);
  * returns how many could not be. */
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);

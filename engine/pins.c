@@ -91,7 +91,7 @@ int wss_engine_pin(const void *buf, size_t len)
 	uint64_t block = ~WSS_SYNC_SIGNALS, old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	wss_pins_tracked_runs(s, e, open_run, NULL);
-	wss_record_arg_t r = {wss_fault_enter(), slot};
+	wss_record_arg_t r = {wss_fault_enter(), slot, 0};
 	if (!__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST))
 		wss_pins_tracked_runs(s, e, wss_pins_record_run, &r);
 	wss_fault_exit(r.e);
@@ -202,7 +202,7 @@ void wss_arm_untouched(uintptr_t s, uintptr_t e)
 void wss_pins_record_pinned(uint32_t e)
 {
 	for (int i = 0; i < pin_n; i++) {
-		wss_record_arg_t r = {e, pin_v[i].slot};
+		wss_record_arg_t r = {e, pin_v[i].slot, 0};
 		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, wss_pins_record_run, &r);
 	}
 }

@@ -7,6 +7,9 @@
 
 #include <sys/mman.h>
 
+/* Linux 5.18's MADV_DONTNEED for locked pages, which older headers lack. */
+#define WSS_MADV_DONTNEED_LOCKED 24
+
 /* Call fn on each part of [s, e) covered by a tracked region. */
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
 {
@@ -48,7 +51,7 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg)
 static void harvest_part(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	wss_writes_harvest(s, e, E.epoch);
+	wss_writes_harvest(s, e, E.epoch, __atomic_load_n(&E.level, __ATOMIC_RELAXED));
 }
 
 static void observe_part(uintptr_t s, uintptr_t e, void *arg)
@@ -260,7 +263,7 @@ long wss_engine_discard(uintptr_t start, size_t len, int adv)
 {
 	uintptr_t s, e;
 	wss_lockstate_t ls;
-	if (adv != MADV_DONTNEED || !E.backend || !E.backend->harvest || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+	if ((adv != MADV_DONTNEED && adv != WSS_MADV_DONTNEED_LOCKED) || !E.backend || !E.backend->harvest || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
 		return wss_sys_madvise((void *)start, len, adv);
 	wss_engine_lock(&ls);
 	if (!tracked_span(start, len, &s, &e) || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {

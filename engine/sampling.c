@@ -54,14 +54,22 @@ void wss_sampling_init(void)
 	E.fault_cost_ns = 0;
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	E.probe = 0;
-	if (!E.backend->fault && !E.backend->harvest)
+	/* Exact tracking sets no rate: nothing to measure for. */
+	if (E.set.mode == WSS_TRACK_EXACT || (!E.backend->fault && !E.backend->harvest))
 		return;
-	void *p = wss_sys_mmap(NULL, WSS_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((uintptr_t)p > (uintptr_t)-4096)
+	/* The probe page between two inaccessible guard pages: no fault
+	 * handler's neighbour or block is ever a tracked page of ours. */
+	char *g = wss_sys_mmap(NULL, 3 * WSS_PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((uintptr_t)g > (uintptr_t)-4096)
 		return; /* no probe: the cost of a touch stays unknown, counted as 0 */
+	void *p = g + WSS_PAGE_SIZE;
+	if (wss_sys_mprotect(p, WSS_PAGE_SIZE, PROT_READ | PROT_WRITE)) {
+		wss_sys_munmap(g, 3 * WSS_PAGE_SIZE);
+		return;
+	}
 	uintptr_t a = (uintptr_t)p;
 	if (wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
-		wss_sys_munmap(p, WSS_PAGE_SIZE);
+		wss_sys_munmap(g, 3 * WSS_PAGE_SIZE);
 		return;
 	}
 	__atomic_store_n(wss_shadow_flags(a), (uint8_t)(PROT_READ | PROT_WRITE | WSS_PF_TRACKED), __ATOMIC_RELEASE);
@@ -84,7 +92,10 @@ static void probe_written(uintptr_t s, uintptr_t e, void *arg)
  * thread and has no site. */
 static void probe(uint64_t now)
 {
-	if (!E.probe || now - E.probe_at_ns < PROBE_EVERY_NS)
+	/* On the engine thread only: a program thread ending an interval
+	 * (wss_tick()) may run with SIGSEGV blocked by a raw system call,
+	 * and its ticks are the program's own, not a clock's. */
+	if (!E.probe || !wss_fault_engine_thread || now - E.probe_at_ns < PROBE_EVERY_NS)
 		return;
 	E.probe_at_ns = now;
 	uintptr_t a = E.probe;
@@ -92,12 +103,9 @@ static void probe(uint64_t now)
 		return; /* not observed any more (a forked child): no figure */
 	if (E.backend->arm(a, a + WSS_PAGE_SIZE))
 		return;
-	bool was = wss_fault_engine_thread;
-	wss_fault_engine_thread = true;
 	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
 	*(volatile char *)a = 1;
 	uint64_t t = wss_clock_ns(CLOCK_MONOTONIC) - t0;
-	wss_fault_engine_thread = was;
 	/* A smoothed figure: one probe may be preempted on a busy machine. */
 	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
 }
@@ -230,6 +238,40 @@ uint32_t wss_sampling_top_level(uintptr_t page)
 	while (l < WSS_SAMPLE_LEVEL_MAX && wss_sample_member(pn, l + 1, E.seed))
 		l++;
 	return l;
+}
+
+bool wss_engine_probe_page(uintptr_t page) { return page == __atomic_load_n(&E.probe, __ATOMIC_RELAXED); }
+
+bool wss_sampling_member(uintptr_t page, uint32_t level)
+{
+	return wss_sample_member(page >> WSS_PAGE_SHIFT, level, E.seed);
+}
+
+/* The gaps between the members of level, run by run (from 0), or the
+ * members of from that are not members of level, page by page. */
+void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level)
+{
+	if (from == 0) {
+		uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+		uintptr_t gap = s;
+		for (uint64_t b = p0 >> level; (b << level) < p1; b++) {
+			uint64_t m = wss_sample_in_block(b, level, E.seed);
+			if (m < p0 || m >= p1)
+				continue;
+			if ((m << WSS_PAGE_SHIFT) > gap)
+				E.backend->disarm(gap, m << WSS_PAGE_SHIFT);
+			gap = (m + 1) << WSS_PAGE_SHIFT;
+		}
+		if (gap < e)
+			E.backend->disarm(gap, e);
+		return;
+	}
+	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+	for (uint64_t b = p0 >> from; (b << from) < p1; b++) {
+		uint64_t m = wss_sample_in_block(b, from, E.seed);
+		if (m >= p0 && m < p1 && !wss_sample_member(m, level, E.seed))
+			E.backend->disarm(m << WSS_PAGE_SHIFT, (m + 1) << WSS_PAGE_SHIFT);
+	}
 }
 
 bool wss_engine_sampled_out(uintptr_t page)

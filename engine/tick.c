@@ -132,31 +132,40 @@ void wss_tick_locked(bool final)
 		wss_writes_window_open(k);
 	if (!final) {
 		wss_arm_begin();
-		/* Another sample: every page gets its own protection back
-		 * first, so that no page outside the new one stays armed. */
-		if (ln != lk && ln > 0) {
-			uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (ln == 0) {
+			wss_sampling_set(0, k + 1);
 			for (size_t i = 0; i < E.regions.n; i++)
-				E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
-			once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-		}
-		uint64_t armed = 0;
-		for (size_t i = 0; i < E.regions.n; i++) {
-			if (ln == 0) {
 				if (wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end))
 					unarmed++;
-			} else {
-				unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+			__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
+		} else {
+			/* The new level first, for the faults on the members being
+			 * armed (their VMA estimate), with the VMAs the members
+			 * will hold; a member alone in its range splits a VMA in
+			 * three, and the fault that opens it gives them back. */
+			uint64_t armed = 0;
+			for (size_t i = 0; i < E.regions.n; i++)
 				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
+			wss_sampling_set(ln, k + 1);
+			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
+			for (size_t i = 0; i < E.regions.n; i++)
+				unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+			/* A coarser sample (or the first, after exact): the pages
+			 * armed in k that are not members now get their own
+			 * protection back, after the members are armed, so that no
+			 * member is ever open in between (a touch then would go
+			 * unseen).  A finer sample holds the coarser one (nested):
+			 * nothing to open. */
+			if (lk == 0 || lk < ln) {
+				uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+				for (size_t i = 0; i < E.regions.n; i++)
+					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
+				once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			}
 		}
-		wss_sampling_set(ln, k + 1);
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
 		wss_pins_record_pinned(k + 1);
-		/* An armed member alone in its range split a VMA in three; the
-		 * faults that open members give them back (track_mprotect.c). */
-		__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 		wss_arm_end();
 		if (E.set.test.harvest_delay_ns) {
 			struct timespec ts = {(time_t)(E.set.test.harvest_delay_ns / 1000000000ULL),
@@ -181,7 +190,7 @@ void wss_tick_locked(bool final)
 		 * in k or to be in k+1, the members of the finer level. */
 		uint32_t lh = lk < ln ? lk : ln;
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh)) {
+			if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
 				/* Part of it was not observed (remapped behind our
 				 * back): observe all of it again from now on. */
 				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
@@ -190,6 +199,14 @@ void wss_tick_locked(bool final)
 	}
 	if (window)
 		wss_writes_window_close();
+	/* The harvest records k's touches under uffd-wp: into k's counters,
+	 * read before it for the decision; no handler of k+2 exists yet. */
+	for (uint32_t s = 0; s <= nt; s++) {
+		wss_thread_t *t = wss_threads_get(s);
+		uint64_t late = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
+		t->faults_k += late;
+		faults += late;
+	}
 	for (uint32_t s = 0; s <= nt; s++)
 		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
 	count_t c = {.k = k, .w = w, .nt = nt, .hot = E.set.hot_pages > 0, .sets = sets};
@@ -244,7 +261,7 @@ void wss_tick_locked(bool final)
 		.tracked = tracked,
 		.members = members,
 		.x = {c.pages, c.writes, c.pages - c.writes},
-		.lower_bound = coarse && !lw,
+		.lower_bound = coarse != 0,
 		.cost_faults_ns = E.cost_faults_ns,
 		.cost_tick_ns = E.tick_cost_ns,
 		.cost_program_ns = E.cost_program_ns,
@@ -288,7 +305,7 @@ void wss_tick_locked(bool final)
 		E.peak_read = est[2].est;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
-	if (lw == 0 && coarse)
+	if (coarse)
 		E.lower_bound = true;
 	/* The tick's cost for the next decision: the CPU time of the thread
 	 * that ran it (waiting for a CPU or for the test's delay is no cost

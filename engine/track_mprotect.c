@@ -162,6 +162,12 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 	if (!(f & WSS_PF_TRACKED) || !access_allowed(f & WSS_PF_PROT, write, exec))
 		return false;
 
+	if (wss_engine_probe_page(page)) {
+		if (restore(page, WSS_PAGE_SIZE, fl, f))
+			return false;
+		wss_engine_touched(page, fl, uc);
+		return true;
+	}
 	uint8_t want = UNIFORM(f);
 	uint32_t epoch = wss_engine_epoch();
 	int open = neighbour_open(page - WSS_PAGE_SIZE, want, epoch) + neighbour_open(page + WSS_PAGE_SIZE, want, epoch);

@@ -94,6 +94,8 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 		uint8_t *fl = wss_shadow_flags(a);
 		if (!fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
 			continue;
+		if (r->level && !wss_sampling_member(a, r->level))
+			continue; /* outside the sample: its bit is stale */
 		uint32_t when = r->e;
 		if (E.backend->fault) {
 			wss_page_t *p = wss_shadow_page(a);
@@ -119,30 +121,32 @@ typedef struct member_harvest {
 	int err;
 } member_harvest_t;
 
+/* One member under wlock: a fault of the window waits for one scan at
+ * most, and the window's reasoning is per page. */
 static void harvest_member(uintptr_t page, void *arg)
 {
 	member_harvest_t *m = arg;
+	wlock_take(E.harvester);
 	int err = E.backend->harvest(page, page + WSS_PAGE_SIZE, harvested, &m->r);
+	wlock_give();
 	if (err && !m->err)
 		m->err = err;
 }
 
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level)
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched)
 {
 	if (!level)
-		return wss_writes_harvest(s, e, k);
-	member_harvest_t m = {{k, 0}, 0};
-	wlock_take(E.harvester);
+		return wss_writes_harvest(s, e, k, watched);
+	member_harvest_t m = {{k, 0, watched}, 0};
 	wss_sampling_members(s, e, level, harvest_member, &m);
-	wlock_give();
 	return m.err;
 }
 
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k)
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched)
 {
-	wss_record_arg_t r = {k, 0};
+	wss_record_arg_t r = {k, 0, watched};
 	wlock_take(E.harvester);
 	int err = E.backend->harvest(s, e, harvested, &r);
 	wlock_give();

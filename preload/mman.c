@@ -81,9 +81,10 @@ WSS_EXPORT int mprotect(void *addr, size_t len, int prot)
 	return result_int(wss_engine_mprotect(addr, len, prot), saved);
 }
 
-/* MADV_DONTNEED drops the pages with their write-protect markers: a page
- * read afterwards would look written.  The engine harvests the range
- * before and protects it again after (engine/registry.c). */
+/* MADV_DONTNEED drops the pages with their write-protect markers: pages
+ * nobody touches again would come back from the next harvest as written.
+ * The engine harvests the range before and protects it again after
+ * (engine/registry.c). */
 WSS_EXPORT int madvise(void *addr, size_t len, int adv)
 {
 	int saved = errno;

@@ -384,6 +384,8 @@ WSS_EXPORT long syscall(long n, ...)
 		return close_range((unsigned)a[0], (unsigned)a[1], (int)a[2]);
 	case SYS_mprotect:
 		return mprotect((void *)a[0], (size_t)a[1], (int)a[2]);
+	case SYS_madvise:
+		return madvise((void *)a[0], (size_t)a[1], (int)a[2]);
 	case SYS_mremap: {
 		void *p = mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
 		return p == MAP_FAILED ? -1 : (long)p;

@@ -2,7 +2,8 @@
 # Real programs under wss with a 1 ms interval (ticks race everything they
 # do): the same stdout and exit status as natively, and a valid profile from
 # every process that was measured (each exec'd program writes its own).
-# The whole matrix runs under each backend this kernel can run.  The two
+# The whole matrix runs under each backend this kernel can run, in the
+# default mode (auto: sampled when exactness costs more than the budget).  The two
 # compressors run at 100 ms on 10 MB: on some kernels (a 6.18 guest here)
 # a 1 ms or 10 ms interval makes xz thousands of times slower (800 KB took
 # more than 120 s at 1 ms, 0.6 s at 100 ms, the same before and after
@@ -17,7 +18,7 @@ same() { # NAME CMD...: compare stdout and status, native vs wss
 	rm -rf "$TMP/w" "$TMP/prof" && mkdir "$TMP/w" "$TMP/prof"
 	(cd "$TMP/w" && "$@") >"$TMP/native.out" 2>/dev/null; s1=$?
 	rm -rf "$TMP/w" && mkdir "$TMP/w"
-	(cd "$TMP/w" && WSS_TRACK_BACKEND=$backend WSS_SESSION_INTERVAL=${interval:-1ms} WSS_SESSION_OUTPUT="$TMP/prof/p.%p.jsonl" \
+	(cd "$TMP/w" && WSS_TRACK_MODE=auto WSS_TRACK_BACKEND=$backend WSS_SESSION_INTERVAL=${interval:-1ms} WSS_SESSION_OUTPUT="$TMP/prof/p.%p.jsonl" \
 		LD_PRELOAD="$WSS_LIB" "$@") >"$TMP/wss.out" 2>"$TMP/wss.err"; s2=$?
 	name="$backend: $name"
 	cmp -s "$TMP/native.out" "$TMP/wss.out" && [ "$s1" = "$s2" ]

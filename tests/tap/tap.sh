@@ -35,6 +35,13 @@ done_testing() {
 	exit 1
 }
 
+# Exact tracking unless a test asks otherwise: most tests check exact
+# counts, which the default mode (auto) gives only while exactness fits the
+# overhead budget.  tests/integration/sampled.sh and realprogs.sh run the
+# other modes and the defaults.
+WSS_TRACK_MODE=${WSS_TRACK_MODE:-exact}
+export WSS_TRACK_MODE
+
 # The in-tree build: the wss command and the preload library.
 : "${WSS:=$top_builddir/wss}"
 : "${WSS_LIB:=$top_builddir/.libs/libwss.so}"
