@@ -112,6 +112,63 @@ static bool opt_str(loader_t *ld, const wss_json_t *o, const char *rec, const ch
 	return need_str(ld, o, rec, key, out);
 }
 
+/* An optional boolean member. */
+static bool opt_bool(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, bool *out)
+{
+	const wss_json_t *v = wss_json_get(o, key);
+	if (!v)
+		return true;
+	if (v->type != WSS_JSON_BOOL) {
+		bad(ld, ld->line, "%s: \"%s\" is not true or false", rec, key);
+		return false;
+	}
+	*out = v->b;
+	return true;
+}
+
+/* An optional object member: NULL in *out when absent. */
+static bool opt_obj(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, const wss_json_t **out)
+{
+	*out = wss_json_get(o, key);
+	if (*out && (*out)->type != WSS_JSON_OBJECT) {
+		bad(ld, ld->line, "%s: \"%s\" is not an object", rec, key);
+		return false;
+	}
+	return true;
+}
+
+/* An optional 95 % interval [lo, hi]: two numbers, 0 <= lo <= hi. */
+static bool opt_ci(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, wss_ci_t *out)
+{
+	const wss_json_t *v = wss_json_get(o, key);
+	if (!v)
+		return true;
+	if (v->type != WSS_JSON_ARRAY || v->n != 2 || v->items[0]->type != WSS_JSON_NUMBER ||
+	    v->items[1]->type != WSS_JSON_NUMBER || !(v->items[0]->d >= 0) || !(v->items[0]->d <= v->items[1]->d)) {
+		bad(ld, ld->line, "%s: \"%s\" is not an interval [lo, hi] with 0 <= lo <= hi", rec, key);
+		return false;
+	}
+	*out = (wss_ci_t){true, v->items[0]->d, v->items[1]->d};
+	return true;
+}
+
+static const char *const series_keys[WSS_SERIES_N] = {"data", "read", "write"};
+
+/* A sample's or a thread's "ci": {"data":[lo,hi],"read":...,"write":...},
+ * each optional. */
+static bool opt_cis(loader_t *ld, const wss_json_t *o, const char *rec, wss_ci_t ci[WSS_SERIES_N])
+{
+	const wss_json_t *c;
+	if (!opt_obj(ld, o, rec, "ci", &c))
+		return false;
+	char sub[64];
+	snprintf(sub, sizeof sub, "%s: ci", rec);
+	for (int k = 0; c && k < WSS_SERIES_N; k++)
+		if (!opt_ci(ld, c, sub, series_keys[k], &ci[k]))
+			return false;
+	return true;
+}
+
 /* An address: a string "0x" and 1 to 16 hex digits. */
 static bool parse_addr(const wss_json_t *v, uint64_t *out)
 {
@@ -212,30 +269,63 @@ static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
-	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1};
+	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1,
+			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .program_ns = -1};
 	const char *rec = "sample";
+	const wss_json_t *sampled, *cost;
 	if (!need_int(ld, r, rec, "seq", &s.seq) || !need_int(ld, r, rec, "t_ns", &s.t_ns) ||
 	    !need_int(ld, r, rec, "data_pages", &s.data) || !opt_int(ld, r, rec, "cpu_ns", &s.cpu_ns) ||
-	    !opt_int(ld, r, rec, "read_pages", &s.read) || !opt_int(ld, r, rec, "write_pages", &s.write))
+	    !opt_int(ld, r, rec, "read_pages", &s.read) || !opt_int(ld, r, rec, "write_pages", &s.write) ||
+	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
+	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
+	    !opt_obj(ld, r, rec, "cost", &cost))
+		return ld->status;
+	if (s.rate < 1)
+		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
+	if (sampled && (!opt_int(ld, sampled, "sample: sampled", "tracked", &s.tracked) ||
+			!opt_int(ld, sampled, "sample: sampled", "members", &s.members) ||
+			!opt_int(ld, sampled, "sample: sampled", "data", &s.sampled[WSS_SERIES_DATA]) ||
+			!opt_int(ld, sampled, "sample: sampled", "read", &s.sampled[WSS_SERIES_READ]) ||
+			!opt_int(ld, sampled, "sample: sampled", "write", &s.sampled[WSS_SERIES_WRITE])))
+		return ld->status;
+	if (cost && (!opt_int(ld, cost, "sample: cost", "faults_ns", &s.faults_ns) ||
+		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
+		     !opt_int(ld, cost, "sample: cost", "program_ns", &s.program_ns)))
 		return ld->status;
 	p->has_read |= s.read >= 0;
 	p->has_write |= s.write >= 0;
+	if (s.rate > 1) {
+		p->nsampled++;
+		if (!p->rate_min || s.rate < p->rate_min)
+			p->rate_min = s.rate;
+		if (s.rate > p->rate_max)
+			p->rate_max = s.rate;
+	}
+	p->nlower += s.lower_bound;
+	if (cost) {
+		p->has_cost = true;
+		p->cost_faults_ns += s.faults_ns > 0 ? s.faults_ns : 0;
+		p->cost_tick_ns += s.tick_ns > 0 ? s.tick_ns : 0;
+		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
+	}
 	const wss_json_t *threads = wss_json_get(r, "threads");
 	if (!threads || threads->type != WSS_JSON_ARRAY)
 		return bad(ld, ld->line, "sample: \"threads\" missing or not an array");
 	for (size_t k = 0; k < threads->n; k++) {
 		const wss_json_t *o = threads->items[k];
 		int64_t tid, data, write = -1, faults = 0, cpu = -1;
+		wss_ci_t ci[WSS_SERIES_N] = {{0}};
 		rec = "sample: threads[]";
 		if (o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "%s: not an object", rec);
 		if (!need_int(ld, o, rec, "tid", &tid) || !need_int(ld, o, rec, "data_pages", &data) ||
 		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
-		    !opt_int(ld, o, rec, "cpu_ns", &cpu))
+		    !opt_int(ld, o, rec, "cpu_ns", &cpu) || !opt_cis(ld, o, rec, ci))
 			return ld->status;
 		wss_load_thread_t *t = thread_slot(ld, tid);
 		if (!t)
 			return ld->status;
+		t->estimated |= s.rate > 1;
 		t->samples++;
 		t->data_sum += (uint64_t)data;
 		if ((uint64_t)data > t->data_peak)
@@ -267,7 +357,9 @@ static int load_stat(loader_t *ld, const wss_json_t *r, const char *key, wss_sta
 	snprintf(rec, sizeof rec, "summary: %s", key);
 	if (!wss_json_get_num(o, "avg", &avg) || !(avg >= 0))
 		return bad(ld, ld->line, "%s: \"avg\" missing or not a non-negative number", rec);
-	if (!need_int(ld, o, rec, "peak", &st->peak) || !need_int(ld, o, rec, "total", &st->total))
+	if (!need_int(ld, o, rec, "peak", &st->peak) || !need_int(ld, o, rec, "total", &st->total) ||
+	    !opt_ci(ld, o, rec, "avg_ci", &st->avg_ci) || !opt_ci(ld, o, rec, "peak_ci", &st->peak_ci) ||
+	    !opt_ci(ld, o, rec, "total_ci", &st->total_ci))
 		return ld->status;
 	st->avg_tenths = llround(avg * 10);
 	st->present = true;
@@ -281,7 +373,9 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	if (!wss_json_get(r, "data"))
 		return bad(ld, ld->line, "summary: \"data\" missing");
 	if (!need_int(ld, r, rec, "samples", &p->summary_samples) || !opt_int(ld, r, rec, "duration_ns", &p->duration_ns) ||
-	    !opt_int(ld, r, rec, "faults", &p->faults) || load_stat(ld, r, "data", &p->data) ||
+	    !opt_int(ld, r, rec, "faults", &p->faults) || !opt_bool(ld, r, rec, "sampled", &p->summary_sampled) ||
+	    !opt_bool(ld, r, rec, "lower_bound", &p->summary_lower_bound) ||
+	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
 	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
 		return ld->status;
 	const wss_json_t *hot = wss_json_get(r, "hot_pages");
@@ -414,7 +508,7 @@ int wss_load_profile(const char *path, wss_profile_t *p)
 	memset(p, 0, sizeof *p);
 	p->path = path;
 	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
-	p->summary_samples = p->duration_ns = p->faults = -1;
+	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
 	loader_t ld = {p, 0, 0};
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -497,6 +591,10 @@ void wss_load_stats(wss_profile_t *p)
 	if (p->has_write)
 		stat_from_samples(p, offsetof(wss_sample_t, write), &p->write);
 }
+
+bool wss_load_sampled(const wss_profile_t *p) { return p->summary_sampled || p->nsampled > 0; }
+
+bool wss_load_lower_bound(const wss_profile_t *p) { return p->summary_lower_bound || p->nlower > 0; }
 
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq)
 {

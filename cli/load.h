@@ -13,9 +13,27 @@
 /* Exit status for input that is not a readable profile. */
 #define WSS_EXIT_BADINPUT 2
 
+/* A 95 % confidence interval of an estimate (sampled tracking). */
+typedef struct wss_ci {
+	bool present;
+	double lo, hi;
+} wss_ci_t;
+
+/* The series of a sample, in the order of wss_sample_t's data, read, write. */
+enum { WSS_SERIES_DATA, WSS_SERIES_READ, WSS_SERIES_WRITE, WSS_SERIES_N };
+
 typedef struct wss_sample {
 	int64_t seq, t_ns, cpu_ns; /* cpu_ns: -1 when absent */
 	int64_t data, read, write; /* read, write: -1 when the backend does not see them */
+	/* Sampled tracking (issue 14): pages counted 1 in rate (1: exact, also
+	 * when the profile predates the field); when rate > 1 data, read and
+	 * write are estimates with these intervals, from sampled[] pages
+	 * touched of members armed of tracked (-1: absent). */
+	int64_t rate;
+	wss_ci_t ci[WSS_SERIES_N];
+	int64_t tracked, members, sampled[WSS_SERIES_N];
+	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
+	int64_t faults_ns, tick_ns, program_ns; /* "cost", -1: absent */
 } wss_sample_t;
 
 /* One thread's totals (named apart from the engine's wss_thread_t, which is
@@ -26,6 +44,7 @@ typedef struct wss_load_thread {
 	uint64_t data_sum, data_peak;
 	uint64_t write_sum, write_peak;
 	bool has_write;
+	bool estimated;  /* some of its numbers come from a sample with rate > 1 */
 	uint64_t faults; /* first touches, summed over its samples */
 	int64_t cpu_ns;	 /* its last recorded CPU time, -1 if never */
 } wss_load_thread_t;
@@ -35,6 +54,7 @@ typedef struct wss_load_thread {
 typedef struct wss_stat {
 	bool present;
 	int64_t avg_tenths, peak, total;
+	wss_ci_t avg_ci, peak_ci, total_ci; /* sampled runs' summary */
 } wss_stat_t;
 
 typedef struct wss_module {
@@ -84,10 +104,19 @@ typedef struct wss_profile {
 	int64_t *thread_index; /* open-addressing tid -> index + 1 */
 	size_t thread_index_cap;
 	bool has_read, has_write; /* some sample carried read_pages / write_pages */
+	/* Sampled tracking, from the samples: how many had rate > 1 and their
+	 * smallest and largest rate, how many were lower bounds, and the sums
+	 * of the cost members (has_cost: some sample had them). */
+	size_t nsampled, nlower;
+	int64_t rate_min, rate_max;
+	bool has_cost;
+	int64_t cost_faults_ns, cost_tick_ns, cost_program_ns;
 	/* summary (has_summary) or what the samples give */
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;
 	wss_stat_t data, read, write;
+	bool summary_sampled, summary_lower_bound; /* the summary's "sampled", "lower_bound" */
+	int64_t summary_rate_max;                  /* its "rate_max", -1: absent */
 	/* the records added with peaks */
 	wss_module_t *modules;
 	size_t nmodules, modules_cap;
@@ -116,6 +145,11 @@ void wss_load_stats(wss_profile_t *p);
 /* sum / n in tenths of a page, rounded half up, 0 when n is 0: every
  * average the report prints with one decimal (summary and threads). */
 static inline uint64_t wss_load_avg_tenths(uint64_t sum, uint64_t n) { return n ? (sum * 10 + n / 2) / n : 0; }
+
+/* Were some of the profile's counts estimated (sampled tracking)?  Are
+ * some lower bounds (exact tracking with coarse blocks)? */
+bool wss_load_sampled(const wss_profile_t *p);
+bool wss_load_lower_bound(const wss_profile_t *p);
 
 /* The sample with this seq, or NULL. */
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq);

@@ -2,12 +2,16 @@
  * valgrind-ws paper's style, per-thread totals, a timeline chart with the
  * peaks marked, each peak's first-touch sites as symbolised stacks, and the
  * hot pages.  The text and the JSON forms are built from the same loaded
- * profile and the same frames, so their numbers agree. */
+ * profile and the same frames, so their numbers agree.  A sampled run's
+ * estimates are marked as such everywhere they appear (≈, with their 95 %
+ * intervals where there is room); an exact profile's report is what it was
+ * before sampling existed, byte for byte. */
 #include "config.h"
 #include "cli/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +86,54 @@ static void print_duration_ns(FILE *out, int64_t ns)
 
 static void print_seconds(FILE *out, int64_t ns) { fprintf(out, "%.3f s", (double)ns / 1e9); }
 
+/* v with thousands separated by commas ("12,340"), into buf. */
+static const char *grouped(char *buf, size_t n, uint64_t v)
+{
+	char d[24];
+	int len = snprintf(d, sizeof d, "%" PRIu64, v), o = 0;
+	for (int k = 0; k < len && (size_t)o + 2 < n; k++) {
+		if (k && (len - k) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[k];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Tenths of a page as "12,340.5". */
+static const char *grouped_tenths(char *buf, size_t n, uint64_t tenths)
+{
+	grouped(buf, n, tenths / 10);
+	size_t len = strlen(buf);
+	snprintf(buf + len, n - len, ".%" PRIu64, tenths % 10);
+	return buf;
+}
+
+/* The sampling rates in force: "1 page in 64", or "up to 1 page in 64
+ * (rates 1/16..1/64; 3 of 40 samples exact)". */
+static void print_rates(const wss_profile_t *p, FILE *out)
+{
+	int64_t hi = p->rate_max > p->summary_rate_max ? p->rate_max : p->summary_rate_max;
+	int64_t lo = p->rate_min ? p->rate_min : hi;
+	size_t exact = p->nsampled < p->nsamples ? p->nsamples - p->nsampled : 0;
+	if (hi <= 1) {
+		fputs("estimated counts", out);
+		return;
+	}
+	fprintf(out, "%s1 page in %" PRId64, lo < hi || exact ? "up to " : "", hi);
+	if (lo < hi)
+		fprintf(out, " (rates 1/%" PRId64 "..1/%" PRId64, lo, hi);
+	if (exact)
+		fprintf(out, "%s%zu of %zu samples exact", lo < hi ? "; " : " (", exact, p->nsamples);
+	if (lo < hi || exact)
+		fputc(')', out);
+}
+
+/* Rounding an interval outwards to tenths (or units), so that what is
+ * printed still contains what was computed. */
+static int64_t round_down(double v, int scale) { return (int64_t)floor(v * scale + 1e-9); }
+static int64_t round_up(double v, int scale) { return (int64_t)ceil(v * scale - 1e-9); }
+
 /* A shell word, quoted when it needs to be. */
 static void print_word(FILE *out, const char *w)
 {
@@ -114,6 +166,21 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		fprintf(out, " (%s)", p->backend_reason);
 	if (p->backend_sees)
 		fprintf(out, "\nsees       %s", p->backend_sees);
+	if (wss_load_sampled(p)) {
+		fputs("\nsampled    ", out);
+		print_rates(p, out);
+		fputs(", estimates with 95 % intervals", out);
+	}
+	if (wss_load_lower_bound(p)) {
+		fputs("\ncounts     lower bounds: coarse blocks left touched pages uncounted", out);
+		if (p->nlower)
+			fprintf(out, " (in %zu of %zu samples)", p->nlower, p->nsamples);
+	}
+	if (p->has_cost && p->cost_program_ns > 0)
+		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%)",
+			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns) / (double)p->cost_program_ns,
+			100.0 * (double)p->cost_faults_ns / (double)p->cost_program_ns,
+			100.0 * (double)p->cost_tick_ns / (double)p->cost_program_ns);
 	fputs("\ninterval   ", out);
 	print_duration_ns(out, p->interval_ns);
 	fputs("\nwindow     ", out);
@@ -136,12 +203,48 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		fprintf(out, "tool       %s\n", p->tool);
 }
 
-static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_t ps)
+/* One estimate: "  avg    ≈ 12,340.5 pages ± 2.1 %  [12,081.0, 12,600.0]  48,205 kB";
+ * tenths: value (and interval) in tenths of a page, else whole pages;
+ * value < 0: unknown. */
+static void print_estimate(FILE *out, const char *what, int64_t value, bool tenths, const wss_ci_t *ci, int64_t ps)
+{
+	char v[40], lo[40], hi[40], k[40];
+	fprintf(out, "  %-6s ", what);
+	if (value < 0) {
+		fputs("? (only the summary has it)\n", out);
+		return;
+	}
+	int scale = tenths ? 10 : 1;
+	uint64_t t = (uint64_t)value * (tenths ? 1 : 10);
+	fprintf(out, "≈ %s pages", tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
+	if (ci->present) {
+		double est = (double)t / 10, half = fmax(est - ci->lo, ci->hi - est);
+		if (est > 0)
+			fprintf(out, " ± %.1f %%", 100.0 * half / est);
+		int64_t l = round_down(ci->lo, scale), h = round_up(ci->hi, scale);
+		if (tenths)
+			fprintf(out, "  [%s, %s]", grouped_tenths(lo, sizeof lo, (uint64_t)l), grouped_tenths(hi, sizeof hi, (uint64_t)h));
+		else
+			fprintf(out, "  [%s, %s]", grouped(lo, sizeof lo, (uint64_t)l), grouped(hi, sizeof hi, (uint64_t)h));
+	} else {
+		fputs(" (no interval)", out);
+	}
+	fprintf(out, "  %s kB\n", grouped(k, sizeof k, kb(t, ps)));
+}
+
+static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_t ps, bool sampled, bool at_least)
 {
 	if (!st->present)
 		return;
-	fprintf(out, "%s avg/peak/total: %" PRId64 ".%" PRId64 "/%" PRId64 "/", name, st->avg_tenths / 10,
-		st->avg_tenths % 10, st->peak);
+	if (sampled) {
+		fprintf(out, "%s avg/peak/total, estimated with 95 %% intervals:\n", name);
+		print_estimate(out, "avg", st->avg_tenths, true, &st->avg_ci, ps);
+		print_estimate(out, "peak", st->peak, false, &st->peak_ci, ps);
+		print_estimate(out, "total", st->total, false, &st->total_ci, ps);
+		return;
+	}
+	fprintf(out, "%s avg/peak/total: %s%" PRId64 ".%" PRId64 "/%" PRId64 "/", name, at_least ? "at least " : "",
+		st->avg_tenths / 10, st->avg_tenths % 10, st->peak);
 	if (st->total >= 0)
 		fprintf(out, "%" PRId64, st->total);
 	else
@@ -167,9 +270,12 @@ static void print_truncation(const wss_profile_t *p, FILE *out)
 
 static void print_summary(const wss_profile_t *p, FILE *out)
 {
-	print_stat(out, "Data", &p->data, p->page_size);
-	print_stat(out, "Read", &p->read, p->page_size);
-	print_stat(out, "Write", &p->write, p->page_size);
+	/* A lower bound is "at least" only when nothing was estimated: with
+	 * estimates, the header's counts line says which samples it was. */
+	bool sampled = wss_load_sampled(p), at_least = !sampled && wss_load_lower_bound(p);
+	print_stat(out, "Data", &p->data, p->page_size, sampled, at_least);
+	print_stat(out, "Read", &p->read, p->page_size, sampled, at_least);
+	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
 	if (!p->has_summary)
 		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
 		      out);
@@ -180,6 +286,11 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 	fprintf(out, "Threads (%zu)\n", p->nthreads);
 	if (!p->nthreads)
 		return;
+	bool any_estimated = false;
+	for (size_t k = 0; k < p->nthreads; k++)
+		any_estimated |= p->threads[k].estimated;
+	if (any_estimated)
+		fputs("  (≈: estimated from sampled pages)\n", out);
 	bool w = p->has_write;
 	fprintf(out, "  %10s %8s %10s %8s", "tid", "samples", "data avg", "peak");
 	if (w)
@@ -193,9 +304,21 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 		else
 			snprintf(tid, sizeof tid, "(unknown)");
 		uint64_t avg = wss_load_avg_tenths(t->data_sum, t->samples);
-		fprintf(out, "  %10s %8" PRIu64 " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, tid, t->samples, avg / 10, avg % 10,
-			t->data_peak);
-		if (w) {
+		if (t->estimated) { /* "≈" is one column and three bytes */
+			char a[32], pk[32];
+			snprintf(a, sizeof a, "≈%" PRIu64 ".%" PRIu64, avg / 10, avg % 10);
+			snprintf(pk, sizeof pk, "≈%" PRIu64, t->data_peak);
+			fprintf(out, "  %10s %8" PRIu64 " %12s %10s", tid, t->samples, a, pk);
+			if (w) {
+				uint64_t wa = wss_load_avg_tenths(t->write_sum, t->samples);
+				snprintf(a, sizeof a, "≈%" PRIu64 ".%" PRIu64, wa / 10, wa % 10);
+				snprintf(pk, sizeof pk, "≈%" PRIu64, t->write_peak);
+				fprintf(out, " %12s %10s", a, pk);
+			}
+		} else
+			fprintf(out, "  %10s %8" PRIu64 " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, tid, t->samples, avg / 10,
+				avg % 10, t->data_peak);
+		if (w && !t->estimated) {
 			uint64_t wa = wss_load_avg_tenths(t->write_sum, t->samples);
 			fprintf(out, " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, wa / 10, wa % 10, t->write_peak);
 		}
@@ -254,6 +377,9 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 		fprintf(out, " (each column: the max of %zu or %zu samples)\n", lo, hi);
 	if (split)
 		fputs("  # written   : touched, not written\n", out);
+	bool sampled = wss_load_sampled(p);
+	if (sampled)
+		fputs("  estimates where sampled: ~ under the column\n", out);
 	int64_t scale = ymax ? ymax : 1;
 	for (int r = ROWS; r >= 1; r--) {
 		char label[24] = "";
@@ -295,6 +421,21 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 	}
 	xl[width] = '\0';
 	fprintf(out, "%8s  %s\n", "", xl);
+
+	if (sampled) {
+		char est[COLS + 1];
+		size_t elen = 0;
+		for (size_t c = 0; c < cols; c++) {
+			est[c] = ' ';
+			for (size_t k = first[c]; k < first[c + 1]; k++)
+				if (p->samples[k].rate > 1)
+					est[c] = '~';
+			if (est[c] != ' ')
+				elen = c + 1;
+		}
+		est[elen] = '\0';
+		fprintf(out, "%8s  %s\n", "sampled", est);
+	}
 
 	if (!p->npeaks)
 		return;
@@ -347,6 +488,8 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 		return 0;
 	}
 	fprintf(out, "Peaks (%zu)\n", p->npeaks);
+	if (wss_load_sampled(p))
+		fputs("(a sampled run: values are estimates, and the sites are those of the sampled pages)\n", out);
 	frames_t fr = {NULL, 0, 0};
 	for (size_t i = 0; i < p->npeaks; i++) {
 		const wss_peak_t *k = &p->peaks[i];
@@ -395,6 +538,8 @@ static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 	if (!p->nhot)
 		return 0;
 	fprintf(out, "Hot pages (%zu): page, intervals touched, memory, first touched at\n", p->nhot);
+	if (wss_load_sampled(p))
+		fputs("(a sampled run: these are the hottest of the sampled pages)\n", out);
 	frames_t fr = {NULL, 0, 0};
 	for (size_t k = 0; k < p->nhot; k++) {
 		const wss_hot_t *h = &p->hot[k];
@@ -558,7 +703,27 @@ static void json_header(const wss_profile_t *p, jw_t *w)
 	jw_close(w, '}');
 }
 
-static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps)
+/* An interval as the profile has it, [lo, hi]; nothing when absent. */
+static void jw_ci(jw_t *w, const char *key, const wss_ci_t *ci)
+{
+	if (!ci->present)
+		return;
+	jw_open(w, key, '[');
+	jw_num(w, NULL, ci->lo);
+	jw_num(w, NULL, ci->hi);
+	jw_close(w, ']');
+}
+
+/* ± of an estimate: the larger half-width of its interval, in per cent
+ * of it (what the text report prints, to one decimal). */
+static void jw_pm(jw_t *w, const char *key, double est, const wss_ci_t *ci)
+{
+	if (!ci->present || !(est > 0))
+		return;
+	jw_num(w, key, round(1000.0 * fmax(est - ci->lo, ci->hi - est) / est) / 10);
+}
+
+static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps, bool sampled)
 {
 	if (!st->present)
 		return;
@@ -569,6 +734,16 @@ static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps
 	jw_int(w, "avg_kb", (int64_t)kb((uint64_t)st->avg_tenths, ps));
 	jw_int(w, "peak_kb", (int64_t)kb((uint64_t)st->peak * 10, ps));
 	jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)kb((uint64_t)st->total * 10, ps));
+	if (sampled) {
+		jw_bool(w, "estimated", true);
+		jw_ci(w, "avg_ci", &st->avg_ci);
+		jw_ci(w, "peak_ci", &st->peak_ci);
+		jw_ci(w, "total_ci", &st->total_ci);
+		jw_pm(w, "avg_pm_pct", (double)st->avg_tenths / 10, &st->avg_ci);
+		jw_pm(w, "peak_pm_pct", (double)st->peak, &st->peak_ci);
+		if (st->total >= 0)
+			jw_pm(w, "total_pm_pct", (double)st->total, &st->total_ci);
+	}
 	jw_close(w, '}');
 }
 
@@ -686,11 +861,32 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_header(p, &w);
 	jw_int_or_null(&w, "duration_ns", p->duration_ns);
 	jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
+	/* Sampled tracking's members appear only in profiles that have it, so
+	 * an exact profile's document is unchanged. */
+	bool sampled = wss_load_sampled(p);
+	if (sampled) {
+		jw_open(&w, "sampling", '{');
+		int64_t hi = p->rate_max > p->summary_rate_max ? p->rate_max : p->summary_rate_max;
+		jw_int(&w, "rate_min", p->rate_min ? p->rate_min : hi);
+		jw_int(&w, "rate_max", hi);
+		jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
+		jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
+		jw_close(&w, '}');
+	}
+	if (wss_load_lower_bound(p))
+		jw_bool(&w, "lower_bound", true);
+	if (p->has_cost) {
+		jw_open(&w, "cost", '{');
+		jw_int(&w, "faults_ns", p->cost_faults_ns);
+		jw_int(&w, "tick_ns", p->cost_tick_ns);
+		jw_int(&w, "program_ns", p->cost_program_ns);
+		jw_close(&w, '}');
+	}
 	jw_open(&w, "summary", '{');
 	jw_str(&w, "from", p->has_summary ? "summary" : "samples");
-	json_stat(&w, "data", &p->data, p->page_size);
-	json_stat(&w, "read", &p->read, p->page_size);
-	json_stat(&w, "write", &p->write, p->page_size);
+	json_stat(&w, "data", &p->data, p->page_size, sampled);
+	json_stat(&w, "read", &p->read, p->page_size, sampled);
+	json_stat(&w, "write", &p->write, p->page_size, sampled);
 	jw_close(&w, '}');
 
 	jw_open(&w, "threads", '[');
@@ -707,6 +903,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		}
 		jw_int(&w, "faults", (int64_t)t->faults);
 		jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
+		if (t->estimated)
+			jw_bool(&w, "estimated", true);
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');
@@ -722,6 +920,14 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 			jw_int(&w, "read", s->read);
 		if (s->write >= 0)
 			jw_int(&w, "write", s->write);
+		if (s->rate > 1) {
+			jw_int(&w, "rate", s->rate);
+			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};
+			for (int c = 0; c < WSS_SERIES_N; c++)
+				jw_ci(&w, ci_keys[c], &s->ci[c]);
+		}
+		if (s->lower_bound)
+			jw_bool(&w, "lower_bound", true);
 		jw_close(&w, '}');
 	}
 	jw_close(&w, ']');

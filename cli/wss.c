@@ -33,7 +33,9 @@ static void usage(FILE *to)
 {
 	fputs("usage: wss run [-c FILE] [-o PATH] [--interval DUR] [--window DUR]\n"
 	      "               [--time-base wall|cpu|manual]\n"
-	      "               [--backend auto|mprotect|uffd-wp|hybrid] -- PROG [ARGS...]\n"
+	      "               [--backend auto|mprotect|uffd-wp|hybrid]\n"
+	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
+	      "               -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
@@ -51,6 +53,14 @@ static void usage(FILE *to)
 	      "                        (the program calls wss_tick())\n"
 	      "  --backend NAME        auto (default), mprotect, uffd-wp or hybrid; see\n"
 	      "                        docs/backends.md\n"
+	      "  --mode MODE           exact (every page, whatever it costs), sampled (one page\n"
+	      "                        in N, estimates with 95% intervals), or auto (default:\n"
+	      "                        exact while that fits the overhead budget, else sampled)\n"
+	      "  --sample-rate 1/N     a fixed rate for --mode sampled, N a power of two from 2\n"
+	      "                        to 2^30 (default: the overhead budget sets it)\n"
+	      "  --overhead PCT        the share of the program's time wss may take (default 2%,\n"
+	      "                        from 0.1% to 50%): fault handling on its threads plus\n"
+	      "                        the tick's arming and harvesting\n"
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
 	      "\n"
 	      "wss report prints what a profile says: the run, the working set's\n"
@@ -129,6 +139,9 @@ static const struct run_flag {
 	{NULL, "--window", "session.window", WSS_KEY_SESSION_WINDOW},
 	{NULL, "--time-base", "session.time_base", WSS_KEY_SESSION_TIME_BASE},
 	{NULL, "--backend", "track.backend", WSS_KEY_TRACK_BACKEND},
+	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE},
+	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE},
+	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD},
 };
 #define NFLAGS (sizeof run_flags / sizeof *run_flags)
 

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM, T_COUNT, T_DECIMAL } ktype_t;
+typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM, T_COUNT, T_DECIMAL, T_RATE, T_PERCENT } ktype_t;
 
 typedef struct keydef {
 	const char *section, *name;
@@ -43,6 +43,7 @@ static void range_of(const keydef_t *k, uint32_t *min, uint32_t *max)
 
 static const char *const time_bases[] = {"wall", "cpu", "manual", NULL};
 static const char *const backends[] = {"auto", "mprotect", "uffd-wp", "hybrid", NULL};
+static const char *const modes[] = {"auto", "exact", "sampled", NULL};
 /* Backends DESIGN.md names that this version does not have yet. */
 static const char *const backends_later[] = {"refbits", NULL};
 
@@ -67,11 +68,22 @@ static const keydef_t keys[] = {
 	{"session", "follow_exec", WSS_KEY_SESSION_FOLLOW_EXEC, T_BOOL, NULL,
 	 "Measure the programs it execs (they inherit LD_PRELOAD and these settings);\n"
 	 "false: both are removed from the program's environment at start-up."},
+	{"session", "overhead", WSS_KEY_SESSION_OVERHEAD, T_PERCENT, NULL,
+	 "The share of the program's time wss may take: fault handling on the program's\n"
+	 "threads plus the tick's arming and harvesting, measured every interval.  It\n"
+	 "sets the sampling rate of track.mode \"auto\" and \"sampled\".  From \"0.1%\" to \"50%\"."},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV: reads and writes, per thread),\n"
 	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
 	 "\"hybrid\" (both: reads and writes apart), or \"auto\": uffd-wp for a Go program,\n"
 	 "else hybrid where the kernel allows (Linux 6.7+), else mprotect."},
+	{"track", "mode", WSS_KEY_TRACK_MODE, T_ENUM, modes,
+	 "\"exact\": every tracked page, whatever it costs; \"sampled\": one page in N, N set\n"
+	 "every interval by session.overhead (or fixed by sample_rate), counts scaled up,\n"
+	 "with 95% intervals; \"auto\": exact while exactness fits session.overhead, else sampled."},
+	{"track", "sample_rate", WSS_KEY_TRACK_SAMPLE_RATE, T_RATE, NULL,
+	 "A fixed sampling rate instead of one session.overhead sets: \"1/N\", one page in N,\n"
+	 "N a power of two from 2 to 2^30 (\"1/64\").  Only with mode = \"sampled\"."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
@@ -82,7 +94,6 @@ static const keydef_t keys[] = {
 	 "except the C library, the dynamic loader and their companions."},
 	{"track", "code", -1, T_BOOL, NULL, NULL},
 	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
-	{"track", "sampling_rate", -1, T_STRING, NULL, NULL},
 	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
 	 "Detect peaks of the working set and record the call stacks that made them."},
 	{"peaks", "sensitivity", WSS_KEY_PEAKS_SENSITIVITY, T_DECIMAL, NULL,
@@ -114,6 +125,9 @@ void wss_config_defaults(wss_config_t *c)
 	c->window_ns = 0; /* 0: one interval */
 	c->window_intervals = 1;
 	c->backend = WSS_BACKEND_AUTO;
+	c->mode = WSS_MODE_AUTO;
+	c->sample_level = 0; /* not set: the budget sets the rate */
+	c->overhead_ppm = 20000; /* 2% */
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
 	c->peaks_enabled = true;
@@ -196,6 +210,58 @@ int wss_time_base_parse(const char *s, wss_time_base_t *tb)
 const char *wss_time_base_name(wss_time_base_t tb) { return time_bases[tb <= WSS_TIME_MANUAL ? tb : 0]; }
 
 const char *wss_backend_name(wss_backend_id_t b) { return backends[b <= WSS_BACKEND_HYBRID ? b : 0]; }
+
+const char *wss_mode_name(wss_mode_id_t m) { return modes[m <= WSS_MODE_SAMPLED ? m : 0]; }
+
+int wss_sample_rate_parse(const char *s, uint32_t *level)
+{
+	if (s[0] != '1' || s[1] != '/' || !s[2])
+		return EINVAL;
+	uint64_t n = 0;
+	for (const char *p = s + 2; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return EINVAL;
+		if (n <= (1ULL << WSS_SAMPLE_LEVEL_MAX))
+			n = n * 10 + (uint64_t)(*p - '0');
+	}
+	if (n == 0 || n > (1ULL << WSS_SAMPLE_LEVEL_MAX))
+		return ERANGE;
+	if (n & (n - 1))
+		return EDOM;
+	if (n == 1)
+		return EEXIST;
+	uint32_t l = 0;
+	while ((1ULL << l) < n)
+		l++;
+	*level = l;
+	return 0;
+}
+
+int wss_percent_parse(const char *s, uint32_t *ppm)
+{
+	const char *p = s;
+	uint64_t v = 0;
+	int digits = 0, frac = -1;
+	for (; *p && *p != '%'; p++) {
+		if (*p == '.' && frac < 0 && digits) {
+			frac = 0;
+			continue;
+		}
+		if (*p < '0' || *p > '9' || frac >= 4)
+			return EINVAL;
+		if (v < 100000000000ULL)
+			v = v * 10 + (uint64_t)(*p - '0');
+		digits++;
+		if (frac >= 0)
+			frac++;
+	}
+	if (!digits || frac == 0 || p[0] != '%' || p[1])
+		return EINVAL;
+	for (int i = frac < 0 ? 0 : frac; i < 4; i++)
+		v *= 10; /* ten-thousandths of a percent: millionths */
+	*ppm = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	return 0;
+}
 
 const char *wss_config_getenv(char *const *envp, const char *name)
 {
@@ -385,6 +451,22 @@ static void fmt_milli(wss_fmt_t *f, uint32_t m)
 	wss_fmt_str(f, d);
 }
 
+/* Millionths as a percentage: 2%, 0.5%, 0.125%. */
+static void fmt_percent(wss_fmt_t *f, uint32_t ppm)
+{
+	wss_fmt_u64(f, ppm / 10000);
+	uint32_t frac = ppm % 10000;
+	if (frac) {
+		char d[6] = {'.', (char)('0' + frac / 1000), (char)('0' + frac / 100 % 10), (char)('0' + frac / 10 % 10),
+			     (char)('0' + frac % 10), 0};
+		int n = 5;
+		while (d[n - 1] == '0')
+			d[--n] = 0;
+		wss_fmt_str(f, d);
+	}
+	wss_fmt_ch(f, '%');
+}
+
 static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, bool toml)
 {
 	switch ((wss_key_t)k->id) {
@@ -412,6 +494,25 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		}
 		return;
 	}
+	case WSS_KEY_TRACK_MODE:
+		wss_fmt_ch(f, '"');
+		wss_fmt_str(f, wss_mode_name(c->mode));
+		wss_fmt_ch(f, '"');
+		return;
+	case WSS_KEY_TRACK_SAMPLE_RATE: /* not set: JSON null (TOML has none: print and example say why) */
+		if (!c->sample_level) {
+			wss_fmt_str(f, "null");
+			return;
+		}
+		wss_fmt_str(f, "\"1/");
+		wss_fmt_u64(f, 1ULL << c->sample_level);
+		wss_fmt_ch(f, '"');
+		return;
+	case WSS_KEY_SESSION_OVERHEAD:
+		wss_fmt_ch(f, '"');
+		fmt_percent(f, c->overhead_ppm);
+		wss_fmt_ch(f, '"');
+		return;
 	case WSS_KEY_SESSION_FOLLOW_FORK: wss_fmt_str(f, c->follow_fork ? "true" : "false"); return;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: wss_fmt_str(f, c->follow_exec ? "true" : "false"); return;
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
@@ -552,6 +653,8 @@ static int set_enum(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	if (i >= 0) {
 		if (k->id == WSS_KEY_TRACK_BACKEND)
 			c->backend = (wss_backend_id_t)i;
+		else if (k->id == WSS_KEY_TRACK_MODE)
+			c->mode = (wss_mode_id_t)i;
 		else
 			c->time_base = (wss_time_base_t)i;
 		return 0;
@@ -691,6 +794,55 @@ static int set_decimal(wss_config_t *c, const keydef_t *k, const input_t *in, ws
 	return 0;
 }
 
+/* "1/N", N a power of two from 2 to 2^30: a string everywhere. */
+static int set_rate(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	int r;
+	const char *s = string_input(e, k, in, "a rate such as \"1/64\"", &r);
+	if (!s)
+		return r;
+	uint32_t level = 0;
+	switch (wss_sample_rate_parse(s, &level)) {
+	case 0: break;
+	case EDOM: {
+		/* The powers of two on either side, as the likely intent. */
+		uint64_t n = 0, lo = 1;
+		for (const char *p = s + 2; *p; p++)
+			n = n * 10 + (uint64_t)(*p - '0'); /* at most 2^30: parsed above */
+		while (lo * 2 < n)
+			lo *= 2;
+		bad(e, k, "N must be a power of two: ", s, " (");
+		wss_fmt_str(e, "1/");
+		wss_fmt_u64(e, lo);
+		wss_fmt_str(e, " or 1/");
+		wss_fmt_u64(e, lo * 2);
+		wss_fmt_str(e, "?)");
+		return EINVAL;
+	}
+	case ERANGE: return bad(e, k, "out of range: ", s, " (1/N with N from 2 to 1073741824, 2^30)");
+	case EEXIST: return bad(e, k, "", s, " samples every page; use track.mode = \"exact\" instead");
+	default: return bad(e, k, "not a rate: ", s, " (1/N with N a power of two, e.g. \"1/64\")");
+	}
+	c->sample_level = level;
+	return 0;
+}
+
+/* A percentage from 0.1% to 50%: a string everywhere ("2%"). */
+static int set_percent(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	int r;
+	const char *s = string_input(e, k, in, "a percentage such as \"2%\"", &r);
+	if (!s)
+		return r;
+	uint32_t ppm;
+	if (wss_percent_parse(s, &ppm))
+		return bad(e, k, "not a percentage: ", s, " (a number and %, e.g. \"2%\" or \"0.5%\")");
+	if (ppm < WSS_OVERHEAD_MIN_PPM || ppm > WSS_OVERHEAD_MAX_PPM)
+		return bad(e, k, "out of range: ", s, " (from 0.1% to 50%)");
+	c->overhead_ppm = ppm;
+	return 0;
+}
+
 static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_origin_t origin, wss_fmt_t *e)
 {
 	int r;
@@ -700,6 +852,8 @@ static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_or
 	case T_BOOL: r = set_bool(c, k, in, e); break;
 	case T_COUNT: r = set_count(c, k, in, e); break;
 	case T_DECIMAL: r = set_decimal(c, k, in, e); break;
+	case T_RATE: r = set_rate(c, k, in, e); break;
+	case T_PERCENT: r = set_percent(c, k, in, e); break;
 	default: r = set_enum(c, k, in, e); break;
 	}
 	if (!r)
@@ -1025,6 +1179,8 @@ int wss_config_set_flag(wss_config_t *c, const char *key, const char *value, con
 	return r;
 }
 
+static void source_text(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f);
+
 int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 {
 	wss_fmt_t e;
@@ -1051,6 +1207,20 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 	if (w / c->interval_ns > WSS_WINDOW_MAX_INTERVALS) {
 		at_origin(c, WSS_KEY_SESSION_WINDOW, &e);
 		wss_fmt_str(&e, "session.window is more than 1000000 intervals");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
+	if (c->sample_level && c->mode != WSS_MODE_SAMPLED) {
+		at_origin(c, WSS_KEY_TRACK_SAMPLE_RATE, &e);
+		wss_fmt_str(&e, "track.sample_rate needs track.mode = \"sampled\" (track.mode is \"");
+		wss_fmt_str(&e, wss_mode_name(c->mode));
+		if (c->src[WSS_KEY_TRACK_MODE].kind) {
+			wss_fmt_str(&e, "\", from ");
+			source_text(c, def_of(WSS_KEY_TRACK_MODE), &e);
+			wss_fmt_ch(&e, ')');
+		} else {
+			wss_fmt_str(&e, "\", the default)");
+		}
 		wss_fmt_cstr(&e);
 		return EINVAL;
 	}
@@ -1104,6 +1274,13 @@ void wss_config_print(const wss_config_t *c, wss_fmt_t *f)
 				wss_fmt_str(f, "]\n");
 				any = true;
 			}
+			if (k->id == WSS_KEY_TRACK_SAMPLE_RATE && !c->sample_level) {
+				/* TOML has no null: a comment says it is not set. */
+				wss_fmt_str(f, "# sample_rate: not set, session.overhead sets the rate  # ");
+				source_text(c, k, f);
+				wss_fmt_ch(f, '\n');
+				continue;
+			}
 			wss_fmt_str(f, k->name);
 			wss_fmt_str(f, " = ");
 			value_of(c, k, f, true);
@@ -1152,6 +1329,10 @@ void wss_config_example(wss_fmt_t *f)
 				continue;
 			}
 			comment_lines(f, k->help);
+			if (k->id == WSS_KEY_TRACK_SAMPLE_RATE && !d.sample_level) {
+				wss_fmt_str(f, "# Default: not set.\n# sample_rate = \"1/64\"\n");
+				continue;
+			}
 			wss_fmt_str(f, k->name);
 			wss_fmt_str(f, " = ");
 			value_of(&d, k, f, true);

@@ -18,12 +18,17 @@
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
 typedef enum { WSS_BACKEND_AUTO = 0, WSS_BACKEND_MPROTECT, WSS_BACKEND_UFFD_WP, WSS_BACKEND_HYBRID } wss_backend_id_t;
+/* track.mode (the engine's wss_track_mode_t, in the same order). */
+typedef enum { WSS_MODE_AUTO = 0, WSS_MODE_EXACT, WSS_MODE_SAMPLED } wss_mode_id_t;
 
 #define WSS_CONFIG_PATH_MAX 1024
 #define WSS_CONFIG_FILE_MAX (1024 * 1024) /* a session file larger than this is an error */
 #define WSS_INTERVAL_MIN_NS 100000ULL     /* 100 us */
 #define WSS_WINDOW_MAX_INTERVALS 1000000U
 #define WSS_STACK_DEPTH_MAX 128
+#define WSS_SAMPLE_LEVEL_MAX 30       /* track.sample_rate: at most 1/2^30 */
+#define WSS_OVERHEAD_MIN_PPM 1000     /* session.overhead: 0.1% ... */
+#define WSS_OVERHEAD_MAX_PPM 500000   /* ... to 50% */
 
 /* Every key that works in this version. */
 typedef enum {
@@ -33,7 +38,10 @@ typedef enum {
 	WSS_KEY_SESSION_WINDOW,
 	WSS_KEY_SESSION_FOLLOW_FORK,
 	WSS_KEY_SESSION_FOLLOW_EXEC,
+	WSS_KEY_SESSION_OVERHEAD,
 	WSS_KEY_TRACK_BACKEND,
+	WSS_KEY_TRACK_MODE,
+	WSS_KEY_TRACK_SAMPLE_RATE,
 	WSS_KEY_TRACK_HEAP,
 	WSS_KEY_TRACK_ANON_MMAP,
 	WSS_KEY_TRACK_DATA_SEGMENTS,
@@ -64,6 +72,9 @@ typedef struct wss_config {
 	bool follow_fork;            /* measure forked children, each into its own profile */
 	bool follow_exec;            /* leave LD_PRELOAD and the settings to exec'd programs */
 	wss_backend_id_t backend;
+	wss_mode_id_t mode;
+	uint32_t sample_level;       /* track.sample_rate as 1/2^level, 1..30; 0: not set (the budget sets it) */
+	uint32_t overhead_ppm;       /* session.overhead in millionths of the program's time */
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool report_summary;
@@ -85,8 +96,8 @@ typedef struct wss_config {
 } wss_config_t;
 
 /* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window one
- * interval, backend auto, heap/anon_mmap/data_segments tracked, library_data not,
- * summary on. */
+ * interval, overhead 2%, backend auto, mode auto, no fixed sample rate,
+ * heap/anon_mmap/data_segments tracked, library_data not, summary on. */
 void wss_config_defaults(wss_config_t *c);
 
 /* Parse a duration: an integer with an optional fraction and a unit of
@@ -98,6 +109,16 @@ int wss_dur_parse(const char *s, uint64_t *ns);
 int wss_time_base_parse(const char *s, wss_time_base_t *tb);
 const char *wss_time_base_name(wss_time_base_t tb);
 const char *wss_backend_name(wss_backend_id_t b);
+const char *wss_mode_name(wss_mode_id_t m);
+
+/* Parse a sample rate "1/N", N a power of two from 2 to 2^30, into level
+ * (N = 2^level).  Returns 0, EINVAL (syntax), EDOM (N not a power of
+ * two), ERANGE (N above 2^30 or 0) or EEXIST ("1/1": every page). */
+int wss_sample_rate_parse(const char *s, uint32_t *level);
+
+/* Parse a percentage ("2%", "0.5%", up to four decimals) into millionths.
+ * Returns 0 or EINVAL; the range is the caller's. */
+int wss_percent_parse(const char *s, uint32_t *ppm);
 
 /* The value of NAME in envp, or NULL.  Reads nothing but envp: safe before
  * the C library's getenv is usable. */
@@ -140,7 +161,8 @@ const char *wss_config_env_name(wss_key_t k, char *buf, size_t len);
 int wss_config_build(wss_config_t *c, const char *path, char *const *envp, const wss_toml_alloc_t *a, char *err,
 		     size_t errlen);
 
-/* Check the cross-key rules (window a whole multiple of interval, bounds)
+/* Check the cross-key rules (window a whole multiple of interval, bounds,
+ * track.sample_rate only with track.mode = "sampled")
  * and fill window_ns and window_intervals.  Returns 0 or EINVAL with the
  * reason, prefixed by where the offending value came from, in err. */
 int wss_config_validate(wss_config_t *c, char *err, size_t errlen);

@@ -88,6 +88,8 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		return ENOMEM;
 	static const wss_engine_time_t times[] = {[WSS_TIME_WALL] = WSS_ENGINE_WALL, [WSS_TIME_CPU] = WSS_ENGINE_CPU,
 						  [WSS_TIME_MANUAL] = WSS_ENGINE_MANUAL};
+	static const wss_track_mode_t modes[] = {[WSS_MODE_AUTO] = WSS_TRACK_AUTO, [WSS_MODE_EXACT] = WSS_TRACK_EXACT,
+						 [WSS_MODE_SAMPLED] = WSS_TRACK_SAMPLED};
 	*set = (wss_engine_settings_t){
 		.backend = wss_backend_name(c->backend),
 		.time_base = times[c->time_base],
@@ -102,6 +104,9 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.peaks_stack_depth = c->peaks_stack_depth,
 		.hot_pages = c->report_hot_pages,
 		.summary = c->report_summary,
+		.mode = modes[c->mode],
+		.sample_level = c->sample_level, /* validated: 0 unless mode is sampled */
+		.overhead_ppm = c->overhead_ppm,
 		.header_timing = wss_fmt_cstr(&timing),
 		.header_config = wss_fmt_cstr(&conf),
 		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,

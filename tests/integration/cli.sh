@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 30
+plan 46
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -15,6 +15,33 @@ test ! -e "$TMP/ran"; ok $? "and the program did not run"
 "$WSS" run --interval 100ms --window 250ms -- true 2>"$TMP/err"; is $? 2 "window not a multiple of interval exits 2"
 grep -q 'whole multiple' "$TMP/err"; ok $? "and says why"
 "$WSS" run --time-base sundial -- true 2>/dev/null; is $? 2 "unknown time base exits 2"
+# Sampled tracking's flags: a bad value is one line, status 2, before the program runs.
+badflag() { # badflag EXPECTED-LINE FLAG VALUE...
+	want=$1; shift
+	rm -f "$TMP/ran3"
+	"$WSS" run -o "$TMP/bad.jsonl" "$@" -- touch "$TMP/ran3" 2>"$TMP/err"; is $? 2 "$* exits 2"
+	got=$(cat "$TMP/err")
+	{ test -e "$TMP/ran3" || test -e "$TMP/bad.jsonl"; } && got="(the program ran) $got"
+	is "$got" "$want" "one line, before the program: $want"
+}
+badflag 'wss: --mode: track.mode: unknown value "sample" (expected "auto", "exact" or "sampled"); did you mean "sampled"?' \
+	--mode sample
+badflag 'wss: --overhead: session.overhead: not a percentage: "2" (a number and %, e.g. "2%" or "0.5%")' --overhead 2
+badflag 'wss: --overhead: session.overhead: out of range: "60%" (from 0.1% to 50%)' --overhead=60%
+badflag 'wss: --sample-rate: track.sample_rate: N must be a power of two: "1/100" (1/64 or 1/128?)' \
+	--mode sampled --sample-rate 1/100
+badflag 'wss: --sample-rate: track.sample_rate: "1/1" samples every page; use track.mode = "exact" instead' \
+	--mode sampled --sample-rate 1/1
+badflag 'wss: --sample-rate: track.sample_rate needs track.mode = "sampled" (track.mode is "auto", the default)' \
+	--sample-rate 1/64
+"$WSS" run --mode 2>"$TMP/err"; is $? 2 "--mode without a value exits 2"
+# Good values reach the library as flags, recorded in the header.
+"$WSS" run -o "$TMP/sampled.jsonl" --mode sampled --sample-rate 1/64 --overhead 0.5% -- true 2>/dev/null
+is $? 0 "--mode sampled --sample-rate 1/64 --overhead 0.5% runs"
+is "$($PROFILE get "$TMP/sampled.jsonl" header.config.track.mode)/$($PROFILE get "$TMP/sampled.jsonl" header.config.track.sample_rate)/$($PROFILE get "$TMP/sampled.jsonl" header.config.session.overhead)" \
+	"sampled/1/64/0.5%" "the header's config has them"
+is "$($PROFILE get "$TMP/sampled.jsonl" header.config_source.track.mode)/$($PROFILE get "$TMP/sampled.jsonl" header.config_source.track.sample_rate)/$($PROFILE get "$TMP/sampled.jsonl" header.config_source.session.overhead)" \
+	"flag/flag/flag" "each from its flag"
 "$WSS" run -o "$TMP/no/such/dir/p.jsonl" -- true 2>"$TMP/err"; is $? 2 "missing output directory exits 2"
 : > "$TMP/exists.jsonl"
 "$WSS" run -o "$TMP/exists.jsonl" -- true 2>"$TMP/err"; is $? 2 "an existing profile is never overwritten"

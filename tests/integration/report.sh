@@ -2,14 +2,16 @@
 # wss report: a real profile's facts and numbers (text and --json agree with
 # the profile), synthetic peak/stack/module/hot-page records symbolised
 # offline against binaries built here (DWARF, inlined calls, symbols only,
-# stripped, missing, another build-id), and cut, corrupt and foreign files.
+# stripped, missing, another build-id), cut, corrupt and foreign files, and
+# hand-written profiles of sampled and lower-bound runs (tests/fixtures)
+# against their exact reports.
 . "$top_srcdir/tests/tap/tap.sh"
 : "${CC:=cc}"
 for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 69
+plan 88
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -296,6 +298,69 @@ sed '5s/"data_pages":[0-9]*/"data_pages":"many"/' "$P" >"$TMP/type.jsonl"
 is $? 2 "a sample with a field of the wrong type: exit 2"
 grep -qx "wss: $TMP/type.jsonl:5: sample: \"data_pages\" missing or not a non-negative integer" "$TMP/err"; ok $? "and names line and field"
 "$WSS" report --bogus "$P" >/dev/null 2>&1; is $? 2 "an unknown option: exit 2"
+# ---- sampled tracking (issue 14): hand-written profiles, exact reports ----
+FX=$top_srcdir/tests/fixtures
+for f in report-sampled report-lowerbound report-sampled-cut; do
+	(cd "$FX" && "$WSS" report $f.jsonl) >"$TMP/$f.txt" 2>"$TMP/err"
+	is $? 0 "$f.jsonl reports"
+	cmp -s "$TMP/$f.txt" "$FX/$f.txt"; ok $? "exactly as tests/fixtures/$f.txt" || diff "$FX/$f.txt" "$TMP/$f.txt" | sed 's/^/# /'
+done
+# The lines that matter, spelt out (the golden files hold the rest).
+R=$TMP/report-sampled.txt
+grep -qx 'sampled    up to 1 page in 64 (rates 1/16..1/64; 1 of 4 samples exact), estimates with 95 % intervals' "$R"
+ok $? "the header says the run was sampled, at which rates"
+grep -qx 'Data avg/peak/total, estimated with 95 % intervals:' "$R" &&
+	grep -qx '  avg    ≈ 10,300.0 pages ± 7.8 %  \[9,550.5, 11,102.5\]  41,200 kB' "$R" &&
+	grep -qx '  peak   ≈ 24,576 pages ± 10.4 %  \[22,176, 27,136\]  98,304 kB' "$R" &&
+	grep -qx '  total  ≈ 30,912 pages ± 8.5 %  \[28,416, 33,536\]  123,648 kB' "$R"
+ok $? "avg/peak/total as ≈ N pages ± the larger half-width in %, with the interval"
+grep -qx '  avg    ≈ 1,842.0 pages ± 26.3 %  \[1,412.2, 2,326.8\]  7,368 kB' "$R"
+ok $? "an interval is rounded outwards (1412.25 down, 2326.75 up)"
+grep -qx '        4250        2    ≈6176.0    ≈8192    ≈4640.0    ≈6144          193      0.060 s' "$R"
+ok $? "a sampled thread's numbers are marked ≈, the columns still aligned"
+grep -qx ' sampled   ~~~' "$R"; ok $? "the timeline marks the sampled samples' columns"
+grep -qx "overhead   2.0 % of the program's time (faults 1.2 %, tick 0.7 %)" "$R"; ok $? "the cost, from the samples"
+grep -qx 'Data avg/peak/total: at least 20905.0/41510/41600 pages (83620/166040/166400 kB)' "$TMP/report-lowerbound.txt" &&
+	grep -qx 'counts     lower bounds: coarse blocks left touched pages uncounted (in 1 of 2 samples)' "$TMP/report-lowerbound.txt"
+ok $? "exact with coarse blocks: at least, and why"
+(cd "$FX" && "$WSS" report --json report-sampled.jsonl) >"$TMP/sampled.json"
+is $? 0 "--json of a sampled profile"
+python3 - "$TMP/sampled.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["sampling"] == {"rate_min": 16, "rate_max": 64, "sampled_samples": 3, "exact_samples": 1}, d["sampling"]
+s = d["summary"]["data"]
+assert (s["avg"], s["peak"], s["total"], s["estimated"]) == (10300.0, 24576, 30912, True), s
+assert (s["avg_ci"], s["peak_ci"], s["total_ci"]) == ([9550.5, 11102.5], [22176, 27136], [28416, 33536]), s
+assert (s["avg_pm_pct"], s["peak_pm_pct"], s["total_pm_pct"]) == (7.8, 10.4, 8.5), s
+assert d["summary"]["read"]["avg_ci"] == [1412.25, 2326.75], d["summary"]["read"]
+t = d["timeline"]
+assert "rate" not in t[0] and t[1]["rate"] == 64 and t[3]["rate"] == 16, t
+assert t[1]["data_ci"] == [10718, 14141] and t[1]["read_ci"] == [1409, 2892] and t[1]["write_ci"] == [8813, 11940], t[1]
+assert [x.get("estimated") for x in d["threads"]] == [True, True], d["threads"]
+assert d["cost"] == {"faults_ns": 4500000, "tick_ns": 2600000, "program_ns": 360000000}, d["cost"]
+assert "lower_bound" not in d, d
+EOF2
+ok $? "--json keeps the rates, the intervals and the cost"
+(cd "$FX" && "$WSS" report --json report-lowerbound.jsonl) | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["lower_bound"] is True and d["timeline"][0]["lower_bound"] is True and "lower_bound" not in d["timeline"][1], d
+assert "sampling" not in d and "estimated" not in d["summary"]["data"], d'
+ok $? "--json of a lower bound"
+# Tolerance: "rate":1 on every sample of an exact profile changes nothing.
+sed 's/"type":"sample",/"type":"sample","rate":1,/' "$P" >"$TMP/rate1.jsonl"
+"$WSS" report "$TMP/rate1.jsonl" | tail -n +2 >"$TMP/rate1.txt"
+tail -n +2 "$TMP/r.txt" | cmp -s - "$TMP/rate1.txt"; ok $? "an exact profile with \"rate\":1 reports as one without"
+# Malformed new fields are errors with the line, like the old ones.
+sed '3s/"rate":64/"rate":0/' "$FX/report-sampled.jsonl" >"$TMP/rate0.jsonl"
+"$WSS" report "$TMP/rate0.jsonl" >/dev/null 2>"$TMP/err"
+is "$?:$(cat "$TMP/err")" "2:wss: $TMP/rate0.jsonl:3: sample: \"rate\" is 0 (1 is exact)" "a rate of 0"
+sed '3s/"data":\[10718,14141\]/"data":[14141,10718]/' "$FX/report-sampled.jsonl" >"$TMP/ci.jsonl"
+"$WSS" report "$TMP/ci.jsonl" >/dev/null 2>"$TMP/err"
+is "$?:$(cat "$TMP/err")" "2:wss: $TMP/ci.jsonl:3: sample: ci: \"data\" is not an interval [lo, hi] with 0 <= lo <= hi" \
+	"an interval upside down"
+
 # The engine's own records, end to end: bursty's two sweeps are peaks
 # whose top site is sweep, called from burst, called from main.
 WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/bursty.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/bursty" >/dev/null 2>&1

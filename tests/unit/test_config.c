@@ -1,4 +1,4 @@
-/* The session schema: durations, the file layer (types, ranges, unknown and
+/* The session schema: durations, sample rates and percentages, the file layer (types, ranges, unknown and
  * not-yet-implemented keys with suggestions, each error with file:line:col),
  * the environment layer, flags, precedence and validation. */
 #include "config.h"
@@ -69,13 +69,93 @@ static const struct {
 	{"[session]\nwindow = 2021-01-01\n",
 	 "s.toml:2:10: session.window: expected a duration such as \"100ms\" or integer nanoseconds, got a date/time"},
 	{"\xef\xbb\xbf[session]\noutput = \"caf\xc3\xa9\xff\"\n", "s.toml:2:15: invalid UTF-8"},
+	/* track.mode */
+	{"[track]\nmode = \"sample\"\n",
+	 "s.toml:2:8: track.mode: unknown value \"sample\" (expected \"auto\", \"exact\" or \"sampled\"); did you mean "
+	 "\"sampled\"?"},
+	{"[track]\nmode = \"fast\"\n",
+	 "s.toml:2:8: track.mode: unknown value \"fast\" (expected \"auto\", \"exact\" or \"sampled\")"},
+	{"[track]\nmode = 1\n", "s.toml:2:8: track.mode: expected a string, got an integer"},
+	{"[session]\nmode = \"exact\"\n", "s.toml:2:1: unknown key \"mode\" in [session]; it belongs in [track]"},
+	/* track.sample_rate */
+	{"[track]\nsample_rate = \"1/100\"\n",
+	 "s.toml:2:15: track.sample_rate: N must be a power of two: \"1/100\" (1/64 or 1/128?)"},
+	{"[track]\nsample_rate = \"1/3\"\n",
+	 "s.toml:2:15: track.sample_rate: N must be a power of two: \"1/3\" (1/2 or 1/4?)"},
+	{"[track]\nsample_rate = \"1/1\"\n",
+	 "s.toml:2:15: track.sample_rate: \"1/1\" samples every page; use track.mode = \"exact\" instead"},
+	{"[track]\nsample_rate = \"1/0\"\n",
+	 "s.toml:2:15: track.sample_rate: out of range: \"1/0\" (1/N with N from 2 to 1073741824, 2^30)"},
+	{"[track]\nsample_rate = \"1/2147483648\"\n",
+	 "s.toml:2:15: track.sample_rate: out of range: \"1/2147483648\" (1/N with N from 2 to 1073741824, 2^30)"},
+	{"[track]\nsample_rate = \"1/99999999999999999999999\"\n",
+	 "s.toml:2:15: track.sample_rate: out of range: \"1/99999999999999999999999\" (1/N with N from 2 to "
+	 "1073741824, 2^30)"},
+	{"[track]\nsample_rate = \"64\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"64\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = \"2/64\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"2/64\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = \"1/ 64\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"1/ 64\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = \"1/\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"1/\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = \"1/64x\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"1/64x\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = \"0.015625\"\n",
+	 "s.toml:2:15: track.sample_rate: not a rate: \"0.015625\" (1/N with N a power of two, e.g. \"1/64\")"},
+	{"[track]\nsample_rate = 64\n", "s.toml:2:15: track.sample_rate: expected a rate such as \"1/64\", got an integer"},
+	{"[track]\nsample_rate = 0.015625\n",
+	 "s.toml:2:15: track.sample_rate: expected a rate such as \"1/64\", got a float"},
+	{"[track]\nsampling_rate = \"1/64\"\n",
+	 "s.toml:2:1: unknown key \"sampling_rate\" in [track]; did you mean \"sample_rate\"?"},
+	/* session.overhead */
+	{"[session]\noverhead = \"60%\"\n", "s.toml:2:12: session.overhead: out of range: \"60%\" (from 0.1% to 50%)"},
+	{"[session]\noverhead = \"50.0001%\"\n",
+	 "s.toml:2:12: session.overhead: out of range: \"50.0001%\" (from 0.1% to 50%)"},
+	{"[session]\noverhead = \"0.05%\"\n",
+	 "s.toml:2:12: session.overhead: out of range: \"0.05%\" (from 0.1% to 50%)"},
+	{"[session]\noverhead = \"0%\"\n", "s.toml:2:12: session.overhead: out of range: \"0%\" (from 0.1% to 50%)"},
+	{"[session]\noverhead = \"99999999999999999999%\"\n",
+	 "s.toml:2:12: session.overhead: out of range: \"99999999999999999999%\" (from 0.1% to 50%)"},
+	{"[session]\noverhead = \"2\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"2\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"2 %\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"2 %\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"-2%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"-2%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \".5%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \".5%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"2.%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"2.%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"2%%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"2%%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"1.00001%\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"1.00001%\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = \"2 percent\"\n",
+	 "s.toml:2:12: session.overhead: not a percentage: \"2 percent\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\noverhead = 2\n", "s.toml:2:12: session.overhead: expected a percentage such as \"2%\", got an integer"},
+	{"[session]\noverhead = 0.02\n", "s.toml:2:12: session.overhead: expected a percentage such as \"2%\", got a float"},
 };
+
+/* Valid sample rates and percentages, and what they hold. */
+static const struct {
+	const char *s;
+	uint32_t level;
+} good_rates[] = {{"1/2", 1}, {"1/4", 2}, {"1/64", 6}, {"1/4096", 12}, {"1/1073741824", 30}, {"1/0064", 6}};
+static const struct {
+	const char *s;
+	uint32_t ppm;
+} good_percents[] = {{"0.1%", 1000}, {"0.5%", 5000},	  {"2%", 20000},      {"10%", 100000},
+		     {"50%", 500000}, {"1.2345%", 12345}, {"2.50%", 25000}, {"02%", 20000}};
+#define NGOOD (sizeof good_rates / sizeof *good_rates + sizeof good_percents / sizeof *good_percents)
 
 int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 36);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 25);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -96,6 +176,129 @@ int main(void)
 		ok(r == EINVAL && !strcmp(err, bad_files[i].msg), "rejected: %s", bad_files[i].msg);
 		if (strcmp(err, bad_files[i].msg))
 			diag("got: %s (%d)", err, r);
+	}
+
+	/* Every valid rate and percentage, parsed and through a file. */
+	for (size_t i = 0; i < sizeof good_rates / sizeof *good_rates; i++) {
+		uint32_t l = 0;
+		ok(wss_sample_rate_parse(good_rates[i].s, &l) == 0 && l == good_rates[i].level, "rate %s is 1/2^%u",
+		   good_rates[i].s, good_rates[i].level);
+		char text[128];
+		snprintf(text, sizeof text, "[track]\nmode = \"sampled\"\nsample_rate = \"%s\"\n", good_rates[i].s);
+		ok(load(&c, text) == 0 && wss_config_validate(&c, err, sizeof err) == 0 &&
+		       c.sample_level == good_rates[i].level && c.mode == WSS_MODE_SAMPLED,
+		   "sampled at %s in a file: %s", good_rates[i].s, err);
+	}
+	for (size_t i = 0; i < sizeof good_percents / sizeof *good_percents; i++) {
+		uint32_t ppm = 0;
+		ok(wss_percent_parse(good_percents[i].s, &ppm) == 0 && ppm == good_percents[i].ppm, "%s is %u ppm",
+		   good_percents[i].s, good_percents[i].ppm);
+		char text[128];
+		snprintf(text, sizeof text, "[session]\noverhead = \"%s\"\n", good_percents[i].s);
+		ok(load(&c, text) == 0 && wss_config_validate(&c, err, sizeof err) == 0 &&
+		       c.overhead_ppm == good_percents[i].ppm,
+		   "overhead %s in a file: %s", good_percents[i].s, err);
+	}
+	uint32_t l = 99;
+	is_int(wss_sample_rate_parse("1/48", &l), EDOM, "1/48: not a power of two");
+	is_int(wss_sample_rate_parse("1/1", &l), EEXIST, "1/1: every page");
+	is_int(wss_sample_rate_parse("1/2147483648", &l), ERANGE, "1/2^31: out of range");
+	is_int(wss_sample_rate_parse("1/0", &l), ERANGE, "1/0: out of range");
+	is_int(wss_sample_rate_parse("", &l), EINVAL, "empty: syntax");
+	ok(l == 99, "a rejected rate leaves level alone");
+
+	/* The three keys' defaults and the cross-key rule: a fixed rate only
+	 * in sampled mode, with both keys named. */
+	wss_config_defaults(&c);
+	ok(c.mode == WSS_MODE_AUTO && c.sample_level == 0 && c.overhead_ppm == 20000,
+	   "defaults: mode auto, no fixed rate, overhead 2%%");
+	ok(load(&c, "[track]\nsample_rate = \"1/64\"\n") == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:2:15: track.sample_rate needs track.mode = \"sampled\" (track.mode is \"auto\", the "
+			    "default)"),
+	   "a rate with the default mode: %s", err);
+	ok(load(&c, "[track]\nmode = \"exact\"\nsample_rate = \"1/64\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:3:15: track.sample_rate needs track.mode = \"sampled\" (track.mode is \"exact\", from "
+			    "s.toml:2:8)"),
+	   "a rate with mode exact: %s", err);
+	ok(load(&c, "[track]\nmode = \"auto\"\nsample_rate = \"1/8\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == EINVAL && strstr(err, "(track.mode is \"auto\", from s.toml:2:8)"),
+	   "a rate with mode auto, set in the file: %s", err);
+	ok(load(&c, "[track]\nmode = \"sampled\"\n[session]\noverhead = \"0.5%\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == 0 && c.mode == WSS_MODE_SAMPLED && c.sample_level == 0 &&
+	       c.overhead_ppm == 5000,
+	   "sampled without a rate: the budget sets it: %s", err);
+	char *env9[] = {"WSS_TRACK_MODE=sampled", "WSS_TRACK_SAMPLE_RATE=1/256", "WSS_SESSION_OVERHEAD=10%", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env9, err, sizeof err) == 0 && wss_config_validate(&c, err, sizeof err) == 0 &&
+	       c.mode == WSS_MODE_SAMPLED && c.sample_level == 8 && c.overhead_ppm == 100000 &&
+	       c.src[WSS_KEY_TRACK_MODE].kind == WSS_SRC_ENV && c.src[WSS_KEY_TRACK_SAMPLE_RATE].kind == WSS_SRC_ENV &&
+	       c.src[WSS_KEY_SESSION_OVERHEAD].kind == WSS_SRC_ENV,
+	   "WSS_TRACK_MODE, WSS_TRACK_SAMPLE_RATE, WSS_SESSION_OVERHEAD: %s", err);
+	char *env10[] = {"WSS_TRACK_SAMPLE_RATE=1/256", "WSS_TRACK_MODE=exact", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env10, err, sizeof err) == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "WSS_TRACK_SAMPLE_RATE: track.sample_rate needs track.mode = \"sampled\" (track.mode is "
+			    "\"exact\", from environment WSS_TRACK_MODE)"),
+	   "the rule in the environment: %s", err);
+	char *env11[] = {"WSS_SESSION_OVERHEAD=2", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env11, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "WSS_SESSION_OVERHEAD: session.overhead: not a percentage: \"2\" (a number and %, e.g. \"2%\" "
+			    "or \"0.5%\")"),
+	   "a bad percentage names the variable: %s", err);
+	char *env12[] = {"WSS_TRACK_SAMPLING_RATE=1/64", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env12, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "WSS_TRACK_SAMPLING_RATE: unknown setting; did you mean WSS_TRACK_SAMPLE_RATE?"),
+	   "the old name of the rate: %s", err);
+	wss_config_defaults(&c);
+	ok(wss_config_set_flag(&c, "track.mode", "sampled", "--mode", err, sizeof err) == 0 &&
+	       wss_config_set_flag(&c, "track.sample_rate", "1/16", "--sample-rate", err, sizeof err) == 0 &&
+	       wss_config_set_flag(&c, "session.overhead", "5%", "--overhead", err, sizeof err) == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == 0 && c.sample_level == 4 && c.overhead_ppm == 50000 &&
+	       c.src[WSS_KEY_TRACK_SAMPLE_RATE].kind == WSS_SRC_FLAG,
+	   "--mode, --sample-rate, --overhead: %s", err);
+	ok(wss_config_set_flag(&c, "track.sample_rate", "1/3", "--sample-rate", err, sizeof err) == EINVAL &&
+	       !strcmp(err, "--sample-rate: track.sample_rate: N must be a power of two: \"1/3\" (1/2 or 1/4?)"),
+	   "a bad --sample-rate names the flag: %s", err);
+	ok(wss_config_set_flag(&c, "session.overhead", "51%", "--overhead", err, sizeof err) == EINVAL &&
+	       !strcmp(err, "--overhead: session.overhead: out of range: \"51%\" (from 0.1% to 50%)"),
+	   "a bad --overhead names the flag: %s", err);
+	ok(wss_config_set_flag(&c, "track.mode", "exactly", "--mode", err, sizeof err) == EINVAL &&
+	       strstr(err, "--mode: track.mode: unknown value \"exactly\"") == err && strstr(err, "did you mean \"exact\"?"),
+	   "a bad --mode names the flag: %s", err);
+	{
+		char out[8192];
+		wss_fmt_t pf;
+		wss_fmt_init(&pf, out, sizeof out);
+		wss_config_print(&c, &pf);
+		wss_fmt_cstr(&pf);
+		ok(strstr(out, "mode = \"sampled\"  # flag --mode\n") && strstr(out, "sample_rate = \"1/16\"  # flag --sample-rate\n") &&
+		       strstr(out, "overhead = \"5%\"  # flag --overhead\n"),
+		   "config check prints the three keys");
+		ok(load(&c, out) == 0 && wss_config_validate(&c, err, sizeof err) == 0 && c.sample_level == 4 &&
+		       c.overhead_ppm == 50000 && c.mode == WSS_MODE_SAMPLED,
+		   "and its output reads back: %s", err);
+		wss_fmt_init(&pf, out, sizeof out);
+		wss_config_json(&c, &pf);
+		wss_fmt_cstr(&pf);
+		ok(strstr(out, "\"overhead\":\"5%\"},") && strstr(out, "\"mode\":\"sampled\",\"sample_rate\":\"1/16\","),
+		   "the header's config object has them: %s", out);
+		wss_config_defaults(&c);
+		wss_fmt_init(&pf, out, sizeof out);
+		wss_config_print(&c, &pf);
+		wss_fmt_cstr(&pf);
+		ok(strstr(out, "\n# sample_rate: not set, session.overhead sets the rate  # default\n") != NULL,
+		   "an unset rate is a comment in config check");
+		ok(load(&c, out) == 0 && c.sample_level == 0, "which reads back as unset: %s", err);
+		wss_config_defaults(&c);
+		wss_fmt_init(&pf, out, sizeof out);
+		wss_config_sources_json(&c, &pf);
+		wss_fmt_cstr(&pf);
+		ok(strstr(out, "\"track.mode\":\"default\",\"track.sample_rate\":\"default\"") &&
+		       strstr(out, "\"session.overhead\":\"default\""),
+		   "config_source has them");
 	}
 
 	/* A complete, valid file. */
@@ -176,11 +379,10 @@ int main(void)
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && !strncmp(err, "WSS_SESSION_TIME_BASE: ", 23),
 	   "bad value names the variable: %s", err);
-	char *env4[] = {"WSS_TRACK_SAMPLING_RATE=3", NULL};
+	char *env4[] = {"WSS_TRACK_CODE=1", NULL};
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL &&
-	       !strcmp(err, "WSS_TRACK_SAMPLING_RATE: track.sampling_rate is not implemented in this version of wss; "
-			    "remove it"),
+	       !strcmp(err, "WSS_TRACK_CODE: track.code is not implemented in this version of wss; remove it"),
 	   "not-yet-implemented variable: %s", err);
 	char *env5[] = {"WSS_TRACK_HEAP=maybe", NULL};
 	wss_config_defaults(&c);
@@ -229,14 +431,16 @@ int main(void)
 	wss_config_defaults(&d);
 	ok(wss_config_validate(&c, err, sizeof err) == 0 && wss_config_validate(&d, err, sizeof err) == 0 &&
 	       c.interval_ns == d.interval_ns && c.window_ns == d.window_ns && !strcmp(c.output, d.output) &&
-	       c.backend == d.backend && c.track_heap == d.track_heap && c.report_summary == d.report_summary,
+	       c.backend == d.backend && c.track_heap == d.track_heap && c.report_summary == d.report_summary &&
+	       c.mode == d.mode && c.sample_level == d.sample_level && c.overhead_ppm == d.overhead_ppm,
 	   "and holds the defaults");
 	wss_fmt_init(&f, big, sizeof big);
 	wss_config_json(&d, &f);
 	wss_fmt_cstr(&f);
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
-	       "100000000,\"follow_fork\":true,\"follow_exec\":true},\"track\":{\"backend\":\"auto\",\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
+	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\"},\"track\":{\"backend\":\"auto\","
+	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
 	       "header config object");
