@@ -1136,6 +1136,16 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			c->test_vma_budget = (uint32_t)n;
 		}
 	}
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_SAMPLING_SEED"))) {
+		uint64_t n;
+		if (wss_dur_parse(v, &n) || n == 0) {
+			wss_fmt_str(&e, "WSS_TEST_SAMPLING_SEED: expected a positive number, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		} else {
+			c->test_sampling_seed = n;
+		}
+	}
 	/* Test-only: the tick waits this long between arming the pages and
 	 * harvesting their write bits, so that tests can touch pages in that
 	 * window (tests/progs/split.c). */

@@ -91,6 +91,9 @@ typedef struct wss_config {
 	/* Test-only (WSS_TEST_HARVEST_DELAY): the tick's pause between
 	 * arming and harvest, in ns. */
 	uint64_t test_harvest_delay_ns;
+	/* Test-only (WSS_TEST_SAMPLING_SEED): the page sample's seed, so that
+	 * a sampled test is deterministic; 0 = a random one. */
+	uint64_t test_sampling_seed;
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

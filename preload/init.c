@@ -111,7 +111,8 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.header_config = wss_fmt_cstr(&conf),
 		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,
 			 .uffd_unsupported = c->test_uffd_unsupported,
-			 .vma_budget = c->test_vma_budget},
+			 .vma_budget = c->test_vma_budget,
+			 .sampling_seed = c->test_sampling_seed},
 	};
 	return 0;
 }

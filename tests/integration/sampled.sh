@@ -7,13 +7,13 @@
 # is fixed (WSS_TEST_SAMPLING_SEED) so that the test is deterministic.
 . "$top_srcdir/tests/tap/tap.sh"
 
-# run NAME RATE MiB PHASES MIN MAX: the program under the preload, then the
+# run NAME RATE MiB PHASES MIN MAX [drop]: the program under the preload, then the
 # phases' truth against the samples, one line per phase:
 # "SEQ TRUTH EST LO HI RATE WTRUTH WEST WLO WHI"
 run() {
 	WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=$2 WSS_TEST_SAMPLING_SEED=12345 \
 		WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/$1.jsonl" \
-		LD_PRELOAD="$WSS_LIB" "$PROGS/sampleset" "$3" "$4" "$5" "$6" 7 >"$TMP/$1.out" 2>"$TMP/$1.err" ||
+		LD_PRELOAD="$WSS_LIB" "$PROGS/sampleset" "$3" "$4" "$5" "$6" 7 ${7:-} >"$TMP/$1.out" 2>"$TMP/$1.err" ||
 		bail "sampleset $1 failed: $(cat "$TMP/$1.err")"
 	$PROFILE check "$TMP/$1.jsonl" || bail "$1: invalid profile"
 	python3 - "$TMP/$1.out" "$TMP/$1.jsonl" >"$TMP/$1.cmp" <<'EOF'
@@ -49,18 +49,19 @@ judge() {
 	between "$err" 0 500 "$1: mean relative error of the estimates <= 5 %"
 }
 
-# 1/16: 512 MiB, phases of 1,000 to 60,000 scattered pages.
-run r16 1/16 512 40 1000 60000
-judge r16 16 40
-# 1/256: a 4 GiB reservation, phases of 150,000 to 600,000 pages (dropped
-# after each phase, so the program holds at most one phase's pages).
-run r256 1/256 4096 20 150000 600000
+# 1/16: 512 MiB, phases of 1,000 to 30,000 scattered pages, each phase's
+# pages dropped with MADV_DONTNEED after it (pages only read must not come
+# back from the drop as written: the write interval's coverage).
+run r16 1/16 512 30 1000 30000 drop
+judge r16 16 30
+# 1/256: 1 GiB, phases of 100,000 to 250,000 of its 262,144 pages.
+run r256 1/256 1024 20 100000 250000
 judge r256 256 20
 
 # The header says how the run was tracked; the summary that it was sampled.
 is "$($PROFILE get "$TMP/r16.jsonl" header.track_mode)" sampled "the header records the mode"
 is "$($PROFILE get "$TMP/r16.jsonl" header.sampling_seed)" 0x3039 "and the seed"
-is "$($PROFILE get "$TMP/r16.jsonl" summary.sampled)" True "the summary says the run was sampled"
+is "$($PROFILE get "$TMP/r16.jsonl" summary.sampled)" true "the summary says the run was sampled"
 grep -q "^wss: sampled: 1 page in 16" "$TMP/r16.err"
 ok $? "the stderr summary says so"
 grep -q "^wss: data avg/peak/total: ≈ .* pages ± " "$TMP/r16.err"
