@@ -142,6 +142,9 @@ static uint32_t log2_up(uint64_t x)
 
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now)
 {
+	/* Exact: no rate to set, no cost measured (no probe), none said. */
+	if (E.set.mode == WSS_TRACK_EXACT)
+		return 0;
 	uint64_t tracked = wss_regions_pages(&E.regions);
 	uint64_t cpu = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	uint64_t cpu_d = cpu - E.cpu_prev_ns;
@@ -161,8 +164,6 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	E.cost_faults_ns = fcost;
 	E.cost_program_ns = prog;
 	uint32_t l = E.level;
-	if (E.set.mode == WSS_TRACK_EXACT)
-		return 0;
 	if (E.set.sample_level) {
 		uint32_t f = vma_floor(tracked);
 		return E.set.sample_level > f ? E.set.sample_level : f;

@@ -32,8 +32,11 @@ badflag 'wss: --sample-rate: track.sample_rate: N must be a power of two: "1/100
 	--mode sampled --sample-rate 1/100
 badflag 'wss: --sample-rate: track.sample_rate: "1/1" samples every page; use track.mode = "exact" instead' \
 	--mode sampled --sample-rate 1/1
+# The default mode, not the one tap.sh exports for the other tests.
+unset WSS_TRACK_MODE
 badflag 'wss: --sample-rate: track.sample_rate needs track.mode = "sampled" (track.mode is "auto", the default)' \
 	--sample-rate 1/64
+export WSS_TRACK_MODE=exact
 "$WSS" run --mode 2>"$TMP/err"; is $? 2 "--mode without a value exits 2"
 # Good values reach the library as flags, recorded in the header.
 "$WSS" run -o "$TMP/sampled.jsonl" --mode sampled --sample-rate 1/64 --overhead 0.5% -- true 2>/dev/null
