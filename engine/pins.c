@@ -58,7 +58,24 @@ void wss_pins_record_run(uintptr_t s, uintptr_t e, void *arg)
 		wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false);
 }
 
-static void open_run(uintptr_t s, uintptr_t e, void *arg) { E.backend->disarm(s, e); }
+/* Open a run of tracked pages.  Under sampled tracking only the members
+ * of the level in force can be armed (the tick opens the others when the
+ * level changes, and a new or moved range is attached with its members
+ * alone armed): one mprotect per member instead of one per run. */
+static void open_member(uintptr_t page, void *arg)
+{
+	(void)arg;
+	E.backend->disarm(page, page + WSS_PAGE_SIZE);
+}
+
+static void open_run(uintptr_t s, uintptr_t e, void *arg)
+{
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	if (l)
+		wss_sampling_members(s, e, l, open_member, NULL);
+	else
+		E.backend->disarm(s, e);
+}
 
 int wss_engine_pin(const void *buf, size_t len)
 {
@@ -82,6 +99,17 @@ int wss_engine_pin(const void *buf, size_t len)
 	if (g & 1)
 		while (__atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST) == g)
 			wss_sys_sched_yield();
+	/* Sampled, and no member of the level in force in the buffer: nothing
+	 * in it is armed, and nothing in it counts in this interval's sample
+	 * (a sample's members are members of every level of its window), so
+	 * the published pin is all it takes: a tick that arms a finer level
+	 * before the call ends leaves the buffer open.  No system call, no
+	 * in-flight section: a program's small reads and writes cost a few
+	 * loads.  The level cannot change in between: that is an arming
+	 * section, which waited for us or which we waited for. */
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	if (l && !wss_sampling_count(s, e, l))
+		return i + 1;
 	/* Open, then read the epoch (the handler's order), then record.  A
 	 * page recorded in this interval is not necessarily open (a tick may
 	 * have armed it after a handler of the new interval recorded it), so

@@ -339,6 +339,11 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e)
 	E.backend->attach(s, e, l == 0);
 	if (l == 0 || !E.backend->fault)
 		return;
+	/* A range mremap moved keeps the protection its pages had: members of
+	 * the old addresses may not be members here.  Only the members may
+	 * be armed (pins open nothing else): everything gets its own
+	 * protection first, then the members are armed. */
+	E.backend->disarm(s, e);
 	wss_arm_begin();
 	wss_sampling_arm(s, e, l);
 	wss_arm_end();
