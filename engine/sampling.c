@@ -38,6 +38,8 @@
  * whole round trip of a first touch on this machine, now. */
 #define PROBE_EVERY_NS 50000000ULL
 #define MIN_MEMBERS 64
+#define AUTO_FIRST_LEVEL 4
+#define CALM_TICKS 2
 
 void wss_sampling_init(void)
 {
@@ -45,9 +47,15 @@ void wss_sampling_init(void)
 	if (wss_sys3(SYS_getrandom, &entropy, sizeof entropy, 0) != (long)sizeof entropy)
 		entropy = wss_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)wss_sys_getpid() << 32);
 	E.seed = E.set.test.sampling_seed ? E.set.test.sampling_seed : wss_sample_seed(entropy);
+	/* The first interval's level, before anything was measured: sampled
+	 * at 1/16 under auto (a short program would otherwise pay exact
+	 * tracking's whole cost for an interval; the budget takes it to exact
+	 * within two intervals when that fits), 1/64 under sampled. */
 	uint32_t l = 0;
 	if (E.set.mode == WSS_TRACK_SAMPLED)
-		l = E.set.sample_level ? E.set.sample_level : 6; /* the budget moves it from 1/64 */
+		l = E.set.sample_level ? E.set.sample_level : 6;
+	else if (E.set.mode == WSS_TRACK_AUTO)
+		l = AUTO_FIRST_LEVEL;
 	E.level = l;
 	E.level_max = l;
 	E.level_used[l] = 1;
@@ -175,8 +183,13 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 		l += log2_up((share_ppm + budget - 1) / budget);
 		E.calm = 0;
 	} else if (share_ppm < budget / 4 && l > 0) {
-		if (++E.calm >= 4) {
-			l--;
+		/* Down as far as keeps the share under half the budget, the
+		 * cost scaling with the members (at most doubling per level). */
+		if (++E.calm >= CALM_TICKS) {
+			uint32_t d = 1;
+			while (d < l && (share_ppm << (d + 1)) < budget / 2)
+				d++;
+			l -= d;
 			E.calm = 0;
 		}
 	} else {
