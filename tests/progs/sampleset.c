@@ -40,9 +40,15 @@ int main(int argc, char **argv)
 	uint64_t pages = mib * 256;
 	if (phases < 1 || phases > MAX_PHASES || lo > hi || hi > pages)
 		return 2;
-	char *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	/* At a fixed address: membership is a function of the page number
+	 * and the seed, so with the seed fixed (WSS_TEST_SAMPLING_SEED) the
+	 * members, and every estimate, are the same from run to run. */
+	char *p = mmap((void *)0x300000000000UL, pages * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)0x300000000000UL) {
+		fprintf(stderr, "sampleset: cannot map at 0x300000000000\n");
 		return 1;
+	}
 	volatile uint64_t sink = 0;
 	wss_tick(); /* sample 1: start-up; phase i is sample i + 1 */
 	for (int i = 0; i < phases; i++) {
