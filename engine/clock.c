@@ -141,7 +141,7 @@ static void *engine_main(void *arg)
 		}
 		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
 			return NULL;
-		wss_tick_around(wss_fork_child_start);
+		wss_loader_around(wss_fork_child_start);
 	}
 	if (E.set.time_base == WSS_ENGINE_CPU) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

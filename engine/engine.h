@@ -116,26 +116,28 @@ bool wss_engine_tracking(void);
  * there).  init. */
 void wss_engine_on_tick(void (*fn)(void));
 
-/* A function every tick runs through, outside the engine lock: it must call
- * tick() exactly once (the preload runs it inside the dynamic loader's
- * list lock when shared libraries' data is tracked, so that no library is
- * unmapped while the tick arms).  init. */
-void wss_engine_tick_around(void (*around)(void (*tick)(void)));
+/* Track the main executable's .data and .bss (track.data_segments).
+ * init. */
+void wss_engine_data_segments(void);
+/* Read the dynamic loader's list now and inside every tick from here on:
+ * "module" records for every object loaded when sites or hot pages are
+ * recorded, the unwind table stack captures use, and with library_data
+ * (track.library_data) shared libraries' data segments, following dlopen
+ * and dlclose (engine/loader.c).  init. */
+void wss_engine_loader_init(bool library_data);
+/* Around the program's dlclose: libraries loaded after start-up leave
+ * tracking for the call (any of them may be unmapped by it), and come back
+ * at the second tick that sees them after it.  hook. */
+void wss_engine_dlclose_begin(void);
+void wss_engine_dlclose_end(void);
 
 /* End the current interval now (time_base manual).  hook. */
 void wss_engine_tick_manual(void);
 
-/* Where the data page at addr comes from: a module's path (and whether it
- * is the main program), or NULL.  For the summary's hot pages.  init. */
-void wss_engine_on_module_of(const char *(*fn)(uintptr_t addr, bool *main_program));
 /* Are first-touch sites and their stacks recorded (peaks.enabled, and a
  * backend with faults), or hot pages listed?  Then the profile needs
  * "module" records.  init. */
 bool wss_engine_sites(void);
-/* Append a "module" record (engine lock held): id, path, load bias,
- * mapped range, build-id ("" for none); written with the next record. */
-void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_t start, uintptr_t end,
-			      const char *build_id);
 
 /* The engine lock, with asynchronous signals blocked while it is held so a
  * signal handler on the same thread cannot re-enter it.  hook. */
@@ -148,10 +150,10 @@ void wss_engine_unlock(wss_lockstate_t *ls);
 /* The lock order, as code: a thread takes these in increasing rank only
  * (docs/architecture.md).  The loader's and jemalloc's locks are not ours;
  * they are listed for the order.  The witness (lock.c) checks the ranks we
- * take: the tick lock (preload/libs.c), the engine lock and the write
+ * take: the tick lock (engine/loader.c), the engine lock and the write
  * window's lock (engine/writes.c). */
 typedef enum wss_lock_rank {
-	WSS_RANK_TICK = 1,  /* preload/libs.c tick_lock: one tick at a time, none across a fork */
+	WSS_RANK_TICK = 1,  /* engine/loader.c tick_lock: one tick at a time, none across a fork */
 	WSS_RANK_LOADER,    /* the loader's list lock: dl_iterate_phdr holds it around a tick, and
 			     * a program's callback may allocate under it */
 	WSS_RANK_ALLOCATOR, /* jemalloc's mutexes: its extent hooks call the engine */
@@ -229,16 +231,6 @@ bool wss_engine_tracked_any(const void *p, size_t n);
  * a pipe to check addresses) reach the preload's wrappers, which must then
  * do nothing but the call.  AS-safe (engine/sites.c). */
 bool wss_engine_unwinding(void);
-/* The engine's module table (engine/modtab.c), where stack captures find
- * unwind information without the loader's lock.  The preload syncs it with
- * the loader's list, inside dl_iterate_phdr: begin (closes the table to
- * captures and waits for those inside), add each object listed, end (drops
- * the objects not listed; startup: those added are never unloaded).
- * Serialised by the caller (its tick lock, or start-up). */
-void wss_modtab_sync_begin(void);
-void wss_modtab_sync_add(const struct dl_phdr_info *info);
-void wss_modtab_sync_end(bool startup);
-
 /* The fault handler's entry, with the interrupted context uc (a
  * ucontext_t): true when the fault was ours and is handled.  AS-safe,
  * lock-free. */
@@ -279,10 +271,14 @@ void wss_engine_count_coarse(void);
 void wss_engine_fork_prepare(void);
 void wss_engine_fork_parent(void);
 void wss_engine_fork_child(void);
-/* A second child handler, registered after jemalloc's (child handlers run
- * in registration order): starts the engine thread of a followed child
- * once malloc works again.  hook. */
-void wss_engine_fork_child_late(void);
+/* The outer fork handlers, registered after jemalloc's (prepare handlers
+ * run in reverse order of registration, child handlers in order): prepare
+ * takes the tick lock, so that no fork happens inside a tick that holds the
+ * loader's list lock (wss_lock_rank_t); the child's frees it and starts
+ * the engine thread of a followed child once malloc works again.  hook. */
+void wss_engine_fork_outer_prepare(void);
+void wss_engine_fork_outer_parent(void);
+void wss_engine_fork_outer_child(void);
 /* The process is about to exec: end its profile (no stderr summary).  If
  * the exec fails, the process goes on unmeasured.  hook. */
 void wss_engine_exec(void);

@@ -10,9 +10,6 @@
 #include "engine/peaks.h"
 #include "engine/sites.h"
 
-static const char *(*module_of)(uintptr_t addr, bool *main_program);
-void wss_engine_on_module_of(const char *(*fn)(uintptr_t addr, bool *main_program)) { module_of = fn; }
-
 /* ---- hot pages ---------------------------------------------------------
  * At the end: the report.hot_pages tracked pages touched in the most
  * intervals, with the mapping each belongs to and the site that first
@@ -27,7 +24,7 @@ static const char *mapping_of(uintptr_t a, int kind, char *buf, size_t n)
 	if (kind == WSS_KIND_ANON)
 		return "anon";
 	bool main_program = false;
-	const char *path = module_of ? module_of(a, &main_program) : NULL;
+	const char *path = wss_modules_of(a, &main_program);
 	if (!path)
 		return "data";
 	wss_fmt_t f;

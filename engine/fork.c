@@ -1,8 +1,10 @@
-/* fork, the engine's side.  The preload runs the fork handlers of every
- * layer in lock order from one place (preload/malloc.c, fork_prepare); here
- * the engine lock is taken across the fork, and the child either stops
- * measuring cleanly or starts afresh one interval later with its own pid,
- * history and profile. */
+/* fork, the engine's side.  Two sets of handlers bracket jemalloc's, in
+ * lock order (wss_lock_rank_t): the outer ones (registered by preload/
+ * init.c after jemalloc's, so their prepare runs first) take the tick lock,
+ * jemalloc's take its mutexes, the inner ones (registered by preload/
+ * malloc.c before jemalloc initialises) take the engine lock.  The child
+ * either stops measuring cleanly or starts afresh one interval later with
+ * its own pid, history and profile. */
 #include "config.h"
 #include "engine/internal.h"
 
@@ -156,8 +158,15 @@ void wss_engine_fork_child(void)
 	wss_lock_child_release(&fork_ls);
 }
 
-void wss_engine_fork_child_late(void)
+void wss_engine_fork_outer_prepare(void) { wss_loader_fork_prepare(); }
+
+void wss_engine_fork_outer_parent(void) { wss_loader_fork_parent(); }
+
+/* After jemalloc's child handler: malloc works again, so a followed
+ * child's engine thread can start. */
+void wss_engine_fork_outer_child(void)
 {
+	wss_loader_fork_child();
 	if (E.set.follow_fork && !E.finished && __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE) && !E.started &&
 	    wss_engine_start())
 		wss_log("cannot start the engine thread in a forked child: its profile has only the final sample", NULL);

@@ -235,6 +235,11 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e);
 void wss_sampling_fork_child(void);
 
 /* output.c */
+/* Append a "module" record: id, path, load bias, mapped range,
+ * build-id ("" for none); written with the next record.  Engine lock
+ * held. */
+void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_t start, uintptr_t end,
+			      const char *build_id);
 /* Write the records in E.out to the profile (creating it first in a child
  * that has not yet), or cut the profile if that fails.  Engine lock held
  * (or start-up, or the fork child). */
@@ -259,10 +264,8 @@ void wss_out_close_err(void);
 /* End interval E.epoch: arm, harvest, sample (final: no arming).  Engine
  * lock held. */
 void wss_tick_locked(bool final);
-/* One tick from the clock, through the preload's tick_around. */
+/* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
-/* fn(locked section) through the preload's tick_around, or directly. */
-void wss_tick_around(void (*fn)(void));
 
 /* findings.c */
 /* Reset the peak detectors (start, fork child). */
@@ -304,6 +307,50 @@ extern const wss_backend_t *const wss_backends[];
 /* A test's backend (the fake of tests/unit), used instead of the table's
  * when set before wss_engine_init.  Tests only. */
 extern const wss_backend_t *wss_lifecycle_test_backend;
+
+/* loader.c */
+/* Run tick() once, inside dl_iterate_phdr after reading the loader's list
+ * when library data or modules are followed (the tick lock held), else
+ * directly.  Takes the tick lock: no other lock held. */
+void wss_loader_around(void (*tick)(void));
+/* What this tick read of the list: module records, library data ranges.
+ * First in each tick, engine lock held. */
+void wss_loader_apply_locked(void);
+/* fork handlers for the tick lock (fork.c calls them).  hook. */
+void wss_loader_fork_prepare(void);
+void wss_loader_fork_parent(void);
+void wss_loader_fork_child(void);
+
+/* modules.c */
+/* Add the object to the module list if it is new (same load bias and
+ * range); main_program: it is the executable (its path from /proc).
+ * Inside dl_iterate_phdr, serialised by loader.c. */
+void wss_modules_add(const struct dl_phdr_info *info, bool main_program);
+/* Module records for the modules not yet in the profile.  Engine lock
+ * held. */
+void wss_modules_out_locked(void);
+/* The module holding addr: its path, and whether it is the main program;
+ * NULL for none.  Engine lock held. */
+const char *wss_modules_of(uintptr_t addr, bool *main_program);
+/* In a fork child: the child's profile needs every record again. */
+void wss_modules_fork_child(void);
+
+/* libdata.c */
+/* track.library_data on (track) or off.  init. */
+void wss_libdata_init(bool track);
+bool wss_libdata_enabled(void);
+/* One read of the loader's list, inside dl_iterate_phdr: begin, each
+ * object but the executable seen, end (the reading thread owns it until
+ * its tick applies it). */
+void wss_libdata_begin(void);
+void wss_libdata_seen(const struct dl_phdr_info *info);
+void wss_libdata_end(void);
+/* Track the start-up read's libraries at once.  Engine lock held, init. */
+void wss_libdata_start_locked(void);
+/* Bring the tracked libraries in step with this thread's read: drop
+ * those gone, track those seen at two reads in a row.  Engine lock
+ * held. */
+void wss_libdata_apply_locked(void);
 
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */

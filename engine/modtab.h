@@ -2,7 +2,7 @@
  * (modtab.c), so that a stack capture never reads the dynamic loader's
  * list.  Contexts as in engine.h: AS-safe (fault path), init; "sync" means
  * inside dl_iterate_phdr (the loader's list lock held), serialised with
- * other syncs by the caller (libs.c's tick_lock, or start-up). */
+ * other syncs by the caller (loader.c's tick lock, or start-up). */
 #ifndef WSS_ENGINE_MODTAB_H
 #define WSS_ENGINE_MODTAB_H
 
@@ -18,8 +18,13 @@ enum {
 	WSS_MODTAB_LATER, /* ip is in no object we know, or one whose entry may be stale */
 };
 
-/* wss_modtab_sync_begin, _add and _end are in engine.h: the preload calls
- * them. */
+/* Sync the table with the loader's list, inside dl_iterate_phdr: begin
+ * (closes the table to captures and waits for those inside), add each
+ * object listed, end (drops the objects not listed; startup: those added
+ * are never unloaded).  Serialised by the caller (loader.c). */
+void wss_modtab_sync_begin(void);
+void wss_modtab_sync_add(const struct dl_phdr_info *info);
+void wss_modtab_sync_end(bool startup);
 /* Enter the table for one capture; false while a sync writes it (the
  * capture is then left for later).  AS-safe, never waits. */
 bool wss_modtab_enter(void);

@@ -8,10 +8,8 @@
 #include <errno.h>
 
 static void (*on_tick)(void);
-static void (*tick_around)(void (*tick)(void));
 
 void wss_engine_on_tick(void (*fn)(void)) { on_tick = fn; }
-void wss_engine_tick_around(void (*around)(void (*tick)(void))) { tick_around = around; }
 
 static int64_t thread_cpu_ns(int tid)
 {
@@ -97,6 +95,7 @@ void wss_tick_locked(bool final)
 	uint64_t once = 0; /* CPU time of a change of sample, left out of the tick's cost */
 	if (on_tick)
 		on_tick();
+	wss_loader_apply_locked();
 	uint32_t k = E.epoch;
 	uint32_t w = E.set.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
@@ -326,15 +325,7 @@ static void tick_now(void)
 	wss_engine_unlock(&ls);
 }
 
-void wss_tick_around(void (*fn)(void))
-{
-	if (tick_around)
-		tick_around(fn);
-	else
-		fn();
-}
-
-void wss_tick_clock(void) { wss_tick_around(tick_now); }
+void wss_tick_clock(void) { wss_loader_around(tick_now); }
 
 void wss_engine_tick_manual(void)
 {

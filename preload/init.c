@@ -118,11 +118,7 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 }
 
 /* First thing in every tick, under the engine lock. */
-static void on_tick(void)
-{
-	wss_signals_check();
-	wss_libs_apply();
-}
+static void on_tick(void) { wss_signals_check(); }
 
 __attribute__((constructor)) static void wss_preload_init(int argc, char **argv, char **envp)
 {
@@ -164,8 +160,8 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	if (cfg.track_heap && wss_heap_init())
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)
-		wss_data_init();
-	wss_libs_init(cfg.track_library_data, wss_engine_sites());
+		wss_engine_data_segments();
+	wss_engine_loader_init(cfg.track_library_data);
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has, then register the ticks' lock, whose prepare handler then
 	 * runs before jemalloc's (the lock order, wss_lock_rank_t: a program
@@ -175,8 +171,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	 * has made malloc work again.  The engine lock's handlers were
 	 * registered before jemalloc's (preload/malloc.c). */
 	free(malloc(1));
-	pthread_atfork(wss_libs_fork_prepare, wss_libs_fork_parent, wss_libs_fork_child);
-	pthread_atfork(NULL, NULL, wss_engine_fork_child_late);
+	pthread_atfork(wss_engine_fork_outer_prepare, wss_engine_fork_outer_parent, wss_engine_fork_outer_child);
 	if (wss_engine_start())
 		fail("cannot start the engine thread", "");
 }

@@ -67,20 +67,6 @@ const char *wss_runtime_detect(void);
  * kept above the program's numbers and counted as wss's own (fds.c).
  * Returns 0 or -1 with errno.  AS-safe. */
 int wss_fds_unwinder_pipe(int fd[2], int flags);
-/* Track the main executable's .data and .bss.  init. */
-void wss_data_init(void);
-/* track.library_data: track shared libraries' data segments from now on,
- * following dlopen and dlclose; modules: write a "module" record for every
- * object loaded, now and as they appear (libs.c).  init. */
-void wss_libs_init(bool track, bool modules);
-/* Apply the list of libraries this tick read; called first in each tick,
- * engine lock held. */
-void wss_libs_apply(void);
-/* fork handlers: no fork while a tick holds the loader's list lock.  They
- * run before the engine's own.  hook. */
-void wss_libs_fork_prepare(void);
-void wss_libs_fork_parent(void);
-void wss_libs_fork_child(void);
 /* session.follow_exec = false: remove LD_PRELOAD's libwss.so and wss's
  * variables from the environment, in place, so that nothing the program
  * starts, by any route (exec*, posix_spawn, system, popen), is measured.
