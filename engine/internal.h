@@ -285,7 +285,7 @@ int wss_clock_stat_fd_peek(void);
 
 /* session.c */
 /* The session's leader is pid, with its profile at leader ("" none). */
-void wss_session_set(int pid, const char *leader);
+void wss_session_set(int pid, const char *leader, bool own);
 /* The leader's profile path ("" none). */
 const char *wss_session_leader_path(void);
 /* This process forked or exec'd within the session: it may have
@@ -294,8 +294,11 @@ void wss_session_used(bool used);
 /* Note this process in the leader's profile: its profile or NULL, and
  * why it has none.  hook. */
 void wss_session_note(const char *profile, const char *reason);
-/* The leader's last stderr line: the session's other profiles. */
-void wss_session_say(void);
+/* The end of the leader's "profile:" line on stderr: the session's other
+ * profiles and the children that wrote none, listed in the leader's
+ * profile (this image's, or its first image's); nothing when there are
+ * none. */
+void wss_session_describe(wss_fmt_t *f);
 
 /* lifecycle.c */
 /* Stop measuring: every tracked page back to its own protection.  Engine

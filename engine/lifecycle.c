@@ -134,14 +134,14 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	while (lp && *lp >= '0' && *lp <= '9')
 		lpid = lpid * 10 + (*lp++ - '0');
 	if (lp && *lp == ':')
-		wss_session_set(lpid, lp + 1);
+		wss_session_set(lpid, lp + 1, false);
 	E.leader = !lp || *lp != ':' || lpid == E.pid;
 	wss_session_used(lp && *lp == ':' && lpid == E.pid); /* notes of its first image's descendants */
 	r = wss_out_open(err, errlen);
 	if (r)
 		return r;
 	if (!wss_session_leader_path()[0] && !lpid)
-		wss_session_set(E.pid, E.no_profile ? "" : E.path);
+		wss_session_set(E.pid, E.no_profile ? "" : E.path, true);
 	E.err_fd = -1;
 	if (wss_fd_identity(2, &E.err_dev, &E.err_ino)) {
 		E.err_fd = (int)wss_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, WSS_FD_HIGH);

@@ -244,8 +244,12 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		return;
 	}
 	if (!E.cut_err) {
-		wss_out_say("profile: ", E.path);
-		wss_session_say();
+		char line[2 * PATH_MAX + 160];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_fmt_str(&f, E.path);
+		wss_session_describe(&f);
+		wss_out_say("profile: ", wss_fmt_cstr(&f));
 		return;
 	}
 	char line[PATH_MAX + 160];

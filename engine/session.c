@@ -18,6 +18,7 @@
 static char session_env[PATH_MAX + 16]; /* "WSS_LEADER=<leader's profile>" */
 static char leader_path[PATH_MAX];      /* the leader's profile, where notes go ("" none) */
 static int leader_pid;
+static bool leader_own; /* leader_path is this image's own profile */
 
 /* Set once this process has forked or exec'd within the session: only then
  * can it have descendants to count at the end (the count reads its whole
@@ -38,9 +39,10 @@ const char *wss_engine_session_env(void)
 
 /* The session's leader is pid, with its profile at leader (absolute, for
  * descendants that change directory; "" for none). */
-void wss_session_set(int pid, const char *leader)
+void wss_session_set(int pid, const char *leader, bool own)
 {
 	leader_pid = pid;
+	leader_own = own;
 	wss_fmt_t f;
 	wss_fmt_init(&f, leader_path, sizeof leader_path);
 	if (leader[0] && leader[0] != '/') {
@@ -162,27 +164,33 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 }
 
 
-void wss_session_say(void)
+void wss_session_describe(wss_fmt_t *f)
 {
 	uint64_t with, without;
 	char dir[PATH_MAX];
 	if (!session_used || !session_count(&with, &without, dir, sizeof dir) || (!with && !without))
 		return;
-	char line[2 * PATH_MAX + 160];
-	wss_fmt_t f;
-	wss_fmt_init(&f, line, sizeof line);
-	wss_fmt_u64(&f, with);
-	wss_fmt_str(&f, with == 1 ? " more profile" : " more profiles");
-	wss_fmt_str(&f, " from this session");
-	if (dir[0]) {
-		wss_fmt_str(&f, ", in ");
-		wss_fmt_str(&f, dir);
+	if (!leader_own) { /* an exec'd image of the leader: the list is the first image's */
+		wss_fmt_str(f, "; ");
+		wss_fmt_str(f, leader_path);
+		wss_fmt_str(f, " lists ");
+	} else {
+		wss_fmt_str(f, ", which lists ");
+	}
+	if (with) {
+		wss_fmt_u64(f, with);
+		wss_fmt_str(f, with == 1 ? " more profile" : " more profiles");
+		wss_fmt_str(f, " from this session");
+		if (dir[0]) {
+			wss_fmt_str(f, " (in ");
+			wss_fmt_str(f, dir);
+			wss_fmt_str(f, ")");
+		}
+		if (without)
+			wss_fmt_str(f, " and ");
 	}
 	if (without) {
-		wss_fmt_str(&f, "; ");
-		wss_fmt_u64(&f, without);
-		wss_fmt_str(&f, without == 1 ? " forked child wrote none" : " forked children wrote none");
+		wss_fmt_u64(f, without);
+		wss_fmt_str(f, without == 1 ? " forked child that wrote none" : " forked children that wrote none");
 	}
-	wss_fmt_str(&f, "; all listed in ");
-	wss_out_say(wss_fmt_cstr(&f), leader_path);
 }

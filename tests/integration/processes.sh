@@ -95,26 +95,27 @@ grep -q "\"pid\":$execc,.*\"profile\":null,\"reason\":\"exec before its first sa
 ok $? "and why the exec'ing child has none"
 grep -q "\"pid\":$execc,.*\"profile\":\"$TMP/lazy/p.$execc.jsonl\"" "lazy/$leader"
 ok $? "and names the profile of the program it exec'd"
-is "$(grep -c . err)" 5 "one summary (4 lines) and one line for the session"
-grep -q "^wss: 1 more profile from this session, in $TMP/lazy; 2 forked children wrote none; all listed in $TMP/lazy/$leader\$" err
+is "$(grep -c . err)" 4 "one summary (4 lines), the session on its last"
+grep -q "^wss: profile: $TMP/lazy/$leader, which lists 1 more profile from this session (in $TMP/lazy) and 2 forked children that wrote none\$" err
 ok $? "which counts the other profiles and says where" || sed 's/^/# /' err
 
-# One summary per session: 300 programs exec'd by a shell print 5 lines.
+# One summary per session: 300 programs exec'd by a shell print 5 lines
+# at most, under the defaults (track.mode auto: the sampled run's line).
 mkdir loop
-(cd loop && LD_PRELOAD="$WSS_LIB" bash -c 'for i in $(seq 300); do /bin/true; done' >../out 2>../err)
+(cd loop && WSS_TRACK_MODE=auto LD_PRELOAD="$WSS_LIB" bash -c 'for i in $(seq 300); do /bin/true; done' >../out 2>../err)
 is $? 0 "300 execs under bare LD_PRELOAD"
 between "$(grep -c . err)" 1 5 "print at most 5 stderr lines ($(grep -c . err))"
 is "$(ls loop | wc -l)" 302 "while each process writes its profile (bash, seq and 300 true)"
-grep -q "^wss: 301 more profiles from this session, in $TMP/loop; 301 forked children wrote none; all listed in " err
+grep -q "^wss: profile: wss\.[0-9]*\.jsonl, which lists 301 more profiles from this session (in $TMP/loop) and 301 forked children that wrote none\$" err
 ok $? "the last line counts them" || sed 's/^/# /' err
 # wss run: the program it starts leads the session.
 mkdir wr
 "$WSS" run -o "$TMP/wr/p.%p.jsonl" -- bash -c 'for i in 1 2 3; do /bin/true; done' >out 2>err
 is $? 0 "wss run: a shell that runs three programs"
-is "$(grep -c . err)" 5 "one summary and one line for the session"
-grep -q "^wss: 3 more profiles from this session, in $TMP/wr; 3 forked children wrote none; all listed in $TMP/wr/p\.[0-9]*\.jsonl\$" err
+is "$(grep -c . err)" 4 "one summary, the session on its last line"
+grep -q "^wss: profile: $TMP/wr/p\.[0-9]*\.jsonl, which lists 3 more profiles from this session (in $TMP/wr) and 3 forked children that wrote none\$" err
 ok $? "naming the children's profiles' place and the list" || sed 's/^/# /' err
-leader=$(sed -n 's/^wss: profile: //p' err)
+leader=$(sed -n 's/^wss: profile: \([^,]*\),.*/\1/p' err)
 is "$(grep -c '"type":"process".*"profile":"' "$leader")" 3 "the leader's profile lists the three profiles"
 for f in $(sed -n 's/.*"profile":"\([^"]*\)".*/\1/p' "$leader"); do $PROFILE check "$f" || echo bad; done >out
 is "$(grep -c bad out)" 0 "and each is complete"
@@ -126,6 +127,8 @@ is "$(tr '\n' ' ' <out)" "0 0 " "neither the leader nor an exec'd program sees W
 # The leader execs (sh -c 'exec prog', env, nice): its new image leads on.
 LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/loop/x.%p.jsonl" bash -c '/bin/true; exec /bin/true' >out 2>err
 is "$(grep -c '^wss: profile: ' err)" 1 "a leader that execs: its new image prints the one summary"
+grep -q "^wss: profile: $TMP/loop/x\.[0-9]*\.jsonl\.2; $TMP/loop/x\.[0-9]*\.jsonl lists 1 more profile from this session (in $TMP/loop) and 1 forked child that wrote none\$" err
+ok $? "naming its first image's profile as the list" || sed 's/^/# /' err
 
 # -o /dev/null (a character device): no profile, the summary still printed.
 mkdir dn
