@@ -100,6 +100,10 @@ void wss_tick_locked(bool final)
 	uint32_t k = E.epoch;
 	uint32_t w = E.set.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
+	/* The opens announced in k, which then enter flight, then k's
+	 * handlers (fault.c): neither count can grow after the epoch move. */
+	while (__atomic_load_n(&E.opening[k & 1], __ATOMIC_SEQ_CST))
+		wss_sys_sched_yield();
 	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
 
