@@ -1,5 +1,6 @@
 /* The tick: the end of one interval.  Under the engine lock it moves the
- * epoch (fault.c's protocol), arms every tracked range again, harvests the
+ * epoch (fault.c's protocol), arms every tracked range again (at a steady
+ * sampled level: the members touched in the interval only), harvests the
  * write bits, counts the sample from the page states (pagestate.h explains
  * why a two-deep history makes that exact) and writes it with its threads. */
 #include "config.h"
@@ -125,6 +126,28 @@ void wss_tick_locked(bool final)
 		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
 				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
 	E.prev_tick_at = t_start;
+	/* Interval k's touched list (fault.c), taken after the drain: at a
+	 * steady level, the tick re-arms and harvests its pages alone, one
+	 * or two system calls per member touched instead of per member.  A
+	 * member in no list was armed throughout k: armed at the start of k
+	 * (by the tick before, whichever way it armed, or by an attach), and
+	 * every way a member opens puts it in a list the tick reads or marks
+	 * the lists stale: a handler's or a pin's open (announced, fault.c),
+	 * a pin at this tick (recorded in k + 1 below, listed there), the
+	 * program's mprotect (it re-arms the members not touched in the
+	 * interval, and a touched one is listed), a coarse open, mremap's
+	 * disarm and the relief under ENOMEM (stale).  Armed, it was neither
+	 * read nor written in k (a write to an armed page faults first under
+	 * hybrid), so its protection and its write bit are already what the
+	 * full walk would leave.  The full walk stays for: a level change and
+	 * the tick after it (a recorder of k may have seen the old level:
+	 * wss_sampling_steady), exact tracking, a backend whose harvest is
+	 * its touches (uffd-wp: every member must be scanned), an overflowed
+	 * or stale list (fork, first allocation), and the final sample. */
+	uint32_t nlisted = 0;
+	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
+	if (final || !wss_sampling_steady(k, ln) || (!E.backend->fault && E.backend->harvest))
+		listed = NULL;
 
 	uint64_t unarmed = 0;
 	/* The write window opens before the arming: a fault on a page armed
@@ -152,8 +175,11 @@ void wss_tick_locked(bool final)
 				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
 			wss_sampling_set(ln, k + 1);
 			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
-			for (size_t i = 0; i < E.regions.n; i++)
-				unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+			if (listed)
+				unarmed += wss_sampling_arm_listed(listed, nlisted, ln);
+			else
+				for (size_t i = 0; i < E.regions.n; i++)
+					unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
 			/* A coarser sample (or the first, after exact): the pages
 			 * armed in k that are not members now get their own
 			 * protection back, after the members are armed, so that no
@@ -193,14 +219,19 @@ void wss_tick_locked(bool final)
 		 * apart by the write window.  Sampled: the pages write-protected
 		 * in k or to be in k+1, the members of the finer level. */
 		uint32_t lh = lk < ln ? lk : ln;
-		for (size_t i = 0; i < E.regions.n; i++)
-			if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
-				/* Part of it was not observed (remapped behind our
-				 * back): observe all of it again from now on. */
-				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
-				unarmed++;
-			}
+		if (listed)
+			unarmed += wss_writes_harvest_listed(listed, nlisted, k, lk);
+		else
+			for (size_t i = 0; i < E.regions.n; i++)
+				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
+					/* Part of it was not observed (remapped
+					 * behind our back): observe all of it again
+					 * from now on. */
+					E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+					unarmed++;
+				}
 	}
+	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
 	/* The harvest records k's touches under uffd-wp: into k's counters,

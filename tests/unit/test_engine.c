@@ -23,6 +23,9 @@ static uintptr_t base;           /* NP pages the test tracks */
 static bool armed[NP];           /* the fake's protection, per page */
 static int attaches, detaches;   /* calls seen */
 static int arms;                 /* arm calls since the last reset */
+static int arm_calls[NP];        /* ... per page */
+static int harvests;             /* harvest calls since the last reset (fake_hy) */
+static bool written[NP];         /* fake_hy: written since its last harvest */
 
 static int page_of(uintptr_t a) { return (int)((a - base) / PG); }
 
@@ -35,7 +38,15 @@ static void set_armed(uintptr_t s, uintptr_t e, bool on)
 
 static int fake_probe(char *why, size_t n) { return 0; }
 static int fake_attach(uintptr_t s, uintptr_t e, bool arm) { attaches++; set_armed(s, e, arm); return 0; }
-static int fake_arm(uintptr_t s, uintptr_t e) { arms++; set_armed(s, e, true); return 0; }
+static int fake_arm(uintptr_t s, uintptr_t e)
+{
+	arms++;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG)
+			arm_calls[page_of(a)]++;
+	set_armed(s, e, true);
+	return 0;
+}
 static void fake_disarm(uintptr_t s, uintptr_t e) { set_armed(s, e, false); }
 static void fake_detach(uintptr_t s, uintptr_t e) { detaches++; }
 
@@ -49,6 +60,42 @@ static const wss_backend_t fake = {
 	.disarm = fake_disarm,
 	.detach = fake_detach,
 };
+
+/* The fake with a harvest and faults, as hybrid: harvest reports the pages
+ * written since the last one (a test's write sets the bit).  Its fault is
+ * never called: a test's touch does the handler's work. */
+static bool fake_fault(uintptr_t addr, bool write, bool exec, const void *uc) { return false; }
+static int fake_harvest(uintptr_t s, uintptr_t e, void (*w)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	harvests++;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG && written[page_of(a)]) {
+			written[page_of(a)] = false;
+			w(a, a + PG, arg);
+		}
+	return 0;
+}
+static int fake_observe(uintptr_t s, uintptr_t e) { return 0; }
+
+static const wss_backend_t fake_hy = {
+	.name = "fake",
+	.sees = "reads and writes, writes apart",
+	.needs_pins = true,
+	.probe = fake_probe,
+	.attach = fake_attach,
+	.arm = fake_arm,
+	.disarm = fake_disarm,
+	.detach = fake_detach,
+	.fault = fake_fault,
+	.harvest = fake_harvest,
+	.observe = fake_observe,
+};
+
+static void reset_calls(void)
+{
+	arms = harvests = 0;
+	memset(arm_calls, 0, sizeof arm_calls);
+}
 
 /* What a fault handler does on a touch of page i: nothing if open. */
 static void touch(int i)
@@ -239,6 +286,66 @@ int main(void)
 		touch(i);
 	}
 	is_int(tick(), (x * 12 + members / 2) / members, "pages 4-5 touched: their members scaled to the 12 pages");
+
+	/* ---- sampled at a steady level: the tick re-arms and harvests the
+	 * members touched in the interval, and no other ---- */
+	int m1 = -1, m2 = -1;
+	for (int i = 4; i < NP; i++)
+		if (wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed)) {
+			if (m1 < 0)
+				m1 = i;
+			else if (m2 < 0)
+				m2 = i;
+		}
+	if (m2 < 0)
+		bail("fewer than two members at 1/2 in 12 pages");
+	tick();
+	reset_calls();
+	is_int(tick(), 0, "steady 1/2, nothing touched: nothing counted");
+	is_int(arms, 0, "and no arm call: every member is still armed");
+	touch(m1);
+	reset_calls();
+	tick();
+	is_int(arms, 1, "one member touched: one arm call");
+	ok(arm_calls[m1] == 1 && armed[m1], "the touched member is armed again");
+	ok(arm_calls[m2] == 0 && armed[m2], "an untouched member is left alone, still armed");
+	/* The same with a harvest (hybrid's shape). */
+	E.backend = &fake_hy;
+	tick();
+	reset_calls();
+	tick();
+	is_int(harvests, 0, "with a harvest: no harvest call when no member was touched");
+	touch(m1);
+	written[m1] = true;
+	reset_calls();
+	tick();
+	ok(harvests == 1 && arms == 1 && armed[m1], "one touched member: one harvest call, one arm call");
+	ok(last_sample_has("\"write\":1}"), "and its write counted in the sample");
+	E.backend = &fake;
+	/* More first touches than the list holds: the tick walks every
+	 * member, as without a list. */
+	uint32_t cap = E.touched_cap;
+	E.touched_cap = 1;
+	touch(m1);
+	touch(m2);
+	reset_calls();
+	is_int(tick(), (2 * 12 + members / 2) / members, "list overflowed: both touches still counted");
+	ok(arms == members && armed[m1] && armed[m2], "and every member armed again, one call each (%d)", arms);
+	E.touched_cap = cap;
+	reset_calls();
+	tick();
+	is_int(arms, 0, "the next interval has its list again");
+	/* mremap's disarm (the call may fail, the range stays tracked):
+	 * members open that no list holds, so the next tick walks them all. */
+	{
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		wss_engine_disarm_locked(base + 4 * PG, 12 * PG);
+		wss_engine_unlock(&ls);
+	}
+	reset_calls();
+	tick();
+	ok(arms == members && armed[m1] && armed[m2], "after a disarm the tick arms every member (%d calls)", arms);
 	E.set.mode = WSS_TRACK_EXACT;
 	E.set.sample_level = 0;
 	tick();
