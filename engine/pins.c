@@ -241,12 +241,27 @@ void wss_arm_untouched(uintptr_t s, uintptr_t e)
 		untouched_runs(s, e, E.epoch, arm_range);
 }
 
+/* A pinned buffer's pages at a tick: recorded, and its members of the
+ * level now in force listed even when their touch in e was recorded
+ * already, by a pinner that may have opened them at the level before
+ * (a pin published before this arming section read the level without
+ * waiting for it): the tick after a change of level trusts the list. */
+static void record_pinned_run(uintptr_t s, uintptr_t e, void *arg)
+{
+	wss_record_arg_t *r = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false);
+		if (wss_sampling_member(a, r->level))
+			wss_fault_list_add(a, r->e);
+	}
+}
+
 void wss_pins_record_pinned(uint32_t e)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
 	for (int i = 0; i < pin_n; i++) {
 		wss_record_arg_t r = {e, pin_v[i].slot, l};
-		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, wss_pins_record_run, &r);
+		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, record_pinned_run, &r);
 	}
 }
 

@@ -365,9 +365,15 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 	return err;
 }
 
+/* The interval k - 1 may have been at another level: its tick armed every
+ * member of k's level but the pinned ones, which it listed in k whatever
+ * level their pinner saw (pins.c); a handler lists what it opened,
+ * whatever the level.  So k's list holds every member of k's level opened
+ * in k, once the level was set. */
 bool wss_sampling_steady(uint32_t k, uint32_t next)
 {
-	return next && next == E.level && E.level_since < k;
+	(void)k;
+	return next && next == E.level;
 }
 
 bool wss_sampling_armable(uintptr_t page, uint32_t level)

@@ -139,11 +139,12 @@ void wss_tick_locked(bool final)
 	 * disarm and the relief under ENOMEM (stale).  Armed, it was neither
 	 * read nor written in k (a write to an armed page faults first under
 	 * hybrid), so its protection and its write bit are already what the
-	 * full walk would leave.  The full walk stays for: a level change and
-	 * the tick after it (a recorder of k may have seen the old level:
-	 * wss_sampling_steady), exact tracking, a backend whose harvest is
-	 * its touches (uffd-wp: every member must be scanned), an overflowed
-	 * or stale list (fork, first allocation), and the final sample. */
+	 * full walk would leave.  The full walk stays for: a change of level
+	 * (the new members must all be armed; the tick after it may take
+	 * the list: wss_sampling_steady), exact tracking, a backend whose
+	 * harvest is its touches (uffd-wp: every member must be scanned), an
+	 * overflowed or stale list (fork, first allocation), and the final
+	 * sample. */
 	uint32_t nlisted = 0;
 	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
 	if (final || !wss_sampling_steady(k, ln) || (!E.backend->fault && E.backend->harvest))
@@ -157,6 +158,12 @@ void wss_tick_locked(bool final)
 		E.harvester = wss_sys_gettid();
 	if (window)
 		wss_writes_window_open(k);
+	/* A change of level walks every member once: its arming and harvest
+	 * are left out of the tick's cost with the rest of the change (the
+	 * budget weighs what an interval at the new level costs, the list's
+	 * arming from then on). */
+	bool change = !final && ln != lk;
+	uint64_t c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (!final) {
 		wss_arm_begin();
 		if (ln == 0) {
@@ -186,12 +193,9 @@ void wss_tick_locked(bool final)
 			 * member is ever open in between (a touch then would go
 			 * unseen).  A finer sample holds the coarser one (nested):
 			 * nothing to open. */
-			if (lk == 0 || lk < ln) {
-				uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			if (lk == 0 || lk < ln)
 				for (size_t i = 0; i < E.regions.n; i++)
 					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
-				once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-			}
 		}
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
@@ -234,6 +238,8 @@ void wss_tick_locked(bool final)
 	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
+	if (change)
+		once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c_arm;
 	/* The harvest records k's touches under uffd-wp: into k's counters,
 	 * read before it for the decision; no handler of k+2 exists yet. */
 	for (uint32_t s = 0; s <= nt; s++) {
