@@ -346,6 +346,27 @@ int main(void)
 	reset_calls();
 	tick();
 	ok(arms == members && armed[m1] && armed[m2], "after a disarm the tick arms every member (%d calls)", arms);
+	/* A pinned member across a change of level (1/2 to 1/4, whose
+	 * members are members of 1/2): the change's walk leaves it open, the
+	 * tick after it takes the list, which must hold it. */
+	int m4 = -1;
+	for (int i = 4; i < NP && m4 < 0; i++)
+		if (wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 2, E.seed))
+			m4 = i;
+	if (m4 < 0)
+		bail("no member at 1/4 in 12 pages");
+	int pin4 = wss_engine_pin((const void *)(base + (uintptr_t)m4 * PG), 1);
+	ok(pin4 > 0 && !armed[m4], "pin a member of 1/4: open");
+	E.set.sample_level = 2;
+	tick(); /* the change: every member of 1/4 armed but the pinned one */
+	ok(!armed[m4], "the change of level leaves the pinned member open");
+	wss_engine_unpin(pin4);
+	reset_calls();
+	tick();
+	ok(armed[m4] && arm_calls[m4] == 1, "the tick after the change arms it once unpinned (%d calls)", arms);
+	touch(m4);
+	int n4 = (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 2);
+	is_int(tick(), (12 + n4 / 2) / n4, "and its next touch counts");
 	E.set.mode = WSS_TRACK_EXACT;
 	E.set.sample_level = 0;
 	tick();
