@@ -8,10 +8,13 @@
 #include "config.h"
 #include "engine/internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/tap/tap.h"
@@ -95,6 +98,24 @@ static void reset_calls(void)
 {
 	arms = harvests = 0;
 	memset(arm_calls, 0, sizeof arm_calls);
+}
+
+/* A handler that opens page i, then is held up before it reads the epoch
+ * (preempted), for slow_ns: the interleaving fault.c's announcement is for. */
+static int slow_page;
+static long slow_ns;
+static volatile int slow_opened;
+
+static void *slow_handler(void *arg)
+{
+	uintptr_t a = base + (uintptr_t)slow_page * PG;
+	uint32_t ticket = wss_engine_opening();
+	armed[slow_page] = false;
+	slow_opened = 1;
+	struct timespec ts = {0, slow_ns};
+	nanosleep(&ts, NULL);
+	wss_engine_opened(a, wss_shadow_flags(a), NULL, ticket);
+	return arg;
 }
 
 /* What a fault handler does on a touch of page i: nothing if open. */
@@ -335,6 +356,26 @@ int main(void)
 	reset_calls();
 	tick();
 	is_int(arms, 0, "the next interval has its list again");
+	/* A handler that opened a member and is held up across the tick: the
+	 * tick waits for it to be in flight (it then records the touch in the
+	 * next interval), so the next tick finds the member in its list.
+	 * Without the wait both ticks would pass it, and the member would
+	 * stay open and unseen for an interval. */
+	{
+		pthread_t t;
+		slow_page = m2;
+		slow_ns = 50000000;
+		slow_opened = 0;
+		if (pthread_create(&t, NULL, slow_handler, NULL))
+			bail("pthread_create");
+		while (!slow_opened)
+			sched_yield();
+		tick();
+		reset_calls();
+		is_int(tick(), (12 + members / 2) / members, "a handler held up across a tick: its touch counts in the next interval");
+		ok(arm_calls[m2] == 1 && armed[m2], "and the tick after arms the member again");
+		pthread_join(t, NULL);
+	}
 	/* mremap's disarm (the call may fail, the range stays tracked):
 	 * members open that no list holds, so the next tick walks them all. */
 	{
