@@ -101,7 +101,6 @@ typedef struct wss_engine {
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
-	uint32_t level_since;     /* the first interval armed at the current level */
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool vma_short;           /* exact tracking needed coarse blocks: auto samples from then on */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
@@ -257,10 +256,11 @@ void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t 
 /* Arm the members of level in [s, e) (inside an arming section);
  * returns how many could not be. */
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);
-/* Can the tick ending k trust interval k's touched list?  Every recorder
- * of k saw the level of k (it was in force in k - 1 already) and k + 1
- * keeps it.  Engine lock held. */
-bool wss_sampling_steady(uint32_t k, uint32_t next);
+/* May the tick ending the current interval arm and harvest from its
+ * touched list (sampling.c says why it holds every member opened), with
+ * next the level of the interval it starts?  Not at a change of level,
+ * nor in exact mode.  Engine lock held. */
+bool wss_sampling_steady(uint32_t next);
 /* Arm the pages of a touched list that are tracked members of level
  * (inside an arming section); returns how many could not be. */
 uint64_t wss_sampling_arm_listed(const uintptr_t *v, uint32_t n, uint32_t level);

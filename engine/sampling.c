@@ -70,7 +70,6 @@ void wss_sampling_init(void)
 	E.level = l;
 	E.level_max = l;
 	E.level_used[l] = 1;
-	E.level_since = 1;
 	if (l)
 		touched_lists();
 	E.fault_cost_ns = 0;
@@ -233,8 +232,6 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 
 void wss_sampling_set(uint32_t level, uint32_t interval)
 {
-	if (level != E.level)
-		E.level_since = interval;
 	if (level)
 		touched_lists();
 	__atomic_store_n(&E.level, level, __ATOMIC_RELEASE);
@@ -332,7 +329,6 @@ void wss_sampling_fork_child(void)
 	E.vma_short = false;
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	wss_sampling_set(l, 1);
-	E.level_since = 1;
 	if (E.probe && E.backend->observe)
 		E.backend->observe(E.probe, E.probe + WSS_PAGE_SIZE);
 	/* The parent's sample is armed in the child's copy; exact: every
@@ -365,16 +361,12 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 	return err;
 }
 
-/* The interval k - 1 may have been at another level: its tick armed every
- * member of k's level but the pinned ones, which it listed in k whatever
- * level their pinner saw (pins.c); a handler lists what it opened,
- * whatever the level.  So k's list holds every member of k's level opened
- * in k, once the level was set. */
-bool wss_sampling_steady(uint32_t k, uint32_t next)
-{
-	(void)k;
-	return next && next == E.level;
-}
+/* The interval before k may have been at another level: the tick that
+ * ended it armed every member of k's level but the pinned ones, which it
+ * listed in k whatever level their pinner saw (pins.c), and a handler
+ * lists what it opened whatever the level.  So k's list holds every
+ * member of k's level opened in k, from the first interval at a level. */
+bool wss_sampling_steady(uint32_t next) { return next && next == E.level; }
 
 bool wss_sampling_armable(uintptr_t page, uint32_t level)
 {

@@ -147,7 +147,7 @@ void wss_tick_locked(bool final)
 	 * sample. */
 	uint32_t nlisted = 0;
 	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
-	if (final || !wss_sampling_steady(k, ln) || (!E.backend->fault && E.backend->harvest))
+	if (final || !wss_sampling_steady(ln) || (!E.backend->fault && E.backend->harvest))
 		listed = NULL;
 
 	uint64_t unarmed = 0;
