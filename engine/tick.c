@@ -130,21 +130,25 @@ void wss_tick_locked(bool final)
 	 * steady level, the tick re-arms and harvests its pages alone, one
 	 * or two system calls per member touched instead of per member.  A
 	 * member in no list was armed throughout k: armed at the start of k
-	 * (by the tick before, whichever way it armed, or by an attach), and
-	 * every way a member opens puts it in a list the tick reads or marks
-	 * the lists stale: a handler's or a pin's open (announced, fault.c),
-	 * a pin at this tick (recorded in k + 1 below, listed there), the
-	 * program's mprotect (it re-arms the members not touched in the
-	 * interval, and a touched one is listed), a coarse open, mremap's
-	 * disarm and the relief under ENOMEM (stale).  Armed, it was neither
-	 * read nor written in k (a write to an armed page faults first under
-	 * hybrid), so its protection and its write bit are already what the
-	 * full walk would leave.  The full walk stays for: a change of level
-	 * (the new members must all be armed; the tick after it may take
-	 * the list: wss_sampling_steady), exact tracking, a backend whose
-	 * harvest is its touches (uffd-wp: every member must be scanned), an
-	 * overflowed or stale list (fork, first allocation), and the final
-	 * sample. */
+	 * (by the tick before, whichever way it armed, or by the attach of a
+	 * range mapped in k), and every way a member opens puts it in a list
+	 * the tick reads or marks the lists stale: a handler's or a pin's
+	 * open (announced, fault.c), a pin at this tick (recorded in k + 1
+	 * below, listed there), the program's mprotect (it re-arms the
+	 * members not touched in the interval; a touched one is listed), a
+	 * coarse open, mremap, the relief under ENOMEM, a pin over a range
+	 * being attached, a fork (stale).  Armed, it was neither read nor
+	 * written in k (a write to an armed page faults first under hybrid),
+	 * so its protection and its write bit are already what the full walk
+	 * would leave.  A member first touched in k + 1 before this harvest
+	 * (a fault of the write window takes no bit from it: it was not
+	 * touched in k) is in k + 1's list, and tick k + 1 harvests its write
+	 * into k + 1, where the full walk would have put it now.  The probe
+	 * page is in no range and no list.  The full walk stays for: a change
+	 * of level (every new member must be armed; the tick after it may
+	 * take the list: wss_sampling_steady), exact tracking, a backend
+	 * whose harvest is its touches (uffd-wp: every member is scanned), an
+	 * overflowed or stale list, and the final sample. */
 	uint32_t nlisted = 0;
 	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
 	if (final || !wss_sampling_steady(ln) || (!E.backend->fault && E.backend->harvest))
