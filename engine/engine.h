@@ -240,6 +240,16 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc);
  * is fl) in the current interval, made in the context uc (for its site and
  * call stack).  AS-safe, lock-free. */
 void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
+/* For backends, around a handler's opening of a tracked page: opening()
+ * announces it to the tick before the page is opened and returns a
+ * ticket; opened() records the first touch as wss_engine_touched does and
+ * ends the announcement; open_end() ends it when nothing was opened (or,
+ * for a pin, once it is in flight).  The tick waits for the announcements
+ * of the interval it ends, so that every page a handler opened is in a
+ * touched list the tick reads (fault.c).  AS-safe, lock-free. */
+uint32_t wss_engine_opening(void);
+void wss_engine_opened(uintptr_t page, uint8_t *fl, const void *uc, uint32_t ticket);
+void wss_engine_open_end(uint32_t ticket);
 /* For backends with faults and a harvest, at a fault on page before it is
  * opened: inside the tick's write window, hand take (which returns whether
  * the page was written since the last harvest, and protects it again) the

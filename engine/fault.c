@@ -15,10 +15,36 @@
  * step 2 sees the handler's increment, or the handler sees k+1.  So after
  * step 2 no handler records k any more, and no handler can hold k+2 before
  * the next tick.  The handler runs with all signals blocked (preload), so it
- * always completes and step 2 cannot wait forever. */
+ * always completes and step 2 cannot wait forever.
+ *
+ * The touched lists.  Each interval's first touches are also appended to a
+ * preallocated list, one per epoch parity (a fetch-add index, no lock, no
+ * allocation), so that a tick at a steady sampled level can re-arm and
+ * harvest the members touched in k alone: a member in no list was armed
+ * throughout k, hence unread and unwritten (tick.c says when the list is
+ * trusted, and when the tick walks every member instead).  That needs
+ * every page a handler opens to reach a list the tick reads, including a
+ * page opened before the epoch moved by a handler that records it after.
+ * So a handler announces the open first (wss_engine_opening): it reads
+ * the epoch o, joins opening[o & 1] and re-reads the epoch (retrying if it
+ * moved, as in wss_fault_enter), then opens the page, enters the in-flight
+ * section (epoch e >= o) and only then leaves opening[o & 1]; a pin does
+ * the same around the pages it opens (pins.c).  The tick, after step 1,
+ * waits for opening[k & 1] as for inflight[k & 1]: by the same Dekker
+ * argument no open of o = k starts after the epoch move, so the wait
+ * ends, and then every open announced with o <= k has entered flight
+ * with e = k (in list k once inflight[k & 1] drains) or e = k + 1 (in list
+ * k + 1, which tick k + 1 reads: the handler's own access is k + 1's).
+ * An open announced with o = k + 1 began after the epoch move, so its page
+ * is k + 1's, and tick k + 1 waits for it in turn.  Overflow (more first
+ * touches than the list holds) is seen by the tick as a count past the
+ * capacity, and a coarse open (several pages for one touch) or a registry
+ * change that opens pages marks the lists stale: the next tick then walks
+ * every member, as before the lists. */
 #include "config.h"
 #include "engine/internal.h"
 
+#include <errno.h>
 #include <ucontext.h>
 
 #include "engine/sites.h"
@@ -37,7 +63,82 @@ bool wss_engine_vma_charge(long delta)
 	return false;
 }
 
-void wss_engine_count_coarse(void) { __atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED); }
+/* A coarse open gave pages their protection that no touch records: the
+ * lists are stale.  Marked before the handler ends its announcement, so
+ * that the tick that waits for it sees the mark. */
+void wss_engine_count_coarse(void)
+{
+	__atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED);
+	wss_fault_list_stale();
+}
+
+void wss_fault_list_stale(void) { __atomic_store_n(&E.touched_stale, true, __ATOMIC_SEQ_CST); }
+
+int wss_fault_list_init(uint32_t cap)
+{
+	if (E.touched[0])
+		return 0;
+	uintptr_t *v = wss_sys_alloc(2 * (size_t)cap * sizeof *v);
+	if (!v)
+		return ENOMEM;
+	E.touched_cap = cap;
+	/* Handlers of the current interval that ran before this appended
+	 * nothing: its list cannot be trusted. */
+	wss_fault_list_stale();
+	__atomic_store_n(&E.touched[1], v + cap, __ATOMIC_RELEASE);
+	__atomic_store_n(&E.touched[0], v, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The store of the page is ordered before the tick's reading by the
+ * in-flight section it is made in (its exit is a release, the tick's drain
+ * a seq_cst load), or by the engine lock for the tick's own appends. */
+void wss_fault_list_add(uintptr_t page, uint32_t e)
+{
+	uintptr_t *v = __atomic_load_n(&E.touched[e & 1], __ATOMIC_ACQUIRE);
+	if (!v)
+		return;
+	uint32_t i = __atomic_fetch_add(&E.ntouched[e & 1], 1, __ATOMIC_RELAXED);
+	if (i < E.touched_cap)
+		v[i] = page;
+}
+
+const uintptr_t *wss_fault_list_take(uint32_t k, uint32_t *n)
+{
+	bool stale = __atomic_exchange_n(&E.touched_stale, false, __ATOMIC_SEQ_CST);
+	*n = __atomic_load_n(&E.ntouched[k & 1], __ATOMIC_RELAXED);
+	if (stale || !E.touched[k & 1] || *n > E.touched_cap)
+		return NULL;
+	return E.touched[k & 1];
+}
+
+/* No handler appends to k's parity again before tick k + 1 moves the
+ * epoch to k + 2, which this store precedes (engine lock). */
+void wss_fault_list_reset(uint32_t k) { __atomic_store_n(&E.ntouched[k & 1], 0, __ATOMIC_RELAXED); }
+
+void wss_fault_fork_child(void)
+{
+	for (int p = 0; p < 2; p++) {
+		__atomic_store_n(&E.inflight[p], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&E.opening[p], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&E.ntouched[p], 0, __ATOMIC_RELAXED);
+	}
+	/* The parent's other threads may have been appending at the fork. */
+	wss_fault_list_stale();
+}
+
+uint32_t wss_engine_opening(void)
+{
+	for (;;) {
+		uint32_t o = __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&E.opening[o & 1], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) == o)
+			return o;
+		__atomic_sub_fetch(&E.opening[o & 1], 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+void wss_engine_open_end(uint32_t ticket) { __atomic_sub_fetch(&E.opening[ticket & 1], 1, __ATOMIC_SEQ_CST); }
 
 __thread bool wss_fault_engine_thread __attribute__((tls_model("initial-exec")));
 
@@ -67,13 +168,19 @@ bool wss_fault_record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bo
 	return first;
 }
 
-void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
+/* ticket: the announcement of the open to end once in flight (-1: none). */
+static void touched(uintptr_t page, uint8_t *fl, const void *uc, int64_t ticket)
 {
-	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		return; /* finished or forked: the page is open again, that is all */
-	if (page == E.probe)
-		return; /* the tick timing a touch (sampling.c): no one's */
+	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || page == E.probe) {
+		/* Finished or forked: the page is open again, that is all; or
+		 * the tick timing a touch (sampling.c): no one's. */
+		if (ticket >= 0)
+			wss_engine_open_end((uint32_t)ticket);
+		return;
+	}
 	uint32_t e = wss_fault_enter();
+	if (ticket >= 0)
+		wss_engine_open_end((uint32_t)ticket); /* in flight now: the tick waits for us there */
 	/* A forked child before its start: the page is open, nothing is
 	 * recorded (child_start_locked waits for us before arming). */
 	if (__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST)) {
@@ -82,6 +189,11 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	}
 	/* The engine's own touches (see engine_main) count for no thread. */
 	bool first = wss_fault_record(page, fl, e, wss_fault_engine_thread ? 0 : wss_threads_self(), true);
+	/* Every first touch, whatever the level: a list is trusted only when
+	 * every recorder of its interval saw one level (tick.c), and a member
+	 * is what the handler opened. */
+	if (first)
+		wss_fault_list_add(page, e);
 	int site = -1;
 	bool fresh = false;
 	/* A touch by the stack unwinder inside our handler (sites.c) or by
@@ -99,6 +211,13 @@ void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc)
 	uint32_t *ps;
 	if (site >= 0 && (ps = wss_shadow_site(page)) && !*ps)
 		*ps = (uint32_t)site + 1;
+}
+
+void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc) { touched(page, fl, uc, -1); }
+
+void wss_engine_opened(uintptr_t page, uint8_t *fl, const void *uc, uint32_t ticket)
+{
+	touched(page, fl, uc, ticket);
 }
 
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)

@@ -130,8 +130,7 @@ void wss_engine_fork_child(void)
 	E.started = false;
 	wss_out_close();
 	E.open_pending = false;
-	__atomic_store_n(&E.inflight[0], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&E.inflight[1], 0, __ATOMIC_RELAXED);
+	wss_fault_fork_child(); /* in-flight and opening counts, the touched lists */
 	if (E.backend->forked)
 		E.backend->forked(); /* before anything could use the parent's */
 	uint32_t old_slot = wss_threads_self();

@@ -52,6 +52,11 @@ typedef struct wss_engine {
 	long vma_delta;           /* atomic: estimated VMAs our unprotects added */
 	long vma_budget;
 	uint64_t coarse;          /* atomic: coarse unprotects since the last sample */
+	uint32_t opening[2];      /* atomic: opens announced and not yet in flight, by the parity of the epoch read */
+	uintptr_t *touched[2];    /* the pages first touched in each interval, by parity (NULL: not yet) */
+	uint32_t ntouched[2];     /* atomic: appends to each (past touched_cap: it overflowed) */
+	uint32_t touched_cap;
+	bool touched_stale;       /* atomic: a page may be open and in no list: the next tick walks every member */
 	/* writes.c */
 	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
 	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
@@ -157,6 +162,23 @@ extern __thread bool wss_fault_engine_thread __attribute__((tls_model("initial-e
  * protocol at the top of fault.c); returns the interval.  AS-safe. */
 uint32_t wss_fault_enter(void);
 void wss_fault_exit(uint32_t e);
+/* The touched lists (the comment at the top of fault.c).  list_init
+ * allocates them once, for cap pages each; 0 or ENOMEM.  Engine lock. */
+int wss_fault_list_init(uint32_t cap);
+/* Append page to interval e's list.  AS-safe, lock-free; in flight for
+ * e, or on the tick's thread under the engine lock. */
+void wss_fault_list_add(uintptr_t page, uint32_t e);
+/* Some page may now be open and in no list: the next tick walks every
+ * member.  AS-safe. */
+void wss_fault_list_stale(void);
+/* For the tick ending k, after the drain: interval k's list, or NULL when
+ * it cannot be trusted (not allocated, overflowed, or stale; the stale
+ * mark is consumed).  *n its length.  Engine lock held. */
+const uintptr_t *wss_fault_list_take(uint32_t k, uint32_t *n);
+/* Empty interval k's list for k + 2.  Engine lock held, by the tick. */
+void wss_fault_list_reset(uint32_t k);
+/* In a fork child: both lists empty and stale, no open announced.  hook. */
+void wss_fault_fork_child(void);
 /* Record a touch of page by slot in interval e; a fault also counts in the
  * thread's faults.  True when it was the page's first touch in e.  AS-safe. */
 bool wss_fault_record(uintptr_t page, uint8_t *fl, uint32_t e, uint32_t slot, bool fault);
@@ -174,6 +196,8 @@ void wss_arm_begin(void);
 int wss_arm_unpinned(uintptr_t s, uintptr_t e);
 void wss_arm_untouched(uintptr_t s, uintptr_t e);
 void wss_arm_end(void);
+/* Inside an arming section: does a pin of its snapshot overlap [s, e)? */
+bool wss_arm_pinned_in(uintptr_t s, uintptr_t e);
 /* Inside an arming section: record the pinned buffers' pages as touched in
  * interval e (they stay open).  Engine lock held. */
 void wss_pins_record_pinned(uint32_t e);
@@ -200,6 +224,11 @@ void wss_registry_reset_page(uintptr_t a);
  * level only, keeping the bits of the members of watched, the level of
  * interval k.  Engine lock held, E.harvester set. */
 int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched);
+/* Harvest the pages of interval k's touched list that are tracked members
+ * of level (the level of k and k + 1) into k; a page that could not be
+ * harvested has its range observed again.  Returns how many ranges were.
+ * Engine lock held, E.harvester set. */
+uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, uint32_t level);
 
 /* sampling.c */
 /* The seed, the first level, the probe page.  init, after the backend. */
@@ -227,6 +256,17 @@ void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t 
 /* Arm the members of level in [s, e) (inside an arming section);
  * returns how many could not be. */
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);
+/* May the tick ending the current interval arm and harvest from its
+ * touched list (sampling.c says why it holds every member opened), with
+ * next the level of the interval it starts?  Not at a change of level,
+ * nor in exact mode.  Engine lock held. */
+bool wss_sampling_steady(uint32_t next);
+/* Arm the pages of a touched list that are tracked members of level
+ * (inside an arming section); returns how many could not be. */
+uint64_t wss_sampling_arm_listed(const uintptr_t *v, uint32_t n, uint32_t level);
+/* Is the page a tracked member of level that the tick may arm (not the
+ * probe)?  Engine lock held. */
+bool wss_sampling_armable(uintptr_t page, uint32_t level);
 /* Attach a newly tracked range and arm what the level in force asks.
  * Engine lock held. */
 void wss_sampling_attach(uintptr_t s, uintptr_t e);

@@ -51,11 +51,14 @@ void wss_pins_tracked_runs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintp
 	}
 }
 
+/* r->level: the level whose members the pin opened (pages of other
+ * levels stay as they were, armed or not, and join no touched list). */
 void wss_pins_record_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	wss_record_arg_t *r = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
-		wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false);
+		if (wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false) && wss_sampling_member(a, r->level))
+			wss_fault_list_add(a, r->e);
 }
 
 /* Open a run of tracked pages.  Under sampled tracking only the members
@@ -70,7 +73,7 @@ static void open_member(uintptr_t page, void *arg)
 
 static void open_run(uintptr_t s, uintptr_t e, void *arg)
 {
-	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	uint32_t l = *(uint32_t *)arg;
 	if (l)
 		wss_sampling_members(s, e, l, open_member, NULL);
 	else
@@ -118,8 +121,11 @@ int wss_engine_pin(const void *buf, size_t len)
 	 * engine lock held by a tick waiting for us, would hang the tick. */
 	uint64_t block = ~WSS_SYNC_SIGNALS, old;
 	wss_sys_sigmask(SIG_BLOCK, &block, &old);
-	wss_pins_tracked_runs(s, e, open_run, NULL);
-	wss_record_arg_t r = {wss_fault_enter(), slot, 0};
+	/* Announced as a handler's open is (fault.c): the tick waits for it. */
+	uint32_t ticket = wss_engine_opening();
+	wss_pins_tracked_runs(s, e, open_run, &l);
+	wss_record_arg_t r = {wss_fault_enter(), slot, l};
+	wss_engine_open_end(ticket);
 	if (!__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST))
 		wss_pins_tracked_runs(s, e, wss_pins_record_run, &r);
 	wss_fault_exit(r.e);
@@ -192,6 +198,14 @@ int wss_arm_unpinned(uintptr_t s, uintptr_t e)
 	return err;
 }
 
+bool wss_arm_pinned_in(uintptr_t s, uintptr_t e)
+{
+	for (int i = 0; i < pin_n; i++)
+		if (pin_v[i].s < e && pin_v[i].e > s)
+			return true;
+	return false;
+}
+
 /* Call fn on each run of pages in [s, e) not touched in interval epoch. */
 static void untouched_runs(uintptr_t s, uintptr_t e, uint32_t epoch, void (*fn)(uintptr_t, uintptr_t))
 {
@@ -227,11 +241,27 @@ void wss_arm_untouched(uintptr_t s, uintptr_t e)
 		untouched_runs(s, e, E.epoch, arm_range);
 }
 
+/* A pinned buffer's pages at a tick: recorded, and its members of the
+ * level now in force listed even when their touch in e was recorded
+ * already, by a pinner that may have opened them at the level before
+ * (a pin published before this arming section read the level without
+ * waiting for it): the tick after a change of level trusts the list. */
+static void record_pinned_run(uintptr_t s, uintptr_t e, void *arg)
+{
+	wss_record_arg_t *r = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false);
+		if (wss_sampling_member(a, r->level))
+			wss_fault_list_add(a, r->e);
+	}
+}
+
 void wss_pins_record_pinned(uint32_t e)
 {
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
 	for (int i = 0; i < pin_n; i++) {
-		wss_record_arg_t r = {e, pin_v[i].slot, 0};
-		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, wss_pins_record_run, &r);
+		wss_record_arg_t r = {e, pin_v[i].slot, l};
+		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, record_pinned_run, &r);
 	}
 }
 

@@ -195,10 +195,18 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 	}
 }
 
-void wss_engine_disarm_locked(uintptr_t start, size_t len)
+static void disarm_parts(uintptr_t start, size_t len)
 {
 	if (E.tracking)
 		wss_registry_parts(wss_page_down(start), wss_page_up(start + len), disarm_part, NULL);
+}
+
+/* Before a mremap: the range stays tracked if the call fails, with its
+ * members open and in no touched list. */
+void wss_engine_disarm_locked(uintptr_t start, size_t len)
+{
+	disarm_parts(start, len);
+	wss_fault_list_stale();
 }
 
 static void detach_part(uintptr_t s, uintptr_t e, void *arg)
@@ -207,9 +215,10 @@ static void detach_part(uintptr_t s, uintptr_t e, void *arg)
 		E.backend->detach(s, e);
 }
 
+/* Its pages leave tracking: the tick skips them in the touched lists. */
 void wss_engine_exclude_locked(uintptr_t start, size_t len)
 {
-	wss_engine_disarm_locked(start, len);
+	disarm_parts(start, len);
 	if (E.tracking)
 		wss_registry_parts(wss_page_down(start), wss_page_up(start + len), detach_part, NULL);
 	wss_engine_untrack_locked(start, len);
@@ -237,6 +246,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 	}
 	wss_engine_untrack_locked(nw, newlen);
 	wss_engine_track_locked(nw, newlen, prot, kind);
+	/* The history follows the data: a page touched in this interval
+	 * says so at its new address, where no touched list holds it (the
+	 * program's mprotect would then leave it open). */
+	wss_fault_list_stale();
 	size_t n = (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t a = old + (i << WSS_PAGE_SHIFT), b = nw + (i << WSS_PAGE_SHIFT);
@@ -286,5 +299,6 @@ bool wss_engine_relieve_locked(void)
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
 	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED);
+	wss_fault_list_stale(); /* everything open: the next tick arms every member */
 	return true;
 }

@@ -41,6 +41,17 @@
 #define AUTO_FIRST_LEVEL 4
 #define CALM_TICKS 2
 
+/* The touched lists (fault.c), at the first sampled level: as long as a
+ * finer level than the VMA budget allows is not armed, an interval's first
+ * touches are at most the members of its level and of the one before,
+ * each under half the budget (vma_floor).  Past that the list overflows
+ * and the tick walks every member. */
+static void touched_lists(void)
+{
+	long cap = E.vma_budget > 64 ? E.vma_budget : 64;
+	wss_fault_list_init(cap > (1L << 24) ? 1U << 24 : (uint32_t)cap);
+}
+
 void wss_sampling_init(void)
 {
 	uint64_t entropy = 0;
@@ -59,6 +70,8 @@ void wss_sampling_init(void)
 	E.level = l;
 	E.level_max = l;
 	E.level_used[l] = 1;
+	if (l)
+		touched_lists();
 	E.fault_cost_ns = 0;
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	E.probe = 0;
@@ -219,6 +232,8 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 
 void wss_sampling_set(uint32_t level, uint32_t interval)
 {
+	if (level)
+		touched_lists();
 	__atomic_store_n(&E.level, level, __ATOMIC_RELEASE);
 	E.level_used[level] = interval;
 	if (level > E.level_max)
@@ -346,6 +361,33 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 	return err;
 }
 
+/* The interval before k may have been at another level: the tick that
+ * ended it armed every member of k's level but the pinned ones, which it
+ * listed in k whatever level their pinner saw (pins.c), and a handler
+ * lists what it opened whatever the level.  So k's list holds every
+ * member of k's level opened in k, from the first interval at a level. */
+bool wss_sampling_steady(uint32_t next) { return next && next == E.level; }
+
+bool wss_sampling_armable(uintptr_t page, uint32_t level)
+{
+	uint8_t *fl = wss_shadow_flags(page);
+	return fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) && page != E.probe &&
+	       wss_sample_member(page >> WSS_PAGE_SHIFT, level, E.seed);
+}
+
+/* A page of the list that left tracking since (unmapped, excluded) is not
+ * ours to arm; a pinned one is skipped by wss_arm_unpinned, as in the
+ * full walk.  A page listed twice (its history reset by an untrack and a
+ * track within the interval) is armed twice: harmless. */
+uint64_t wss_sampling_arm_listed(const uintptr_t *v, uint32_t n, uint32_t level)
+{
+	uint64_t err = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (wss_sampling_armable(v[i], level) && wss_arm_unpinned(v[i], v[i] + WSS_PAGE_SIZE))
+			err++;
+	return err;
+}
+
 void wss_sampling_attach(uintptr_t s, uintptr_t e)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
@@ -359,5 +401,9 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e)
 	E.backend->disarm(s, e);
 	wss_arm_begin();
 	wss_sampling_arm(s, e, l);
+	/* A pin over the new range (a mapping made over a buffer in a call)
+	 * keeps members open that no list holds. */
+	if (wss_arm_pinned_in(s, e))
+		wss_fault_list_stale();
 	wss_arm_end();
 }

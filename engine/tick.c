@@ -1,5 +1,6 @@
 /* The tick: the end of one interval.  Under the engine lock it moves the
- * epoch (fault.c's protocol), arms every tracked range again, harvests the
+ * epoch (fault.c's protocol), arms every tracked range again (at a steady
+ * sampled level: the members touched in the interval only), harvests the
  * write bits, counts the sample from the page states (pagestate.h explains
  * why a two-deep history makes that exact) and writes it with its threads. */
 #include "config.h"
@@ -99,6 +100,10 @@ void wss_tick_locked(bool final)
 	uint32_t k = E.epoch;
 	uint32_t w = E.set.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
+	/* The opens announced in k, which then enter flight, then k's
+	 * handlers (fault.c): neither count can grow after the epoch move. */
+	while (__atomic_load_n(&E.opening[k & 1], __ATOMIC_SEQ_CST))
+		wss_sys_sched_yield();
 	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
 
@@ -120,6 +125,33 @@ void wss_tick_locked(bool final)
 		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
 				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
 	E.prev_tick_at = t_start;
+	/* Interval k's touched list (fault.c), taken after the drain: at a
+	 * steady level, the tick re-arms and harvests its pages alone, one
+	 * or two system calls per member touched instead of per member.  A
+	 * member in no list was armed throughout k: armed at the start of k
+	 * (by the tick before, whichever way it armed, or by the attach of a
+	 * range mapped in k), and every way a member opens puts it in a list
+	 * the tick reads or marks the lists stale: a handler's or a pin's
+	 * open (announced, fault.c), a pin at this tick (recorded in k + 1
+	 * below, listed there), the program's mprotect (it re-arms the
+	 * members not touched in the interval; a touched one is listed), a
+	 * coarse open, mremap, the relief under ENOMEM, a pin over a range
+	 * being attached, a fork (stale).  Armed, it was neither read nor
+	 * written in k (a write to an armed page faults first under hybrid),
+	 * so its protection and its write bit are already what the full walk
+	 * would leave.  A member first touched in k + 1 before this harvest
+	 * (a fault of the write window takes no bit from it: it was not
+	 * touched in k) is in k + 1's list, and tick k + 1 harvests its write
+	 * into k + 1, where the full walk would have put it now.  The probe
+	 * page is in no range and no list.  The full walk stays for: a change
+	 * of level (every new member must be armed; the tick after it may
+	 * take the list: wss_sampling_steady), exact tracking, a backend
+	 * whose harvest is its touches (uffd-wp: every member is scanned), an
+	 * overflowed or stale list, and the final sample. */
+	uint32_t nlisted = 0;
+	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
+	if (final || !wss_sampling_steady(ln) || (!E.backend->fault && E.backend->harvest))
+		listed = NULL;
 
 	uint64_t unarmed = 0;
 	/* The write window opens before the arming: a fault on a page armed
@@ -129,6 +161,12 @@ void wss_tick_locked(bool final)
 		E.harvester = wss_sys_gettid();
 	if (window)
 		wss_writes_window_open(k);
+	/* A change of level walks every member once: its arming and harvest
+	 * are left out of the tick's cost with the rest of the change (the
+	 * budget weighs what an interval at the new level costs, the list's
+	 * arming from then on). */
+	bool change = !final && ln != lk;
+	uint64_t c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (!final) {
 		wss_arm_begin();
 		if (ln == 0) {
@@ -147,20 +185,20 @@ void wss_tick_locked(bool final)
 				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
 			wss_sampling_set(ln, k + 1);
 			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
-			for (size_t i = 0; i < E.regions.n; i++)
-				unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+			if (listed)
+				unarmed += wss_sampling_arm_listed(listed, nlisted, ln);
+			else
+				for (size_t i = 0; i < E.regions.n; i++)
+					unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
 			/* A coarser sample (or the first, after exact): the pages
 			 * armed in k that are not members now get their own
 			 * protection back, after the members are armed, so that no
 			 * member is ever open in between (a touch then would go
 			 * unseen).  A finer sample holds the coarser one (nested):
 			 * nothing to open. */
-			if (lk == 0 || lk < ln) {
-				uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			if (lk == 0 || lk < ln)
 				for (size_t i = 0; i < E.regions.n; i++)
 					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
-				once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-			}
 		}
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
@@ -188,16 +226,23 @@ void wss_tick_locked(bool final)
 		 * apart by the write window.  Sampled: the pages write-protected
 		 * in k or to be in k+1, the members of the finer level. */
 		uint32_t lh = lk < ln ? lk : ln;
-		for (size_t i = 0; i < E.regions.n; i++)
-			if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
-				/* Part of it was not observed (remapped behind our
-				 * back): observe all of it again from now on. */
-				E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
-				unarmed++;
-			}
+		if (listed)
+			unarmed += wss_writes_harvest_listed(listed, nlisted, k, lk);
+		else
+			for (size_t i = 0; i < E.regions.n; i++)
+				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
+					/* Part of it was not observed (remapped
+					 * behind our back): observe all of it again
+					 * from now on. */
+					E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+					unarmed++;
+				}
 	}
+	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
+	if (change)
+		once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c_arm;
 	/* The harvest records k's touches under uffd-wp: into k's counters,
 	 * read before it for the decision; no handler of k+2 exists yet. */
 	for (uint32_t s = 0; s <= nt; s++) {

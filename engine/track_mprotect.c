@@ -5,10 +5,13 @@
  *
  * Races, and how they are closed:
  * - tick vs fault: the tick advances the epoch, then protects; the handler
- *   unprotects, then reads the epoch (engine/fault.c).  A page unprotected before
- *   the tick's protect is armed again and faults again in the new interval;
- *   one unprotected after it was unprotected by a handler that reads the new
- *   epoch.  So every interval sees the first touch of every page.
+ *   unprotects, then reads the epoch (engine/fault.c).  A page unprotected
+ *   before the tick's protect is armed again and faults again in the new
+ *   interval; one unprotected after it was unprotected by a handler that
+ *   reads the new epoch.  So every interval sees the first touch of every
+ *   page.  The handler announces the open before it unprotects, so that a
+ *   tick that re-arms only the pages touched in its interval waits for
+ *   the page to be in a touched list (fault.c).
  * - fault vs the application's own mprotect: the wrapper makes the call,
  *   stores the new protection in the page flags, then applies it once more;
  *   the handler calls mprotect with the flags it read, then reads them again
@@ -168,6 +171,9 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 		wss_engine_touched(page, fl, uc);
 		return true;
 	}
+	/* Announced before anything is opened, so that a tick cannot miss a
+	 * page opened here but recorded after its epoch move (fault.c). */
+	uint32_t ticket = wss_engine_opening();
 	uint8_t want = UNIFORM(f);
 	uint32_t epoch = wss_engine_epoch();
 	int open = neighbour_open(page - WSS_PAGE_SIZE, want, epoch) + neighbour_open(page + WSS_PAGE_SIZE, want, epoch);
@@ -183,9 +189,11 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 		if (r == 0)
 			wss_engine_count_coarse();
 	}
-	if (r)
+	if (r) {
+		wss_engine_open_end(ticket);
 		return false; /* not mapped any more: not ours */
-	wss_engine_touched(page, fl, uc);
+	}
+	wss_engine_opened(page, fl, uc, ticket);
 	return true;
 }
 

@@ -142,6 +142,28 @@ int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t le
 	return m.err;
 }
 
+/* A listed page's harvest, as harvest_member's; a page whose harvest
+ * failed (its range remapped behind our back) has the whole range
+ * observed again, as the full walk does. */
+uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, uint32_t level)
+{
+	uint64_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!wss_sampling_armable(v[i], level))
+			continue;
+		member_harvest_t m = {{k, 0, level}, 0};
+		harvest_member(v[i], &m);
+		if (!m.err)
+			continue;
+		size_t j = wss_regions_lower_bound(&E.regions, v[i]);
+		if (j < E.regions.n && E.regions.v[j].start <= v[i]) {
+			E.backend->observe(E.regions.v[j].start, E.regions.v[j].end);
+			bad++;
+		}
+	}
+	return bad;
+}
+
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
 int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched)

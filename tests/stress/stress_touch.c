@@ -17,11 +17,20 @@
  * for the next one (0 written).  The state the threads share lives on
  * main's stack, which is not tracked, so no other page is written.
  *
+ * sampled mode: manual's rounds under sampled tracking at a fixed rate and
+ * seed (given as LEVEL and SEED, the session's WSS_TRACK_SAMPLE_RATE and
+ * WSS_TEST_SAMPLING_SEED): the tick re-arms the members touched in the
+ * interval only, so a member it failed to re-arm stays open and its next
+ * round's write goes unseen.  Prints "xexpect SEQ LO HI" with the members
+ * among the round's pages: the sample's raw count (sampled.data, and
+ * sampled.write under hybrid) must be in [LO, HI].
+ *
  * wall mode: the same workers run freely for SECONDS under a wall-clock
  * interval (1 ms in the tests), with malloc/free churn; the test checks that
  * the program finishes and the profile is consistent.
  *
- * usage: stress_touch manual|split|wall THREADS PAGES ROUNDS|SECONDS */
+ * usage: stress_touch manual|split|wall THREADS PAGES ROUNDS|SECONDS
+ *        stress_touch sampled THREADS PAGES ROUNDS LEVEL SEED */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -34,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/sample.h"
 #include "include/wss.h"
 
 #define PAGE 4096
@@ -180,7 +190,12 @@ int main(int argc, char **argv)
 		printf("stress_touch split done\n");
 		return 0;
 	}
-	if (!strcmp(mode, "manual")) {
+	bool sampled = !strcmp(mode, "sampled");
+	unsigned level = sampled && argc > 6 ? (unsigned)atoi(argv[5]) : 0;
+	uint64_t seed = sampled && argc > 6 ? strtoull(argv[6], NULL, 0) : 0;
+	if (sampled && (level < 1 || !seed))
+		return 2;
+	if (!strcmp(mode, "manual") || sampled) {
 		pthread_barrier_init(&start_b, NULL, (unsigned)nthreads + 1);
 		pthread_barrier_init(&end_b, NULL, (unsigned)nthreads + 1);
 		for (int i = 0; i < nthreads; i++)
@@ -192,7 +207,8 @@ int main(int argc, char **argv)
 			round_seed = (uint64_t)r + 1;
 			int want = 0;
 			for (int p = 0; p < npages; p++)
-				want += in_set(round_seed, p);
+				want += in_set(round_seed, p) &&
+					(!level || wss_sample_member(((uintptr_t)region >> 12) + (uint64_t)p, level, seed));
 			pthread_barrier_wait(&start_b);
 			/* the concurrent tick, somewhere in the workers' sweep */
 			struct timespec ts = {0, (long)(mix((uint64_t)r) % 1500000)};
@@ -200,7 +216,7 @@ int main(int argc, char **argv)
 			wss_tick();
 			seq++;
 			pthread_barrier_wait(&end_b);
-			printf("expect %d %d %d\n", seq + 1, want, want + CHURN_SLACK);
+			printf("%s %d %d %d\n", sampled ? "xexpect" : "expect", seq + 1, want, want + CHURN_SLACK);
 			wss_tick();
 			seq++;
 		}

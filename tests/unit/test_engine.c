@@ -8,10 +8,13 @@
 #include "config.h"
 #include "engine/internal.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/tap/tap.h"
@@ -23,6 +26,9 @@ static uintptr_t base;           /* NP pages the test tracks */
 static bool armed[NP];           /* the fake's protection, per page */
 static int attaches, detaches;   /* calls seen */
 static int arms;                 /* arm calls since the last reset */
+static int arm_calls[NP];        /* ... per page */
+static int harvests;             /* harvest calls since the last reset (fake_hy) */
+static bool written[NP];         /* fake_hy: written since its last harvest */
 
 static int page_of(uintptr_t a) { return (int)((a - base) / PG); }
 
@@ -35,7 +41,15 @@ static void set_armed(uintptr_t s, uintptr_t e, bool on)
 
 static int fake_probe(char *why, size_t n) { return 0; }
 static int fake_attach(uintptr_t s, uintptr_t e, bool arm) { attaches++; set_armed(s, e, arm); return 0; }
-static int fake_arm(uintptr_t s, uintptr_t e) { arms++; set_armed(s, e, true); return 0; }
+static int fake_arm(uintptr_t s, uintptr_t e)
+{
+	arms++;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG)
+			arm_calls[page_of(a)]++;
+	set_armed(s, e, true);
+	return 0;
+}
 static void fake_disarm(uintptr_t s, uintptr_t e) { set_armed(s, e, false); }
 static void fake_detach(uintptr_t s, uintptr_t e) { detaches++; }
 
@@ -49,6 +63,60 @@ static const wss_backend_t fake = {
 	.disarm = fake_disarm,
 	.detach = fake_detach,
 };
+
+/* The fake with a harvest and faults, as hybrid: harvest reports the pages
+ * written since the last one (a test's write sets the bit).  Its fault is
+ * never called: a test's touch does the handler's work. */
+static bool fake_fault(uintptr_t addr, bool write, bool exec, const void *uc) { return false; }
+static int fake_harvest(uintptr_t s, uintptr_t e, void (*w)(uintptr_t, uintptr_t, void *), void *arg)
+{
+	harvests++;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG && written[page_of(a)]) {
+			written[page_of(a)] = false;
+			w(a, a + PG, arg);
+		}
+	return 0;
+}
+static int fake_observe(uintptr_t s, uintptr_t e) { return 0; }
+
+static const wss_backend_t fake_hy = {
+	.name = "fake",
+	.sees = "reads and writes, writes apart",
+	.needs_pins = true,
+	.probe = fake_probe,
+	.attach = fake_attach,
+	.arm = fake_arm,
+	.disarm = fake_disarm,
+	.detach = fake_detach,
+	.fault = fake_fault,
+	.harvest = fake_harvest,
+	.observe = fake_observe,
+};
+
+static void reset_calls(void)
+{
+	arms = harvests = 0;
+	memset(arm_calls, 0, sizeof arm_calls);
+}
+
+/* A handler that opens page i, then is held up before it reads the epoch
+ * (preempted), for slow_ns: the interleaving fault.c's announcement is for. */
+static int slow_page;
+static long slow_ns;
+static volatile int slow_opened;
+
+static void *slow_handler(void *arg)
+{
+	uintptr_t a = base + (uintptr_t)slow_page * PG;
+	uint32_t ticket = wss_engine_opening();
+	armed[slow_page] = false;
+	slow_opened = 1;
+	struct timespec ts = {0, slow_ns};
+	nanosleep(&ts, NULL);
+	wss_engine_opened(a, wss_shadow_flags(a), NULL, ticket);
+	return arg;
+}
 
 /* What a fault handler does on a touch of page i: nothing if open. */
 static void touch(int i)
@@ -222,9 +290,9 @@ int main(void)
 	int members = 0;
 	bool only = true;
 	for (int i = 4; i < NP; i++) {
-		bool m = wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed);
-		members += m;
-		only = only && armed[i] == m;
+		bool mem = wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed);
+		members += mem;
+		only = only && armed[i] == mem;
 	}
 	ok(only && members == (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 1),
 	   "sampled 1/2: exactly the members of the sample are armed");
@@ -239,6 +307,107 @@ int main(void)
 		touch(i);
 	}
 	is_int(tick(), (x * 12 + members / 2) / members, "pages 4-5 touched: their members scaled to the 12 pages");
+
+	/* ---- sampled at a steady level: the tick re-arms and harvests the
+	 * members touched in the interval, and no other ---- */
+	int m1 = -1, m2 = -1;
+	for (int i = 4; i < NP; i++)
+		if (wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed)) {
+			if (m1 < 0)
+				m1 = i;
+			else if (m2 < 0)
+				m2 = i;
+		}
+	if (m2 < 0)
+		bail("fewer than two members at 1/2 in 12 pages");
+	tick();
+	reset_calls();
+	is_int(tick(), 0, "steady 1/2, nothing touched: nothing counted");
+	is_int(arms, 0, "and no arm call: every member is still armed");
+	touch(m1);
+	reset_calls();
+	tick();
+	is_int(arms, 1, "one member touched: one arm call");
+	ok(arm_calls[m1] == 1 && armed[m1], "the touched member is armed again");
+	ok(arm_calls[m2] == 0 && armed[m2], "an untouched member is left alone, still armed");
+	/* The same with a harvest (hybrid's shape). */
+	E.backend = &fake_hy;
+	tick();
+	reset_calls();
+	tick();
+	is_int(harvests, 0, "with a harvest: no harvest call when no member was touched");
+	touch(m1);
+	written[m1] = true;
+	reset_calls();
+	tick();
+	ok(harvests == 1 && arms == 1 && armed[m1], "one touched member: one harvest call, one arm call");
+	ok(last_sample_has("\"write\":1}"), "and its write counted in the sample");
+	E.backend = &fake;
+	/* More first touches than the list holds: the tick walks every
+	 * member, as without a list. */
+	uint32_t cap = E.touched_cap;
+	E.touched_cap = 1;
+	touch(m1);
+	touch(m2);
+	reset_calls();
+	is_int(tick(), (2 * 12 + members / 2) / members, "list overflowed: both touches still counted");
+	ok(arms == members && armed[m1] && armed[m2], "and every member armed again, one call each (%d)", arms);
+	E.touched_cap = cap;
+	reset_calls();
+	tick();
+	is_int(arms, 0, "the next interval has its list again");
+	/* A handler that opened a member and is held up across the tick: the
+	 * tick waits for it to be in flight (it then records the touch in the
+	 * next interval), so the next tick finds the member in its list.
+	 * Without the wait both ticks would pass it, and the member would
+	 * stay open and unseen for an interval. */
+	{
+		pthread_t t;
+		slow_page = m2;
+		slow_ns = 50000000;
+		slow_opened = 0;
+		if (pthread_create(&t, NULL, slow_handler, NULL))
+			bail("pthread_create");
+		while (!slow_opened)
+			sched_yield();
+		tick();
+		reset_calls();
+		is_int(tick(), (12 + members / 2) / members, "a handler held up across a tick: its touch counts in the next interval");
+		ok(arm_calls[m2] == 1 && armed[m2], "and the tick after arms the member again");
+		pthread_join(t, NULL);
+	}
+	/* mremap's disarm (the call may fail, the range stays tracked):
+	 * members open that no list holds, so the next tick walks them all. */
+	{
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		wss_engine_disarm_locked(base + 4 * PG, 12 * PG);
+		wss_engine_unlock(&ls);
+	}
+	reset_calls();
+	tick();
+	ok(arms == members && armed[m1] && armed[m2], "after a disarm the tick arms every member (%d calls)", arms);
+	/* A pinned member across a change of level (1/2 to 1/4, whose
+	 * members are members of 1/2): the change's walk leaves it open, the
+	 * tick after it takes the list, which must hold it. */
+	int m4 = -1;
+	for (int i = 4; i < NP && m4 < 0; i++)
+		if (wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 2, E.seed))
+			m4 = i;
+	if (m4 < 0)
+		bail("no member at 1/4 in 12 pages");
+	int pin4 = wss_engine_pin((const void *)(base + (uintptr_t)m4 * PG), 1);
+	ok(pin4 > 0 && !armed[m4], "pin a member of 1/4: open");
+	E.set.sample_level = 2;
+	tick(); /* the change: every member of 1/4 armed but the pinned one */
+	ok(!armed[m4], "the change of level leaves the pinned member open");
+	wss_engine_unpin(pin4);
+	reset_calls();
+	tick();
+	ok(armed[m4] && arm_calls[m4] == 1, "the tick after the change arms it once unpinned (%d calls)", arms);
+	touch(m4);
+	int n4 = (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 2);
+	is_int(tick(), (12 + n4 / 2) / n4, "and its next touch counts");
 	E.set.mode = WSS_TRACK_EXACT;
 	E.set.sample_level = 0;
 	tick();
