@@ -369,10 +369,10 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 
 /* ---- sparse ranges -------------------------------------------------------
  * A sparse range (sparse.h) has per-page state for the members of the levels
- * armed since it was added, and for no other page: a member is set up (its
- * history reset, then watched: write-protected, for a backend that
- * harvests without faults; hybrid watches a member as it opens it) the
- * first time a level it belongs to is armed, which the tick
+ * armed since it was added, and for no other page: a member is set up
+ * (watched: write-protected, for a backend that harvests without faults;
+ * hybrid watches a member as it opens it) the first time a level it
+ * belongs to is armed, which the tick
  * does in its full walk at a change of level (wss_sampling_sparse_setup).
  * A member of any coarser level is a member of a finer one, so the members
  * of the finest level set up (fine) hold all the state there is, and those
@@ -383,13 +383,16 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
  * footprint, the state, the arming and the counting are bounded by the
  * budget (a few thousand pages), and the untouched space costs nothing. */
 
+/* No reset of the member's history: nothing but a member of the finest
+ * level set up ever gets state in a sparse range, and untracking resets
+ * those (registry.c), as it resets every page of a dense range; reading
+ * the fields here would only map page tables over the shadow for nothing
+ * (a few per GiB of range). */
 static void setup_member(uintptr_t page, void *arg)
 {
 	wss_sparse_part_t *p = arg;
 	if (p->watched != WSS_SPARSE_NONE && wss_sample_member(page >> WSS_PAGE_SHIFT, p->watched, E.seed))
 		return;
-	if (p->fine == WSS_SPARSE_NONE || !wss_sample_member(page >> WSS_PAGE_SHIFT, p->fine, E.seed))
-		wss_registry_reset_page(page);
 	/* A backend with faults watches a member when it opens it (hybrid:
 	 * hy_fault), so that only the members touched get a write-protect
 	 * marker, and a page table for it; one without (uffd-wp) sees

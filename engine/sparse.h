@@ -27,11 +27,11 @@
 #define WSS_SPARSE_NONE 0xff
 
 /* One piece of a sparse range, clipped to what was asked: its flags
- * (WSS_PF_TRACKED | protection | kind), and the levels whose members have
- * per-page state (fine: their history was reset when they were first
- * armed) and are observed by the backend (watched: write-protected once,
- * for the backends that harvest).  fine <= watched, except in a forked
- * child, which observes afresh. */
+ * (WSS_PF_TRACKED | protection | kind), and the levels whose members may
+ * have per-page state (fine: no other page of it ever gets any, so these
+ * are what untracking resets) and were set up for the backend (watched:
+ * write-protected once, under uffd-wp).  fine <= watched, except in a
+ * forked child, which sets up afresh. */
 typedef struct wss_sparse_part {
 	uintptr_t s, e;
 	uint8_t flags;
