@@ -2,12 +2,30 @@
  * PASSES passes each writing one byte in each page of a run of RUN pages
  * at the start of every STRIDE MiB (default 16 pages every 32 MiB: 2 GiB
  * of pages spread over 1 TiB).  What sampled tracking must handle without
- * state for the untouched space.
+ * state for the untouched space.  Prints the process's peak RSS and page
+ * tables (VmHWM, VmPTE) at the end, so that a run under wss and a native
+ * one can be compared.
  * usage: reserve [PASSES] [GiB] [STRIDE_MiB] [RUN] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+
+/* A "Name:   N kB" line of /proc/self/status, in KiB (0: none). */
+static unsigned long status_kb(const char *name)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long v = 0;
+	size_t n = strlen(name);
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, name, n) && line[n] == ':')
+			v = strtoul(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
 
 int main(int argc, char **argv)
 {
@@ -26,6 +44,7 @@ int main(int argc, char **argv)
 		for (size_t off = 0; off < len; off += stride)
 			for (size_t j = 0; j < run; j++)
 				sum += (uint8_t)p[off + j * 4096 + (size_t)(i % 4096)]++;
-	printf("reserve: %ld passes over %zu GiB, %zu pages each\n", passes, gib, len / stride * run);
+	printf("reserve: %ld passes over %zu GiB, %zu pages each; VmHWM %lu kB, VmPTE %lu kB\n", passes, gib,
+	       len / stride * run, status_kb("VmHWM"), status_kb("VmPTE"));
 	return (int)(sum & 0);
 }

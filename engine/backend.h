@@ -25,6 +25,18 @@ typedef struct wss_backend {
 	 * (every page's next touch observed) or not (sampled tracking arms
 	 * its members itself).  Returns 0 or an errno. */
 	int (*attach)(uintptr_t start, uintptr_t end, bool arm);
+	/* [start, end) just became tracked as a sparse range (engine/sparse.h):
+	 * make it observable page by page with watch, observing nothing of it
+	 * yet (no per-page work: it may be a terabyte).  Also after a failed
+	 * harvest or in a forked child, where observe is for dense ranges.
+	 * Returns 0 or an errno.  NULL when attach(start, end, false) does no
+	 * per-page work. */
+	int (*attach_sparse)(uintptr_t start, uintptr_t end);
+	/* Observe the pages [start, end) of a sparse range, first armed as
+	 * members of the sample: for a harvest, write-protect them (once: a
+	 * harvest protects them again).  Returns 0 or an errno.  NULL when arm
+	 * is enough. */
+	int (*watch)(uintptr_t start, uintptr_t end);
 	/* Start a new interval on [start, end) (the tick).  Returns 0 or an
 	 * errno; on error the range is unobserved until the next tick. */
 	int (*arm)(uintptr_t start, uintptr_t end);

@@ -35,6 +35,39 @@ static const char *mapping_of(uintptr_t a, int kind, char *buf, size_t n)
 }
 
 
+typedef struct hot {
+	wss_profile_hot_t *v;
+	uint32_t n, want;
+	int kind;
+} hot_t;
+
+static void hot_page(uintptr_t a, void *arg)
+{
+	hot_t *t = arg;
+	uint32_t h = *wss_shadow_hits(a);
+	if (!h || (t->n == t->want && t->v[t->n - 1].intervals >= h))
+		return;
+	uint32_t j = t->n < t->want ? t->n++ : t->want - 1;
+	for (; j > 0 && t->v[j - 1].intervals < h; j--)
+		t->v[j] = t->v[j - 1];
+	uint32_t site = *wss_shadow_site(a);
+	t->v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = t->kind,
+				      .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
+}
+
+static void hot_dense(uintptr_t s, uintptr_t e, void *arg)
+{
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
+		hot_page(a, arg);
+}
+
+/* A sparse piece: only the members of its finest level were ever counted. */
+static void hot_sparse(wss_sparse_part_t *p, void *arg)
+{
+	if (p->fine != WSS_SPARSE_NONE)
+		wss_sampling_members(p->s, p->e, p->fine, hot_page, arg);
+}
+
 wss_profile_hot_t *wss_findings_hot(int *nhot)
 {
 	uint32_t want = E.set.hot_pages;
@@ -44,19 +77,12 @@ wss_profile_hot_t *wss_findings_hot(int *nhot)
 	wss_profile_hot_t *v = wss_sys_alloc(want * sizeof *v);
 	if (!v)
 		return NULL;
-	uint32_t n = 0;
-	for (size_t i = 0; i < E.regions.n; i++)
-		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
-			uint32_t h = *wss_shadow_hits(a);
-			if (!h || (n == want && v[n - 1].intervals >= h))
-				continue;
-			uint32_t j = n < want ? n++ : want - 1;
-			for (; j > 0 && v[j - 1].intervals < h; j--)
-				v[j] = v[j - 1];
-			uint32_t site = *wss_shadow_site(a);
-			v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = E.regions.v[i].kind,
-						   .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
-		}
+	hot_t h = {v, 0, want, 0};
+	for (size_t i = 0; i < E.regions.n; i++) {
+		h.kind = E.regions.v[i].kind;
+		wss_sparse_walk(E.regions.v[i].start, E.regions.v[i].end, hot_dense, hot_sparse, &h);
+	}
+	uint32_t n = h.n;
 	static char maps[256][PATH_MAX + 16];
 	for (uint32_t j = 0; j < n; j++)
 		v[j].mapping = mapping_of(v[j].addr, v[j].kind, maps[j % 256], sizeof maps[0]);

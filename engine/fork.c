@@ -42,18 +42,39 @@ static void child_unmeasured(void)
  * every tracked page armed again (the parent had opened the ones it touched
  * in its last interval, and fork copied that).  The profile is created on
  * the first write.  Engine lock held. */
+static void reset_page(uintptr_t a, void *arg)
+{
+	(void)arg;
+	wss_registry_reset_page(a);
+	uint8_t *fl = wss_shadow_flags(a);
+	if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
+		__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
+	uint8_t *rv = wss_shadow_rever(a);
+	if (*rv)
+		*rv = 0;
+}
+
+static void reset_dense(uintptr_t s, uintptr_t e, void *arg)
+{
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
+		reset_page(a, arg);
+}
+
+/* A sparse piece: the members of its finest level hold all its state. */
+static void reset_sparse(wss_sparse_part_t *p, void *arg)
+{
+	if (p->fine != WSS_SPARSE_NONE)
+		wss_sampling_members(p->s, p->e, p->fine, reset_page, arg);
+}
+
 static void child_start_locked(void)
 {
 	/* Pending: handlers and pins record nothing, so these stores race
 	 * with no recorder. */
 	for (size_t i = 0; i < E.regions.n; i++)
-		for (uintptr_t a = E.regions.v[i].start; a < E.regions.v[i].end; a += WSS_PAGE_SIZE) {
-			wss_registry_reset_page(a);
-			uint8_t *fl = wss_shadow_flags(a);
-			if (*fl & (WSS_PF_EVER | WSS_PF_WEVER))
-				__atomic_and_fetch(fl, (uint8_t)~(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
-			*wss_shadow_rever(a) = 0;
-		}
+		wss_sparse_walk(E.regions.v[i].start, E.regions.v[i].end, reset_dense, reset_sparse, NULL);
+	/* The child's backend observes none of the parent's members. */
+	wss_sparse_fork_child();
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
 	E.samples_out = 0;
@@ -72,7 +93,7 @@ static void child_start_locked(void)
 			return;
 		}
 		for (size_t i = 0; i < E.regions.n; i++)
-			E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+			wss_registry_observe(E.regions.v[i].start, E.regions.v[i].end);
 	}
 	wss_clock_stat_fd();
 	E.start_unix_ns = wss_clock_ns(CLOCK_REALTIME);

@@ -24,6 +24,7 @@
 #include "engine/profile.h"
 #include "engine/regions.h"
 #include "engine/shadow.h"
+#include "engine/sparse.h"
 #include "engine/threads.h"
 
 typedef struct wss_engine {
@@ -117,10 +118,6 @@ typedef struct wss_engine {
 
 extern wss_engine_t wss_engine_state;
 
-/* The largest mapping tracked: past it, per-page state and write-protect
- * markers for the whole range would cost more than the program's own
- * use of it (registry.c). */
-#define WSS_TRACK_MAX_BYTES (64ULL << 30)
 /* One name for the state in every engine file: the code reads as one
  * module's, which it was, and the owner comments above say who writes. */
 #define E wss_engine_state
@@ -219,6 +216,9 @@ int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched);
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
 /* Forget a page's history (touches, writes, hits, site).  Engine lock. */
 void wss_registry_reset_page(uintptr_t a);
+/* Observe [s, e) for harvest again (backend observe; in a sparse range,
+ * attach_sparse and its watched members watched again).  Engine lock. */
+void wss_registry_observe(uintptr_t s, uintptr_t e);
 
 /* Harvest [s, e) into interval k, all of it (level 0) or the members of
  * level only, keeping the bits of the members of watched, the level of
@@ -273,6 +273,18 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e);
 /* In a fork child's start: the run's figures afresh, the sample armed.
  * Engine lock held. */
 void wss_sampling_fork_child(void);
+/* Before a sparse range of pages pages is added: the level in force
+ * becomes one whose members fit the VMA budget with it, at once (mid
+ * interval: sampling.c says why that is sound).  Engine lock held. */
+void wss_sampling_make_room(uint64_t pages);
+/* Attach a newly tracked sparse range (engine/sparse.h), already in the
+ * registry and the table: its members of the level in force set up and
+ * armed, nothing else.  Engine lock held. */
+void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e);
+/* Before arming level (a full walk): the members of level of every sparse
+ * range not set up yet get their state reset and are watched.  Inside an
+ * arming section. */
+void wss_sampling_sparse_setup(uint32_t level);
 
 /* output.c */
 /* Append a "module" record: id, path, load bias, mapped range,

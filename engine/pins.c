@@ -27,7 +27,7 @@ static bool any_tracked(uintptr_t s, uintptr_t e)
 {
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
-		if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+		if (fl && (wss_flags_load(a, fl) & WSS_PF_TRACKED))
 			return true;
 	}
 	return false;
@@ -39,7 +39,7 @@ void wss_pins_tracked_runs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintp
 	uintptr_t run = 0;
 	for (uintptr_t a = s; a <= e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = a < e ? wss_shadow_flags(a) : NULL;
-		bool t = fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED);
+		bool t = fl && (wss_flags_load(a, fl) & WSS_PF_TRACKED);
 		if (t && !run)
 			run = a;
 		else if (!t && run) {
@@ -51,14 +51,26 @@ void wss_pins_tracked_runs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintp
 	}
 }
 
+/* Does a page of a pinned run have per-page state?  A page of a sparse
+ * range (its flags byte does not say tracked) only if it is a member of
+ * level, the level in force: its other pages are never counted, and get no
+ * state (sparse.h). */
+static bool pin_records(uintptr_t a, uint8_t *fl, uint32_t level)
+{
+	return (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) || (level && wss_sampling_member(a, level));
+}
+
 /* r->level: the level whose members the pin opened (pages of other
  * levels stay as they were, armed or not, and join no touched list). */
 void wss_pins_record_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	wss_record_arg_t *r = arg;
-	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
-		if (wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false) && wss_sampling_member(a, r->level))
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		if (pin_records(a, fl, r->level) && wss_fault_record(a, fl, r->e, r->slot, false) &&
+		    wss_sampling_member(a, r->level))
 			wss_fault_list_add(a, r->e);
+	}
 }
 
 /* Open a run of tracked pages.  Under sampled tracking only the members
@@ -250,7 +262,10 @@ static void record_pinned_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	wss_record_arg_t *r = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
-		wss_fault_record(a, wss_shadow_flags(a), r->e, r->slot, false);
+		uint8_t *fl = wss_shadow_flags(a);
+		if (!pin_records(a, fl, r->level))
+			continue;
+		wss_fault_record(a, fl, r->e, r->slot, false);
 		if (wss_sampling_member(a, r->level))
 			wss_fault_list_add(a, r->e);
 	}

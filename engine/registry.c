@@ -1,7 +1,10 @@
 /* The registry: which ranges are tracked, with what protection and kind,
  * kept exact by the preload's mapping hooks (each change under the engine
  * lock, made by the caller together with its system call), and the page
- * history that follows the data (mremap) or is forgotten (unmap). */
+ * history that follows the data (mremap) or is forgotten (unmap).  A range
+ * over WSS_SPARSE_MIN_BYTES is registered sparsely (engine/sparse.h): one
+ * table entry, and per-page work for the members of the sample only, so
+ * that every change here costs what its members cost, never its size. */
 #include "config.h"
 #include "engine/internal.h"
 
@@ -21,7 +24,7 @@ void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_
 bool wss_engine_tracked_page(uintptr_t addr, int *prot)
 {
 	uint8_t *fl = wss_shadow_flags(addr);
-	uint8_t f = fl ? __atomic_load_n(fl, __ATOMIC_RELAXED) : 0;
+	uint8_t f = fl ? wss_flags_load(addr, fl) : 0;
 	if (prot)
 		*prot = f & WSS_PF_PROT;
 	return f & WSS_PF_TRACKED;
@@ -48,16 +51,57 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg)
 	E.backend->disarm(s, e);
 }
 
-static void harvest_part(uintptr_t s, uintptr_t e, void *arg)
+static void harvest_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
 	wss_writes_harvest(s, e, E.epoch, __atomic_load_n(&E.level, __ATOMIC_RELAXED));
 }
 
-static void observe_part(uintptr_t s, uintptr_t e, void *arg)
+/* A sparse piece: its members only (the others were never protected). */
+static void harvest_sparse(wss_sparse_part_t *p, void *arg)
+{
+	(void)arg;
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	wss_writes_harvest_sampled(p->s, p->e, E.epoch, l, l);
+}
+
+static void harvest_part(uintptr_t s, uintptr_t e, void *arg) { wss_sparse_walk(s, e, harvest_dense, harvest_sparse, arg); }
+
+static void observe_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
 	E.backend->observe(s, e);
+}
+
+/* With faults (hybrid), a member is watched as it is opened: those open
+ * now, touched in this interval, are watched again; the others are armed,
+ * and watched at their next fault. */
+static void watch_member(uintptr_t page, void *arg)
+{
+	(void)arg;
+	wss_page_t *pg = wss_shadow_page(page);
+	if (E.backend->fault && (!pg || (uint32_t)__atomic_load_n(&pg->cur, __ATOMIC_RELAXED) != E.epoch))
+		return;
+	E.backend->watch(page, page + WSS_PAGE_SIZE);
+}
+
+/* Registered again, and its watched members protected again: never the
+ * whole piece (a terabyte's page-table markers). */
+static void observe_sparse(wss_sparse_part_t *p, void *arg)
+{
+	(void)arg;
+	if (E.backend->attach_sparse)
+		E.backend->attach_sparse(p->s, p->e);
+	if (E.backend->watch && p->watched != WSS_SPARSE_NONE)
+		wss_sampling_members(p->s, p->e, p->watched, watch_member, NULL);
+}
+
+void wss_registry_observe(uintptr_t s, uintptr_t e) { wss_sparse_walk(s, e, observe_dense, observe_sparse, NULL); }
+
+static void observe_part(uintptr_t s, uintptr_t e, void *arg)
+{
+	(void)arg;
+	wss_registry_observe(s, e);
 }
 
 void wss_registry_reset_page(uintptr_t a)
@@ -80,17 +124,45 @@ void wss_registry_reset_page(uintptr_t a)
 	}
 }
 
+static void reset_member(uintptr_t page, void *arg)
+{
+	(void)arg;
+	wss_registry_reset_page(page);
+}
+
+/* A reservation this large (a terabyte heap, a sanitizer's shadow) would
+ * cost state and page tables for every page, touched or not: it is
+ * registered in O(1) and tracked through the members of the sample alone
+ * (sampling.c, wss_sampling_attach_sparse).  Exact tracking has no sample
+ * to go by, and the table has room for WSS_SPARSE_RANGES entries: past
+ * that, left out and counted for the summary (docs/limits.md). */
+static void track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
+{
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
+	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e)) {
+		E.huge_n++;
+		E.huge_bytes += e - s;
+		return;
+	}
+	/* The level first (its members must fit the VMA budget, with the new
+	 * range counted), then the entry, then the members armed. */
+	wss_sampling_make_room((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
+	if (wss_sparse_add(s, e, bits)) {
+		E.huge_n++;
+		E.huge_bytes += e - s;
+		return;
+	}
+	wss_regions_insert(&E.regions, s, e, kind);
+	wss_sampling_attach_sparse(s, e);
+}
+
 void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 {
 	uintptr_t s = wss_page_down(start), e = wss_page_up(start + len);
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
 		return;
-	/* A reservation this large (a terabyte heap, a sanitizer's shadow)
-	 * would cost state and page tables for every page, touched or not:
-	 * left out, and counted for the summary (docs/limits.md). */
-	if (e - s > WSS_TRACK_MAX_BYTES) {
-		E.huge_n++;
-		E.huge_bytes += e - s;
+	if (e - s > WSS_SPARSE_MIN_BYTES) {
+		track_sparse(s, e, prot, kind);
 		return;
 	}
 	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
@@ -116,12 +188,9 @@ static bool tracked_span(uintptr_t start, size_t len, uintptr_t *s, uintptr_t *e
 	return i < E.regions.n && E.regions.v[i].start < *e;
 }
 
-void wss_engine_untrack_locked(uintptr_t start, size_t len)
+static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 {
-	uintptr_t s, e;
-	if (!tracked_span(start, len, &s, &e))
-		return;
-	wss_regions_remove(&E.regions, s, e);
+	(void)arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		if (!fl || !(*fl & WSS_PF_TRACKED))
@@ -129,6 +198,41 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
 		wss_registry_reset_page(a);
 	}
+}
+
+/* Only the members of its finest level ever had state. */
+static void untrack_sparse(wss_sparse_part_t *p, void *arg)
+{
+	(void)arg;
+	if (p->fine != WSS_SPARSE_NONE)
+		wss_sampling_members(p->s, p->e, p->fine, reset_member, NULL);
+}
+
+/* A sparse range that cannot split for want of table room: its piece from
+ * s on leaves tracking (given its protection back and unregistered), is
+ * counted with the mappings left out, and [s, e) is then a suffix, which
+ * the table can cut without a new slot. */
+static void sparse_no_room(uintptr_t s, uintptr_t whole_e)
+{
+	E.backend->disarm(s, whole_e);
+	if (E.backend->detach)
+		E.backend->detach(s, whole_e);
+	E.huge_n++;
+	E.huge_bytes += whole_e - s;
+	wss_engine_untrack_locked(s, whole_e - s);
+}
+
+void wss_engine_untrack_locked(uintptr_t start, size_t len)
+{
+	uintptr_t s, e;
+	if (!tracked_span(start, len, &s, &e))
+		return;
+	wss_regions_remove(&E.regions, s, e);
+	wss_sparse_walk(s, e, untrack_dense, untrack_sparse, NULL);
+	uintptr_t whole[2];
+	/* [s, e) inside one entry, and no slot for its right piece. */
+	while (wss_sparse_any() && wss_sparse_cut(s, e, whole))
+		sparse_no_room(e, whole[1]);
 }
 
 struct kind_part {
@@ -158,7 +262,7 @@ void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind)
 	}
 }
 
-static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
+static void set_prot_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	int prot = *(int *)arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
@@ -169,6 +273,10 @@ static void set_prot_part(uintptr_t s, uintptr_t e, void *arg)
 		while (!__atomic_compare_exchange_n(fl, &old, nw, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	}
 }
+
+/* Dense pages one by one; sparse pieces are one entry each, changed after
+ * (wss_engine_protect_locked). */
+static void set_prot_part(uintptr_t s, uintptr_t e, void *arg) { wss_sparse_walk(s, e, set_prot_dense, NULL, arg); }
 
 void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 {
@@ -181,6 +289,10 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 		return;
 	}
 	wss_registry_parts(s, e, set_prot_part, &prot);
+	uintptr_t whole[2];
+	/* No slot for an entry's pieces: from s on, it leaves tracking. */
+	while (wss_sparse_any() && wss_sparse_protect(s, e, prot, whole))
+		sparse_no_room(s > whole[0] ? s : whole[0], whole[1]);
 	/* Once more, now that the flags say so: a fault handler that restored
 	 * the old protection after the application's call re-reads the flags
 	 * after its own mprotect and follows (track_mprotect.c); this covers
@@ -224,6 +336,12 @@ void wss_engine_exclude_locked(uintptr_t start, size_t len)
 	wss_engine_untrack_locked(start, len);
 }
 
+static void sparse_seen(wss_sparse_part_t *p, void *arg)
+{
+	(void)p;
+	*(bool *)arg = true;
+}
+
 void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen)
 {
 	if (!E.tracking)
@@ -231,7 +349,7 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 	oldlen = wss_page_up(oldlen);
 	newlen = wss_page_up(newlen);
 	uint8_t *fl = wss_shadow_flags(old);
-	uint8_t f = fl ? *fl : 0;
+	uint8_t f = fl ? wss_flags_load(old, fl) : 0;
 	if (!(f & WSS_PF_TRACKED)) {
 		wss_engine_untrack_locked(nw, newlen);
 		return;
@@ -250,7 +368,13 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 	 * says so at its new address, where no touched list holds it (the
 	 * program's mprotect would then leave it open). */
 	wss_fault_list_stale();
-	size_t n = (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
+	/* Not to or from a sparse range: its state is its members', and the
+	 * members of the new addresses are other pages.  What was touched
+	 * there in this interval before the move goes uncounted. */
+	bool sparse = false;
+	wss_sparse_parts(old, old + oldlen, sparse_seen, &sparse);
+	wss_sparse_parts(nw, nw + newlen, sparse_seen, &sparse);
+	size_t n = sparse ? 0 : (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t a = old + (i << WSS_PAGE_SHIFT), b = nw + (i << WSS_PAGE_SHIFT);
 		wss_page_t *pa = wss_shadow_page(a), *pb = wss_shadow_page(b);

@@ -142,15 +142,16 @@ uint32_t wss_sampling_window_level(uint32_t k, uint32_t w)
 
 /* The finest level whose members fit the VMA budget: each armed member
  * alone in its range splits a VMA in three. */
-static uint32_t vma_floor(uint64_t tracked)
+static uint32_t vma_floor_of(uint64_t tracked, uint64_t regions)
 {
 	uint64_t room = E.vma_budget > 0 ? (uint64_t)E.vma_budget / 2 : 32;
-	uint64_t regions = E.regions.n;
 	uint32_t l = 1;
 	while (l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) + regions > room)
 		l++;
 	return l;
 }
+
+static uint32_t vma_floor(uint64_t tracked) { return vma_floor_of(tracked, E.regions.n); }
 
 /* ceil(log2(x)) for x >= 1. */
 static uint32_t log2_up(uint64_t x)
@@ -215,7 +216,9 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 		E.vma_short = true;
 	if (E.vma_short && l == 0)
 		l = 1;
-	if (E.set.mode == WSS_TRACK_SAMPLED && l == 0)
+	/* A sparse range is never tracked exactly (sparse.h): its pages
+	 * outside the sample have no state. */
+	if ((E.set.mode == WSS_TRACK_SAMPLED || wss_sparse_any()) && l == 0)
 		l = 1;
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
@@ -332,8 +335,11 @@ void wss_sampling_fork_child(void)
 	if (E.probe && E.backend->observe)
 		E.backend->observe(E.probe, E.probe + WSS_PAGE_SIZE);
 	/* The parent's sample is armed in the child's copy; exact: every
-	 * page again (the parent had opened the ones it touched). */
+	 * page again (the parent had opened the ones it touched).  The
+	 * child's backend observes nothing of the sparse ranges yet
+	 * (fork.c): their members of l are watched afresh. */
 	wss_arm_begin();
+	wss_sampling_sparse_setup(l);
 	uint64_t armed = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
 		if (l == 0) {
@@ -361,6 +367,110 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 	return err;
 }
 
+/* ---- sparse ranges -------------------------------------------------------
+ * A sparse range (sparse.h) has per-page state for the members of the levels
+ * armed since it was added, and for no other page: a member is set up
+ * (watched: write-protected, for a backend that harvests without faults;
+ * hybrid watches a member as it opens it) the first time a level it
+ * belongs to is armed, which the tick
+ * does in its full walk at a change of level (wss_sampling_sparse_setup).
+ * A member of any coarser level is a member of a finer one, so the members
+ * of the finest level set up (fine) hold all the state there is, and those
+ * of the finest level watched are all observed; nothing is ever undone (a
+ * page that leaves the sample stays write-protected: one kernel fault at
+ * its next write).  Every level armed is at or above the VMA floor, at
+ * which the members of all ranges fit half the VMA budget: whatever the
+ * footprint, the state, the arming and the counting are bounded by the
+ * budget (a few thousand pages), and the untouched space costs nothing. */
+
+/* No reset of the member's history: nothing but a member of the finest
+ * level set up ever gets state in a sparse range, and untracking resets
+ * those (registry.c), as it resets every page of a dense range; reading
+ * the fields here would only map page tables over the shadow for nothing
+ * (a few per GiB of range). */
+static void setup_member(uintptr_t page, void *arg)
+{
+	wss_sparse_part_t *p = arg;
+	if (p->watched != WSS_SPARSE_NONE && wss_sample_member(page >> WSS_PAGE_SHIFT, p->watched, E.seed))
+		return;
+	/* Its state read once here: the kernel maps the shadow page (the zero
+	 * page) now, in the mapping's call, rather than in the next tick's
+	 * count, where 8,192 such faults took 15 ms and the budget took it for
+	 * a recurring cost. */
+	(void)__atomic_load_n(&wss_shadow_page(page)->cur, __ATOMIC_RELAXED);
+	/* A backend with faults watches a member when it opens it (hybrid:
+	 * hy_fault), so that only the members touched get a write-protect
+	 * marker, and a page table for it; one without (uffd-wp) sees
+	 * nothing unless it is watched from the start. */
+	if (E.backend->watch && !E.backend->fault)
+		E.backend->watch(page, page + WSS_PAGE_SIZE);
+}
+
+static void setup_part(wss_sparse_part_t *p, void *arg)
+{
+	uint32_t level = *(uint32_t *)arg;
+	if (level == 0 || level >= p->watched)
+		return; /* every member of level is a member of watched: done */
+	wss_sampling_members(p->s, p->e, level, setup_member, p);
+	p->watched = (uint8_t)level;
+	if (level < p->fine)
+		p->fine = (uint8_t)level;
+}
+
+void wss_sampling_sparse_setup(uint32_t level)
+{
+	if (wss_sparse_any())
+		wss_sparse_parts(0, WSS_ADDR_LIMIT, setup_part, &level);
+}
+
+/* Raising the level in the middle of interval k is sound by the nesting:
+ * the members of the coarser level were members of the finer one, armed
+ * since the start of k (or touched, and listed), so counting k at the
+ * coarser level (the window's level is the coarsest used in it) sees every
+ * touch of theirs.  The pages that leave the sample are opened; a touched
+ * one was listed at the finer level and is no member now.  So k's list
+ * still holds every member of the coarser level opened in k, and the next
+ * tick may take it (from exact, the lists are new, hence stale: one walk of
+ * every member). */
+void wss_sampling_make_room(uint64_t pages)
+{
+	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	/* The floor with the new range counted, pages and one more region;
+	 * a fixed rate finer than that gives way, as at a tick. */
+	uint32_t f = vma_floor_of(wss_regions_pages(&E.regions) + pages, E.regions.n + 1);
+	if (lk >= f)
+		return;
+	wss_arm_begin();
+	wss_sampling_set(f, E.epoch);
+	uint64_t armed = 0;
+	for (size_t i = 0; i < E.regions.n; i++) {
+		wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);
+		armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, f);
+	}
+	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
+	E.calm = 0;
+	wss_arm_end();
+}
+
+void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e)
+{
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	if (E.backend->attach_sparse)
+		E.backend->attach_sparse(s, e);
+	else
+		E.backend->attach(s, e, false);
+	/* A range mremap moved keeps the protection its pages had: one
+	 * mprotect for the whole piece (its entry gives the protection). */
+	E.backend->disarm(s, e);
+	wss_arm_begin();
+	wss_sparse_parts(s, e, setup_part, &l);
+	wss_sampling_arm(s, e, l);
+	__atomic_add_fetch(&E.vma_delta, (long)(2 * wss_sampling_count(s, e, l)), __ATOMIC_RELAXED);
+	if (wss_arm_pinned_in(s, e))
+		wss_fault_list_stale();
+	wss_arm_end();
+}
+
 /* The interval before k may have been at another level: the tick that
  * ended it armed every member of k's level but the pinned ones, which it
  * listed in k whatever level their pinner saw (pins.c), and a handler
@@ -371,7 +481,7 @@ bool wss_sampling_steady(uint32_t next) { return next && next == E.level; }
 bool wss_sampling_armable(uintptr_t page, uint32_t level)
 {
 	uint8_t *fl = wss_shadow_flags(page);
-	return fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) && page != E.probe &&
+	return fl && (wss_flags_load(page, fl) & WSS_PF_TRACKED) && page != E.probe &&
 	       wss_sample_member(page >> WSS_PAGE_SHIFT, level, E.seed);
 }
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <sys/mman.h>
 
 #include "common/sys.h"
 
@@ -44,6 +45,29 @@ int wss_shadow_ensure(uintptr_t start, uintptr_t end)
 			return ENOMEM;
 		__atomic_store_n(&shadow_dir[i], leaf, __ATOMIC_RELEASE);
 	}
+	return 0;
+}
+
+int wss_shadow_ensure_sparse(uintptr_t start, uintptr_t end)
+{
+	if (!shadow_dir || end > WSS_ADDR_LIMIT || start >= end)
+		return ENOMEM;
+	uintptr_t first = start >> WSS_LEAF_SHIFT, last = (end - 1) >> WSS_LEAF_SHIFT;
+	size_t missing = 0;
+	for (uintptr_t i = first; i <= last; i++)
+		missing += !__atomic_load_n(&shadow_dir[i], __ATOMIC_RELAXED);
+	if (!missing)
+		return 0;
+	/* One mapping for all of them (a terabyte is a thousand leaves), and
+	 * no transparent huge pages: a member's state is a few bytes in each
+	 * array, and a huge page would make each of those 2 MiB. */
+	wss_leaf_t *v = wss_sys_alloc(missing * sizeof(wss_leaf_t));
+	if (!v)
+		return ENOMEM;
+	wss_sys_madvise(v, missing * sizeof(wss_leaf_t), MADV_NOHUGEPAGE);
+	for (uintptr_t i = first; i <= last; i++)
+		if (!__atomic_load_n(&shadow_dir[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&shadow_dir[i], v++, __ATOMIC_RELEASE);
 	return 0;
 }
 

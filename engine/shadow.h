@@ -31,6 +31,10 @@ int wss_shadow_init(void);
 /* Make sure leaves exist for [start, end).  Returns 0 or ENOMEM.  Called
  * with the engine lock held. */
 int wss_shadow_ensure(uintptr_t start, uintptr_t end);
+/* The same for a sparse range (engine/sparse.h): the leaves its members'
+ * state is written into, a few bytes apart from one member to the next,
+ * so without transparent huge pages.  Returns 0 or ENOMEM.  Engine lock. */
+int wss_shadow_ensure_sparse(uintptr_t start, uintptr_t end);
 /* The state and flags of the page holding addr, or NULL when no leaf covers
  * it.  AS-safe. */
 wss_page_t *wss_shadow_page(uintptr_t addr);

@@ -185,11 +185,15 @@ void wss_tick_locked(bool final)
 				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
 			wss_sampling_set(ln, k + 1);
 			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
-			if (listed)
+			if (listed) {
 				unarmed += wss_sampling_arm_listed(listed, nlisted, ln);
-			else
+			} else {
+				/* A finer level's new members of sparse ranges: set
+				 * up before they are first armed. */
+				wss_sampling_sparse_setup(ln);
 				for (size_t i = 0; i < E.regions.n; i++)
 					unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+			}
 			/* A coarser sample (or the first, after exact): the pages
 			 * armed in k that are not members now get their own
 			 * protection back, after the members are armed, so that no
@@ -234,7 +238,7 @@ void wss_tick_locked(bool final)
 					/* Part of it was not observed (remapped
 					 * behind our back): observe all of it again
 					 * from now on. */
-					E.backend->observe(E.regions.v[i].start, E.regions.v[i].end);
+					wss_registry_observe(E.regions.v[i].start, E.regions.v[i].end);
 					unarmed++;
 				}
 	}

@@ -15,6 +15,7 @@
 
 #include "engine/engine.h"
 #include "engine/shadow.h"
+#include "engine/sparse.h"
 
 #define MP wss_backend_mprotect
 #define UF wss_backend_uffd_wp
@@ -28,6 +29,11 @@ static int hy_attach(uintptr_t start, uintptr_t end, bool arm)
 	return r ? r : m;
 }
 
+/* Sparse: registered for uffd-wp, nothing protected; members are armed
+ * and write-protected one by one. */
+static int hy_attach_sparse(uintptr_t start, uintptr_t end) { return UF.attach_sparse(start, end); }
+static int hy_watch(uintptr_t start, uintptr_t end) { return UF.watch(start, end); }
+
 static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
 static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
 static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
@@ -35,7 +41,19 @@ static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
  * the page's write bits for the interval that ended (engine/writes.c). */
 static bool hy_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
-	wss_engine_split_write(addr & ~(WSS_PAGE_SIZE - 1), wss_uffd_take_written);
+	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
+	wss_engine_split_write(page, wss_uffd_take_written);
+	/* A member of a sparse range (its flags byte does not say tracked:
+	 * sparse.h) is write-protected here, before it is opened, rather than
+	 * when it was armed: only the members touched get a marker, and a
+	 * page table for it.  Protecting again a page no thread could write
+	 * since it was armed (or since the write window took its bit) loses
+	 * nothing; a page never protected drops writes made while it was
+	 * outside the sample, which are no interval's. */
+	uint8_t *fl = wss_shadow_flags(page);
+	if (fl && !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) && wss_sparse_any() &&
+	    wss_sparse_find(page, NULL, NULL))
+		UF.watch(page, page + WSS_PAGE_SIZE);
 	return MP.fault(addr, write, exec, uc);
 }
 
@@ -54,6 +72,8 @@ const wss_backend_t wss_backend_hybrid = {
 	.needs_pins = true,
 	.probe = hy_probe,
 	.attach = hy_attach,
+	.attach_sparse = hy_attach_sparse,
+	.watch = hy_watch,
 	.arm = hy_arm,
 	.disarm = hy_disarm,
 	.detach = hy_detach,

@@ -31,6 +31,7 @@
 #include "common/sys.h"
 #include "engine/engine.h"
 #include "engine/shadow.h"
+#include "engine/sparse.h"
 
 #define COARSE_BLOCK_PAGES 64
 
@@ -50,16 +51,20 @@ static int mp_arm(uintptr_t start, uintptr_t end)
 static int mp_attach(uintptr_t start, uintptr_t end, bool arm) { return arm ? mp_arm(start, end) : 0; }
 
 /* Give [start, end) the protections recorded in the flags, one mprotect per
- * run of equal protection. */
+ * run of equal protection; a piece of a sparse range is one run (its
+ * entry's protection), whatever its length. */
 static void mp_disarm(uintptr_t start, uintptr_t end)
 {
 	uintptr_t run = start;
 	int run_prot = -1;
-	for (uintptr_t a = start; a <= end; a += WSS_PAGE_SIZE) {
-		int prot = -1;
-		if (a < end) {
-			uint8_t *fl = wss_shadow_flags(a);
-			prot = fl ? (__atomic_load_n(fl, __ATOMIC_ACQUIRE) & WSS_PF_PROT) : PROT_READ | PROT_WRITE;
+	for (uintptr_t a = start; a < end;) {
+		uintptr_t next = a + WSS_PAGE_SIZE, ss, se;
+		uint8_t *fl = wss_shadow_flags(a);
+		uint8_t f = fl ? __atomic_load_n(fl, __ATOMIC_ACQUIRE) : 0, sf;
+		int prot = fl ? f & WSS_PF_PROT : PROT_READ | PROT_WRITE;
+		if (!(f & WSS_PF_TRACKED) && wss_sparse_any() && (sf = wss_sparse_find(a, &ss, &se))) {
+			prot = sf & WSS_PF_PROT;
+			next = se < end ? se : end;
 		}
 		if (prot != run_prot) {
 			if (run_prot >= 0)
@@ -67,7 +72,10 @@ static void mp_disarm(uintptr_t start, uintptr_t end)
 			run = a;
 			run_prot = prot;
 		}
+		a = next;
 	}
+	if (run_prot >= 0)
+		wss_sys_mprotect((void *)run, end - run, run_prot);
 }
 
 /* Does the application's protection allow this access?  On x86 a writable
@@ -81,15 +89,16 @@ static bool access_allowed(int prot, bool write, bool exec)
 	return prot & (PROT_READ | PROT_WRITE);
 }
 
-/* mprotect [a, a+len) to the protection of the flags at fl, until the flags
- * are stable (see the race note above).  Returns 0 or a positive errno. */
-static int restore(uintptr_t a, size_t len, uint8_t *fl, uint8_t f)
+/* mprotect [a, a+len) to the protection of the flags of page (at fl), until
+ * the flags are stable (see the race note above).  Returns 0 or a positive
+ * errno. */
+static int restore(uintptr_t a, size_t len, uintptr_t page, uint8_t *fl, uint8_t f)
 {
 	for (;;) {
 		int r = wss_sys_mprotect((void *)a, len, f & WSS_PF_PROT);
 		if (r)
 			return -r;
-		uint8_t g = __atomic_load_n(fl, __ATOMIC_SEQ_CST);
+		uint8_t g = wss_flags_load(page, fl);
 		if ((g & WSS_PF_PROT) == (f & WSS_PF_PROT))
 			return 0;
 		f = g;
@@ -101,7 +110,7 @@ static int restore(uintptr_t a, size_t len, uint8_t *fl, uint8_t f)
 static bool same_as(uintptr_t a, uint8_t want)
 {
 	uint8_t *fl = wss_shadow_flags(a);
-	return fl && UNIFORM(__atomic_load_n(fl, __ATOMIC_ACQUIRE)) == want;
+	return fl && UNIFORM(wss_flags_load(a, fl)) == want;
 }
 
 /* Is the neighbouring page already open in this interval (so unprotecting
@@ -120,9 +129,9 @@ static bool neighbour_open(uintptr_t a, uint8_t want, uint32_t epoch)
 /* restore() over several pages re-reads only the faulting page's flags: if
  * the application changed another page of the range meanwhile, give every
  * page its own protection again.  Returns 0 or an errno. */
-static int restore_many(uintptr_t lo, uintptr_t hi, uint8_t *fl, uint8_t f)
+static int restore_many(uintptr_t lo, uintptr_t hi, uintptr_t page, uint8_t *fl, uint8_t f)
 {
-	int r = restore(lo, hi - lo, fl, f);
+	int r = restore(lo, hi - lo, page, fl, f);
 	if (r)
 		return r;
 	for (uintptr_t a = lo; a < hi; a += WSS_PAGE_SIZE)
@@ -143,8 +152,23 @@ static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
 	bool uniform = true;
 	for (uintptr_t a = b; a < b + bs && uniform; a += WSS_PAGE_SIZE)
 		uniform = same_as(a, want);
-	if (uniform && restore_many(b, b + bs, fl, f) == 0)
+	if (uniform && restore_many(b, b + bs, page, fl, f) == 0)
 		return 0;
+	/* A sparse range (a terabyte, its members alone armed): its entry is
+	 * the run, found at once.  If the program changed part of it
+	 * meanwhile, every page gets its own protection again, entry by
+	 * entry. */
+	uintptr_t ss, se;
+	if (!(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) && wss_sparse_find(page, &ss, &se)) {
+		int r = restore(ss, se - ss, page, fl, f);
+		if (r)
+			return r;
+		uintptr_t s2, e2;
+		uint8_t g = wss_sparse_find(page, &s2, &e2);
+		if (s2 != ss || e2 != se || UNIFORM(g) != want)
+			mp_disarm(ss, se);
+		return 0;
+	}
 	/* The whole run of equally protected tracked pages: giving all of it
 	 * back its protection merges VMAs, so it cannot need a new one. */
 	uintptr_t lo = page, hi = page + WSS_PAGE_SIZE;
@@ -152,7 +176,7 @@ static int open_coarse(uintptr_t page, uint8_t *fl, uint8_t f)
 		lo -= WSS_PAGE_SIZE;
 	while (hi < WSS_ADDR_LIMIT && same_as(hi, want))
 		hi += WSS_PAGE_SIZE;
-	return restore_many(lo, hi, fl, f);
+	return restore_many(lo, hi, page, fl, f);
 }
 
 static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
@@ -161,12 +185,12 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 	uint8_t *fl = wss_shadow_flags(page);
 	if (!fl)
 		return false;
-	uint8_t f = __atomic_load_n(fl, __ATOMIC_SEQ_CST);
+	uint8_t f = wss_flags_load(page, fl);
 	if (!(f & WSS_PF_TRACKED) || !access_allowed(f & WSS_PF_PROT, write, exec))
 		return false;
 
 	if (wss_engine_probe_page(page)) {
-		if (restore(page, WSS_PAGE_SIZE, fl, f))
+		if (restore(page, WSS_PAGE_SIZE, page, fl, f))
 			return false;
 		wss_engine_touched(page, fl, uc);
 		return true;
@@ -180,7 +204,7 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 	long delta = 2 - 2 * open;
 	int r = ENOMEM;
 	if (wss_engine_vma_charge(delta)) {
-		r = restore(page, WSS_PAGE_SIZE, fl, f);
+		r = restore(page, WSS_PAGE_SIZE, page, fl, f);
 		if (r)
 			wss_engine_vma_charge(-delta);
 	}

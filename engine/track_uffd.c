@@ -118,6 +118,30 @@ static int uffd_attach(uintptr_t start, uintptr_t end, bool arm)
 	return r < 0 ? (int)-r : 0;
 }
 
+/* A sparse range: registered (a flag on its VMAs, no page-table work),
+ * not write-protected: with WP_UNPOPULATED that would put a marker in a
+ * page table for every page of it, a terabyte's page tables.  Its members
+ * are write-protected one by one (uffd_watch).  A page never protected
+ * reports as written once the program writes it; only members are
+ * harvested, and each was protected before it was first harvested. */
+static int uffd_attach_sparse(uintptr_t start, uintptr_t end)
+{
+	if (!ours())
+		return 0;
+	struct uffdio_register reg = {.range = {start, end - start}, .mode = UFFDIO_REGISTER_MODE_WP};
+	long r = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
+	return r < 0 ? (int)-r : 0;
+}
+
+static int uffd_watch(uintptr_t start, uintptr_t end)
+{
+	if (!ours())
+		return 0;
+	struct uffdio_writeprotect wp = {.range = {start, end - start}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	long r = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+	return r < 0 ? (int)-r : 0;
+}
+
 /* The harvest re-protects: nothing to do at the tick itself. */
 static int uffd_arm(uintptr_t start, uintptr_t end)
 {
@@ -248,6 +272,8 @@ const wss_backend_t wss_backend_uffd_wp = {
 	.needs_pins = false,
 	.probe = uffd_probe,
 	.attach = uffd_attach,
+	.attach_sparse = uffd_attach_sparse,
+	.watch = uffd_watch,
 	.arm = uffd_arm,
 	.disarm = uffd_disarm,
 	.detach = uffd_detach,

@@ -49,7 +49,7 @@ void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page))
 		return;
 	wss_page_t *p = wss_shadow_page(page);
 	uint8_t *fl = wss_shadow_flags(page);
-	if (!p || !fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED) ||
+	if (!p || !fl || !(wss_flags_load(page, fl) & WSS_PF_TRACKED) ||
 	    (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_ACQUIRE) != win - 1)
 		return;
 	int tid = wss_sys_gettid();
@@ -92,7 +92,7 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 	wss_record_arg_t *r = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
-		if (!fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+		if (!fl || !(wss_flags_load(a, fl) & WSS_PF_TRACKED))
 			continue;
 		if (r->level && !wss_sampling_member(a, r->level))
 			continue; /* outside the sample: its bit is stale */
@@ -157,7 +157,7 @@ uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, u
 			continue;
 		size_t j = wss_regions_lower_bound(&E.regions, v[i]);
 		if (j < E.regions.n && E.regions.v[j].start <= v[i]) {
-			E.backend->observe(E.regions.v[j].start, E.regions.v[j].end);
+			wss_registry_observe(E.regions.v[j].start, E.regions.v[j].end);
 			bad++;
 		}
 	}

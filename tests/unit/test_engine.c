@@ -28,6 +28,9 @@ static int attaches, detaches;   /* calls seen */
 static int arms;                 /* arm calls since the last reset */
 static int arm_calls[NP];        /* ... per page */
 static int harvests;             /* harvest calls since the last reset (fake_hy) */
+static uintptr_t sp_s, sp_e;     /* a sparse range under test */
+static int sp_arms;              /* arm calls inside it */
+static uintptr_t sp_armed[4096]; /* ... their pages, the first 4096 */
 static bool written[NP];         /* fake_hy: written since its last harvest */
 
 static int page_of(uintptr_t a) { return (int)((a - base) / PG); }
@@ -44,6 +47,11 @@ static int fake_attach(uintptr_t s, uintptr_t e, bool arm) { attaches++; set_arm
 static int fake_arm(uintptr_t s, uintptr_t e)
 {
 	arms++;
+	if (s >= sp_s && e <= sp_e && sp_s < sp_e) {
+		if (sp_arms < 4096)
+			sp_armed[sp_arms] = s;
+		sp_arms++;
+	}
 	for (uintptr_t a = s; a < e; a += PG)
 		if (a >= base && a < base + NP * PG)
 			arm_calls[page_of(a)]++;
@@ -180,6 +188,54 @@ static void locked_untrack(int from, int n)
 	wss_engine_lock(&ls);
 	wss_engine_untrack_locked(base + (uintptr_t)from * PG, (size_t)n * PG);
 	wss_engine_unlock(&ls);
+}
+
+static void locked_track_at(uintptr_t a, size_t len)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_track_locked(a, len, PROT_READ | PROT_WRITE, WSS_KIND_ANON);
+	wss_engine_unlock(&ls);
+}
+
+static void locked_untrack_at(uintptr_t a, size_t len)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_engine_untrack_locked(a, len);
+	wss_engine_unlock(&ls);
+}
+
+/* A "Name:   N kB" line of /proc/self/status, in KiB. */
+static long status_kb(const char *name)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	size_t n = strlen(name);
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, name, n) && line[n] == ':')
+			v = atol(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The raw count of the last sample ("sampled":{...,"data":x), -1 if none. */
+static long last_sampled_x(void)
+{
+	FILE *f = fopen(profile, "r");
+	char line[8192];
+	long v = -1;
+	while (f && fgets(line, sizeof line, f)) {
+		const char *p;
+		if (strstr(line, "\"type\":\"sample\"") && (p = strstr(line, "\"sampled\":{")) &&
+		    (p = strstr(p, "\"data\":")))
+			v = atol(p + 7);
+	}
+	if (f)
+		fclose(f);
+	return v;
 }
 
 static int count_armed_from(int from)
@@ -408,6 +464,102 @@ int main(void)
 	touch(m4);
 	int n4 = (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 2);
 	is_int(tick(), (12 + n4 / 2) / n4, "and its next touch counts");
+	/* ---- a sparse range: 256 GiB, registered in O(1), members only ---- */
+	{
+		size_t span = 256ULL << 30;
+		void *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED)
+			bail("mmap of 256 GiB of address space");
+		sp_s = (uintptr_t)r;
+		sp_e = sp_s + span;
+		long budget = E.vma_budget;
+		E.vma_budget = 2048; /* room for 1024 members: level 17 at 2^26 pages */
+		long rss0 = status_kb("VmRSS"), pte0 = status_kb("VmPTE");
+		sp_arms = 0;
+		locked_track_at(sp_s, span);
+		uint32_t L = E.level;
+		uint64_t nm = wss_sampling_count(sp_s, sp_e, L);
+		ok(wss_sparse_any() && E.regions.n == 2, "a 256 GiB mapping is tracked, as a sparse range");
+		is_int(L, 17, "the level rose at once to where its members fit the VMA budget");
+		is_int(sp_arms, (long)nm, "one arm call per member (%llu), none for the other pages", (unsigned long long)nm);
+		bool members_only = true;
+		for (int i = 0; i < sp_arms && i < 4096; i++)
+			members_only = members_only && wss_sampling_member(sp_armed[i], L);
+		ok(members_only, "and each of them a member");
+		int flags0 = 0, state0 = 0, seen = 0, prot_rw = 0;
+		for (uint64_t i = 0; i < 20000; i++) {
+			uintptr_t a = sp_s + ((i * 0x9e3779b97f4a7c15ULL) % (span >> WSS_PAGE_SHIFT)) * PG;
+			if (wss_sampling_member(a, L))
+				continue;
+			seen++;
+			flags0 += *wss_shadow_flags(a) == 0;
+			state0 += wss_shadow_page(a)->cur == 0 && wss_shadow_page(a)->prev == 0;
+			int prot = 0;
+			prot_rw += wss_engine_tracked_page(a, &prot) && prot == (PROT_READ | PROT_WRITE);
+		}
+		ok(flags0 == seen && state0 == seen, "non-members: no flags, no history written (%d pages looked at)", seen);
+		is_int(prot_rw, seen, "yet each is tracked, with its protection, through the range's entry");
+		long drss = status_kb("VmRSS") - rss0, dpte = status_kb("VmPTE") - pte0;
+		diag("registering 256 GiB: VmRSS %+ld KiB, VmPTE %+ld KiB", drss, dpte);
+		ok(drss < 16384 && dpte < 16384, "and the registration cost under 16 MiB of memory and page tables");
+
+		/* Touch 10 members (what the fault path does), one of them in
+		 * [128, 192) GiB, unmapped below. */
+		uintptr_t tm[10];
+		int nt = 0, mid = -1;
+		for (int i = 0; i < sp_arms && i < 4096 && nt < 10; i++)
+			if (nt < 9 || (sp_armed[i] >= sp_s + (128ULL << 30) && sp_armed[i] < sp_s + (192ULL << 30))) {
+				if (sp_armed[i] >= sp_s + (128ULL << 30) && sp_armed[i] < sp_s + (192ULL << 30))
+					mid = nt;
+				tm[nt++] = sp_armed[i];
+			}
+		if (nt < 10 || mid < 0)
+			bail("fewer than 10 members, or none in [128, 192) GiB");
+		for (int i = 0; i < nt; i++)
+			wss_engine_touched(tm[i], wss_shadow_flags(tm[i]), NULL);
+		uint64_t tracked = 12 + (span >> WSS_PAGE_SHIFT);
+		uint64_t members = nm + wss_sampling_count(base + 4 * PG, base + NP * PG, L);
+		long est = (long)wss_estimate_pages(tracked, members, 10).est;
+		sp_arms = 0;
+		is_int(tick(), est, "10 members touched: the count is scaled to the %llu tracked pages",
+		       (unsigned long long)tracked);
+		is_int(last_sampled_x(), 10, "from 10 members counted");
+		is_int(sp_arms, 10, "the tick armed the 10 touched members again, and no other");
+		sp_arms = 0;
+		is_int(tick(), 0, "nothing touched: nothing counted");
+		is_int(sp_arms, 0, "and nothing armed");
+
+		/* The program's mprotect and munmap of parts of it. */
+		{
+			wss_lockstate_t ls;
+			wss_engine_lock(&ls);
+			wss_engine_protect_locked(sp_s + (64ULL << 30), 64ULL << 30, PROT_READ);
+			wss_engine_unlock(&ls);
+		}
+		int prot = 0;
+		ok(wss_engine_tracked_page(sp_s + (100ULL << 30), &prot) && prot == PROT_READ,
+		   "mprotect of [64, 128) GiB: a page there has the new protection");
+		ok(wss_engine_tracked_page(sp_s + (10ULL << 30), &prot) && prot == (PROT_READ | PROT_WRITE) &&
+		   wss_engine_tracked_page(sp_s + (200ULL << 30), &prot) && prot == (PROT_READ | PROT_WRITE),
+		   "pages on both sides keep theirs");
+		wss_engine_touched(tm[mid], wss_shadow_flags(tm[mid]), NULL);
+		locked_untrack_at(sp_s + (128ULL << 30), 64ULL << 30);
+		ok(!wss_engine_tracked_page(sp_s + (150ULL << 30), NULL) && wss_engine_tracked_page(sp_s + (127ULL << 30), NULL) &&
+		   wss_engine_tracked_page(sp_s + (192ULL << 30), NULL), "munmap of [128, 192) GiB: untracked there only");
+		ok(wss_shadow_page(tm[mid])->cur == 0 && wss_shadow_page(tm[mid])->prev == 0,
+		   "and the history of its member touched in this interval is forgotten");
+		is_int(E.regions.n, 3, "the registry has the two pieces and the dense range");
+		locked_untrack_at(sp_s, span);
+		ok(!wss_sparse_any() && E.regions.n == 1, "unmapped whole: no sparse range left");
+		E.set.mode = WSS_TRACK_EXACT;
+		uint64_t huge = E.huge_n;
+		locked_track_at(sp_s, span);
+		ok(E.huge_n == huge + 1 && !wss_sparse_any() && E.regions.n == 1,
+		   "exact mode: a mapping over 64 GiB is left out and counted, as before");
+		E.vma_budget = budget;
+		sp_s = sp_e = 0;
+		munmap(r, span);
+	}
 	E.set.mode = WSS_TRACK_EXACT;
 	E.set.sample_level = 0;
 	tick();
