@@ -12,20 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* A "Name:   N kB" line of /proc/self/status, in KiB (0: none). */
-static unsigned long status_kb(const char *name)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long v = 0;
-	size_t n = strlen(name);
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, name, n) && line[n] == ':')
-			v = strtoul(line + n + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return v;
-}
+#include "tests/progs/progs.h"
 
 int main(int argc, char **argv)
 {
@@ -45,6 +32,6 @@ int main(int argc, char **argv)
 			for (size_t j = 0; j < run; j++)
 				sum += (uint8_t)p[off + j * 4096 + (size_t)(i % 4096)]++;
 	printf("reserve: %ld passes over %zu GiB, %zu pages each; VmHWM %lu kB, VmPTE %lu kB\n", passes, gib,
-	       len / stride * run, status_kb("VmHWM"), status_kb("VmPTE"));
+	       len / stride * run, progs_status_kb("VmHWM"), progs_status_kb("VmPTE"));
 	return (int)(sum & 0);
 }

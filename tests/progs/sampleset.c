@@ -16,16 +16,10 @@
 #include <sys/mman.h>
 
 #include "include/wss.h"
+#include "tests/progs/progs.h"
 
 #define PAGE 4096UL
 #define MAX_PHASES 256
-
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static uint64_t truth[MAX_PHASES][2];
 
@@ -52,19 +46,19 @@ int main(int argc, char **argv)
 	volatile uint64_t sink = 0;
 	wss_tick(); /* sample 1: start-up; phase i is sample i + 1 */
 	for (int i = 0; i < phases; i++) {
-		uint64_t h = mix(seed * 1000003 + (uint64_t)i);
+		uint64_t h = progs_mix(seed * 1000003 + (uint64_t)i);
 		uint64_t want = lo + h % (hi - lo + 1);
-		uint64_t wshare = mix(h) % 101; /* percent of the pages written */
+		uint64_t wshare = progs_mix(h) % 101; /* percent of the pages written */
 		/* Each page is in with probability want/pages: the size is near
 		 * want, and exactly what is counted. */
 		uint64_t cut = (uint64_t)((double)want / (double)pages * 18446744073709551615.0);
 		uint64_t n = 0, nw = 0;
 		for (uint64_t pg = 0; pg < pages; pg++) {
-			uint64_t r = mix(h ^ (pg * 0x9e3779b97f4a7c15ULL));
+			uint64_t r = progs_mix(h ^ (pg * 0x9e3779b97f4a7c15ULL));
 			if (r > cut)
 				continue;
 			n++;
-			if (mix(r) % 100 < wshare) {
+			if (progs_mix(r) % 100 < wshare) {
 				p[pg * PAGE] = 1;
 				nw++;
 			} else {

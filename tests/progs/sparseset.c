@@ -17,34 +17,13 @@
 #include <unistd.h>
 
 #include "include/wss.h"
+#include "tests/progs/progs.h"
 
 #define PAGE 4096UL
 #define MAX_PHASES 64
 #define BASE 0x200000000000UL
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t truth[MAX_PHASES][2];
-
-/* The value of a "Name:   N kB" line of /proc/self/status, 0 if none. */
-static unsigned long status_kb(const char *name)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long v = 0;
-	size_t n = strlen(name);
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, name, n) && line[n] == ':')
-			v = strtoul(line + n + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return v;
-}
 
 int main(int argc, char **argv)
 {
@@ -68,14 +47,14 @@ int main(int argc, char **argv)
 	volatile uint64_t sink = 0;
 	wss_tick(); /* sample 1: start-up; phase i is sample i + 2 */
 	for (int i = 0; i < phases; i++) {
-		uint64_t h = mix(seed * 1000003 + (uint64_t)i);
+		uint64_t h = progs_mix(seed * 1000003 + (uint64_t)i);
 		uint64_t n = lo + h % (hi - lo + 1);
-		uint64_t wshare = mix(h) % 101; /* percent of the pages written */
+		uint64_t wshare = progs_mix(h) % 101; /* percent of the pages written */
 		uint64_t stride = pages / n, nw = 0;
 		for (uint64_t j = 0; j < n; j++) {
-			uint64_t r = mix(h ^ (j * 0x9e3779b97f4a7c15ULL));
+			uint64_t r = progs_mix(h ^ (j * 0x9e3779b97f4a7c15ULL));
 			uint64_t pg = j * stride + r % stride;
-			if (mix(r) % 100 < wshare) {
+			if (progs_mix(r) % 100 < wshare) {
 				p[pg * PAGE] = 1;
 				nw++;
 			} else {
@@ -88,7 +67,7 @@ int main(int argc, char **argv)
 			pid_t c = fork();
 			if (c == 0) {
 				for (uint64_t j = 0; j < 64; j++)
-					p[(mix(j) % pages) * PAGE] = 2;
+					p[(progs_mix(j) % pages) * PAGE] = 2;
 				exit(0);
 			}
 			int st = 0;
@@ -102,6 +81,6 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < phases; i++)
 		printf("truth %d %llu %llu\n", i + 2, (unsigned long long)truth[i][0], (unsigned long long)truth[i][1]);
-	printf("status %lu %lu\n", status_kb("VmHWM"), status_kb("VmPTE"));
+	printf("status %lu %lu\n", progs_status_kb("VmHWM"), progs_status_kb("VmPTE"));
 	return (int)(sink & 0);
 }
