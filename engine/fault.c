@@ -130,31 +130,28 @@ void wss_fault_fork_child(void)
 	wss_fault_list_stale();
 }
 
-uint32_t wss_engine_opening(void)
+/* Join count[e & 1] for the current epoch e and return e: read the epoch,
+ * count in, read it again, and retry if the tick moved it in between (the
+ * protocol at the top of this file; the tick moves the epoch, then waits
+ * for count[k & 1]).  AS-safe, lock-free. */
+static inline uint32_t epoch_join(uint32_t count[2])
 {
 	for (;;) {
-		uint32_t o = __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST);
-		__atomic_add_fetch(&E.opening[o & 1], 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) == o)
-			return o;
-		__atomic_sub_fetch(&E.opening[o & 1], 1, __ATOMIC_SEQ_CST);
+		uint32_t e = __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&count[e & 1], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) == e)
+			return e;
+		__atomic_sub_fetch(&count[e & 1], 1, __ATOMIC_SEQ_CST);
 	}
 }
+
+uint32_t wss_engine_opening(void) { return epoch_join(E.opening); }
 
 void wss_engine_open_end(uint32_t ticket) { __atomic_sub_fetch(&E.opening[ticket & 1], 1, __ATOMIC_SEQ_CST); }
 
 __thread bool wss_fault_engine_thread __attribute__((tls_model("initial-exec")));
 
-uint32_t wss_fault_enter(void)
-{
-	for (;;) {
-		uint32_t e = __atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST);
-		__atomic_add_fetch(&E.inflight[e & 1], 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&E.epoch, __ATOMIC_SEQ_CST) == e)
-			return e;
-		__atomic_sub_fetch(&E.inflight[e & 1], 1, __ATOMIC_SEQ_CST);
-	}
-}
+uint32_t wss_fault_enter(void) { return epoch_join(E.inflight); }
 
 void wss_fault_exit(uint32_t e) { __atomic_sub_fetch(&E.inflight[e & 1], 1, __ATOMIC_RELEASE); }
 

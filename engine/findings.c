@@ -55,18 +55,6 @@ static void hot_page(uintptr_t a, void *arg)
 				      .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
 }
 
-static void hot_dense(uintptr_t s, uintptr_t e, void *arg)
-{
-	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
-		hot_page(a, arg);
-}
-
-/* A sparse piece: only the members of its finest level were ever counted. */
-static void hot_sparse(wss_sparse_part_t *p, void *arg)
-{
-	if (p->fine != WSS_SPARSE_NONE)
-		wss_sampling_members(p->s, p->e, p->fine, hot_page, arg);
-}
 
 wss_profile_hot_t *wss_findings_hot(int *nhot)
 {
@@ -80,7 +68,7 @@ wss_profile_hot_t *wss_findings_hot(int *nhot)
 	hot_t h = {v, 0, want, 0};
 	for (size_t i = 0; i < E.regions.n; i++) {
 		h.kind = E.regions.v[i].kind;
-		wss_sparse_walk(E.regions.v[i].start, E.regions.v[i].end, hot_dense, hot_sparse, &h);
+		wss_sampling_state_pages(E.regions.v[i].start, E.regions.v[i].end, hot_page, &h);
 	}
 	uint32_t n = h.n;
 	static char maps[256][PATH_MAX + 16];

@@ -54,25 +54,13 @@ static void reset_page(uintptr_t a, void *arg)
 		*rv = 0;
 }
 
-static void reset_dense(uintptr_t s, uintptr_t e, void *arg)
-{
-	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
-		reset_page(a, arg);
-}
-
-/* A sparse piece: the members of its finest level hold all its state. */
-static void reset_sparse(wss_sparse_part_t *p, void *arg)
-{
-	if (p->fine != WSS_SPARSE_NONE)
-		wss_sampling_members(p->s, p->e, p->fine, reset_page, arg);
-}
 
 static void child_start_locked(void)
 {
 	/* Pending: handlers and pins record nothing, so these stores race
 	 * with no recorder. */
 	for (size_t i = 0; i < E.regions.n; i++)
-		wss_sparse_walk(E.regions.v[i].start, E.regions.v[i].end, reset_dense, reset_sparse, NULL);
+		wss_sampling_state_pages(E.regions.v[i].start, E.regions.v[i].end, reset_page, NULL);
 	/* The child's backend observes none of the parent's members. */
 	wss_sparse_fork_child();
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;

@@ -267,6 +267,10 @@ uint64_t wss_sampling_arm_listed(const uintptr_t *v, uint32_t n, uint32_t level)
 /* Is the page a tracked member of level that the tick may arm (not the
  * probe)?  Engine lock held. */
 bool wss_sampling_armable(uintptr_t page, uint32_t level);
+/* fn on every page of [s, e) that may hold per-page state: each page
+ * outside sparse ranges, the members of each sparse piece's finest level
+ * inside them.  Engine lock held. */
+void wss_sampling_state_pages(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t page, void *arg), void *arg);
 /* Attach a newly tracked range and arm what the level in force asks.
  * Engine lock held. */
 void wss_sampling_attach(uintptr_t s, uintptr_t e);

@@ -498,6 +498,32 @@ uint64_t wss_sampling_arm_listed(const uintptr_t *v, uint32_t n, uint32_t level)
 	return err;
 }
 
+typedef struct state_walk {
+	void (*fn)(uintptr_t page, void *arg);
+	void *arg;
+} state_walk_t;
+
+static void state_dense(uintptr_t s, uintptr_t e, void *arg)
+{
+	state_walk_t *w = arg;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
+		w->fn(a, w->arg);
+}
+
+/* A sparse piece: the members of its finest level hold all its state. */
+static void state_sparse(wss_sparse_part_t *p, void *arg)
+{
+	state_walk_t *w = arg;
+	if (p->fine != WSS_SPARSE_NONE)
+		wss_sampling_members(p->s, p->e, p->fine, w->fn, w->arg);
+}
+
+void wss_sampling_state_pages(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t page, void *arg), void *arg)
+{
+	state_walk_t w = {fn, arg};
+	wss_sparse_walk(s, e, state_dense, state_sparse, &w);
+}
+
 void wss_sampling_attach(uintptr_t s, uintptr_t e)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
