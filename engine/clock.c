@@ -95,6 +95,18 @@ bool wss_engine_last_thread(void)
 	return zombie && n == 2 + ours;
 }
 
+/* Engine thread, woken by a burst of first touches (sampling.c). */
+static void burst_now(void)
+{
+	if (!__atomic_load_n(&E.burst_hit, __ATOMIC_ACQUIRE))
+		return;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
+		wss_sampling_burst();
+	wss_engine_unlock(&ls);
+}
+
 /* Engine thread, at most every 100 ms: end the process as the program's
  * last thread would have, when it has no thread left.  exit runs the
  * program's exit handlers here, with its signal mask (less the synchronous
@@ -143,6 +155,14 @@ static void *engine_main(void *arg)
 			return NULL;
 		wss_loader_around(wss_fork_child_start);
 	}
+	{
+		/* The cost of a touch, before the first interval's touches. */
+		wss_lockstate_t ls;
+		wss_engine_lock(&ls);
+		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+			wss_sampling_probe_now();
+		wss_engine_unlock(&ls);
+	}
 	if (E.set.time_base == WSS_ENGINE_CPU) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		uint64_t next = interval;
@@ -161,6 +181,7 @@ static void *engine_main(void *arg)
 			if (nap > 50000000)
 				nap = 50000000;
 			wait_until(wss_clock_ns(CLOCK_MONOTONIC) + nap);
+			burst_now();
 			engine_check_alone();
 		}
 		return NULL;
@@ -172,6 +193,7 @@ static void *engine_main(void *arg)
 		wait_until(next < E.next_alone_ns ? next : E.next_alone_ns);
 		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
 			break;
+		burst_now();
 		engine_check_alone();
 		uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
 		if (now < next)

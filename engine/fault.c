@@ -44,6 +44,8 @@
 #include "config.h"
 #include "engine/internal.h"
 
+#include <linux/futex.h>
+
 #include <errno.h>
 #include <ucontext.h>
 
@@ -194,6 +196,13 @@ static void touched(uintptr_t page, uint8_t *fl, const void *uc, int64_t ticket)
 	 * is what the handler opened. */
 	if (first)
 		wss_fault_list_add(page, e);
+	/* auto's bound inside an interval (sampling.c): the first touch that
+	 * reaches the cap wakes the engine thread, once an interval. */
+	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
+	if (first && cap && __atomic_add_fetch(&E.burst, 1, __ATOMIC_RELAXED) == cap) {
+		__atomic_store_n(&E.burst_hit, 1, __ATOMIC_RELEASE);
+		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 	int site = -1;
 	bool fresh = false;
 	/* A touch by the stack unwinder inside our handler (sites.c) or by

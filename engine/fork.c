@@ -31,7 +31,7 @@ static void child_unmeasured(void)
 {
 	wss_out_close_err();
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		wss_lifecycle_deactivate_locked();
+		wss_lifecycle_deactivate_locked(false);
 	E.finished = true;
 	wss_lock_child_release(&fork_ls);
 }
@@ -76,7 +76,7 @@ static void child_start_locked(void)
 		if (E.backend->reopen(why, sizeof why)) {
 			wss_log("cannot measure a forked child: ", why, NULL);
 			__atomic_store_n(&E.pending, false, __ATOMIC_SEQ_CST);
-			wss_lifecycle_deactivate_locked();
+			wss_lifecycle_deactivate_locked(false);
 			E.finished = true;
 			return;
 		}

@@ -93,7 +93,8 @@ typedef struct wss_engine {
 	uint64_t sum_lo[3], sum_hi[3];
 	wss_estimate_t peak_est[3];
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
-	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages first counted, by top member level */
+	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages first counted in a sampled window, by top member level */
+	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* ... in an exact window */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
 	uint64_t tick_cost_ns;    /* what the last tick took */
@@ -103,6 +104,10 @@ typedef struct wss_engine {
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
 	uint32_t calm;            /* ticks in a row well under the budget */
+	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
+	uint32_t burst_cap;       /* atomic: ... at which a handler wakes the engine thread (0: never) */
+	int burst_hit;            /* atomic: a handler reached the cap */
+	uint64_t burst_excess;    /* touches of bursts the tick's decision leaves out */
 	bool vma_short;           /* exact tracking needed coarse blocks: auto samples from then on */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
 	uint64_t probe_at_ns;     /* the last probe */
@@ -281,6 +286,12 @@ void wss_sampling_fork_child(void);
  * becomes one whose members fit the VMA budget with it, at once (mid
  * interval: sampling.c says why that is sound).  Engine lock held. */
 void wss_sampling_make_room(uint64_t pages);
+/* On the engine thread, woken by a burst of first touches (fault.c): the
+ * level in force becomes coarser at once (sampling.c).  Engine lock held. */
+void wss_sampling_burst(void);
+/* On the engine thread as it starts: the cost of a touch measured now,
+ * for the first interval's burst cap.  Engine lock held. */
+void wss_sampling_probe_now(void);
 /* Attach a newly tracked sparse range (engine/sparse.h), already in the
  * registry and the table: its members of the level in force set up and
  * armed, nothing else.  Engine lock held. */
@@ -357,9 +368,10 @@ void wss_session_note(const char *profile, const char *reason);
 void wss_session_describe(wss_fmt_t *f);
 
 /* lifecycle.c */
-/* Stop measuring: every tracked page back to its own protection.  Engine
- * lock held. */
-void wss_lifecycle_deactivate_locked(void);
+/* Stop measuring: every tracked page back to its own protection; unless
+ * ending (the process ends now), the backend detached too.  Engine lock
+ * held. */
+void wss_lifecycle_deactivate_locked(bool ending);
 /* The backend table, in auto's order of preference after the runtime
  * rule; NULL-terminated. */
 extern const wss_backend_t *const wss_backends[];

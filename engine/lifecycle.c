@@ -196,13 +196,18 @@ bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_AC
  * The registry and the flags stay exact (the hooks keep them up to date), so
  * a thread that faulted on an armed page just before this still finds the
  * page ours and simply reopens it, instead of being sent to the
- * application's handler. */
-void wss_lifecycle_deactivate_locked(void)
+ * application's handler.  A process ending (exit, _exit) keeps its
+ * userfaultfd registrations: a write-protect marker left in place is
+ * resolved by the kernel at the page's next write (async mode: no thread
+ * waits, nothing is delivered), and the kernel drops them all with the
+ * address space, where unregistering clears every page's marker first (a
+ * walk of every page table entry: 2-3 % of a short random walk's run). */
+void wss_lifecycle_deactivate_locked(bool ending)
 {
 	__atomic_store_n(&E.measuring, false, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < E.regions.n; i++) {
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
-		if (E.backend->detach)
+		if (E.backend->detach && !ending)
 			E.backend->detach(E.regions.v[i].start, E.regions.v[i].end);
 	}
 }
@@ -274,7 +279,7 @@ static void finish(enum finish_how how)
 		 * (an exec'd program writes its own profile), and says why in
 		 * the leader's. */
 		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
-		wss_lifecycle_deactivate_locked();
+		wss_lifecycle_deactivate_locked(how != FINISH_EXEC);
 		wss_engine_unlock(&ls);
 		wss_session_note(NULL, how == FINISH_EXEC ? "exec before its first sample" : "exit before its first sample");
 		wss_out_close_err();
@@ -290,7 +295,7 @@ static void finish(enum finish_how how)
 	if (hot)
 		wss_sys_free(hot, E.set.hot_pages * sizeof *hot);
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		wss_lifecycle_deactivate_locked();
+		wss_lifecycle_deactivate_locked(how != FINISH_EXEC);
 	wss_out_close();
 	wss_engine_unlock(&ls);
 

@@ -22,7 +22,7 @@ static void profile_cut(int err)
 	E.cut_at = E.samples_out + 1;
 	wss_sys2(SYS_ftruncate, E.fd, E.written); /* fails on what is no regular file: nothing to undo there */
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-		wss_lifecycle_deactivate_locked();
+		wss_lifecycle_deactivate_locked(false);
 }
 
 void wss_out_write(void)
@@ -160,19 +160,34 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	};
 	if (!E.level_max)
 		return;
-	/* Sampled: the totals count the pages that were members at every
-	 * level of the run (pages first counted with a top level at or
-	 * above the coarsest), scaled like a sample of that level. */
-	sum->rate_max = 1ULL << E.level_max;
+	/* Sampled: the totals are the pages first counted in exact windows
+	 * (every one seen), plus an estimate of the others: of the pages not
+	 * among those, the ones that were members at every level of the run
+	 * (the coarsest, L) form a sample at 1/2^L, and those of them first
+	 * counted in a sampled window are its touched pages, scaled to the
+	 * pages not among the exact ones (of the most tracked at once). */
+	uint32_t L = E.level_max;
+	sum->rate_max = 1ULL << L;
 	wss_profile_stat_t *st[3] = {&sum->data, &sum->write, &sum->read};
 	for (int s = 0; s < 3; s++) {
-		uint64_t x = 0;
-		for (uint32_t l = E.level_max; l <= WSS_SAMPLE_LEVEL_MAX; l++)
-			x += E.total_hist[s][l];
-		uint64_t n = E.tracked_max, k = n >> E.level_max;
-		if (n < x << E.level_max)
-			n = x << E.level_max, k = x; /* more was touched than is tracked now */
+		uint64_t x = 0, xe = 0, xe_members = 0;
+		for (uint32_t l = 0; l <= WSS_SAMPLE_LEVEL_MAX; l++) {
+			xe += E.total_exact[s][l];
+			if (l >= L) {
+				x += E.total_hist[s][l];
+				xe_members += E.total_exact[s][l];
+			}
+		}
+		uint64_t n = E.tracked_max > xe ? E.tracked_max - xe : 0;
+		uint64_t k = (E.tracked_max >> L) > xe_members ? (E.tracked_max >> L) - xe_members : 0;
+		if (n < x << L)
+			n = x << L, k = x; /* more was touched than is tracked now */
+		if (k < x)
+			k = x;
 		wss_estimate_t t = wss_estimate_pages(n, k ? k : 1, x);
+		t.est += xe;
+		t.lo += xe;
+		t.hi += xe;
 		st[s]->total = t.est;
 		st[s]->total_ci = (wss_profile_ci_t){t.lo, t.hi};
 		st[s]->sum_lo = E.sum_lo[s];

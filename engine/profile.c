@@ -330,18 +330,26 @@ static void mib(wss_fmt_t *f, uint64_t tenths_of_pages, long page_size)
 	wss_fmt_fixed(f, (bytes10 + (1 << 20) / 2) >> 20, 1);
 }
 
-/* The larger half of an interval around est, in percent of est, with one
- * decimal ("0" for an estimate of 0 with an empty interval). */
-static void half_width_pct(wss_fmt_t *f, uint64_t est, wss_profile_ci_t ci)
+/* The larger half of an interval around est. */
+static uint64_t half_width(uint64_t est, wss_profile_ci_t ci)
 {
 	uint64_t h = est > ci.lo ? est - ci.lo : 0;
-	if (ci.hi > est && ci.hi - est > h)
-		h = ci.hi - est;
-	if (!est) {
-		wss_fmt_str(f, h ? "?" : "0");
-		return;
-	}
-	wss_fmt_fixed(f, (h * 1000 + est / 2) / est, 1);
+	return ci.hi > est && ci.hi - est > h ? ci.hi - est : h;
+}
+
+/* ... in percent of est, with one decimal. */
+static void half_width_pct(wss_fmt_t *f, uint64_t est, wss_profile_ci_t ci)
+{
+	wss_fmt_fixed(f, est ? (half_width(est, ci) * 1000 + est / 2) / est : 0, 1);
+}
+
+static void interval(wss_fmt_t *f, wss_profile_ci_t ci)
+{
+	wss_fmt_ch(f, '[');
+	wss_fmt_u64(f, ci.lo);
+	wss_fmt_str(f, ", ");
+	wss_fmt_u64(f, ci.hi);
+	wss_fmt_ch(f, ']');
 }
 
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name)
@@ -358,13 +366,25 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 	wss_fmt_str(f, " pages");
 	if (s->rate_max > 1 && s->samples) {
 		wss_profile_ci_t avg = {st->sum_lo / s->samples, (st->sum_hi + s->samples - 1) / s->samples};
-		wss_fmt_str(f, " \u00b1 ");
-		half_width_pct(f, (st->sum + s->samples / 2) / s->samples, avg);
-		wss_fmt_ch(f, '/');
-		half_width_pct(f, st->peak, st->peak_ci);
-		wss_fmt_ch(f, '/');
-		half_width_pct(f, st->total, st->total_ci);
-		wss_fmt_str(f, " %");
+		uint64_t avg_est = (st->sum + s->samples / 2) / s->samples;
+		/* An estimate of 0 with room above it has no relative error:
+		 * then the three intervals themselves, in pages. */
+		if ((!avg_est && avg.hi) || (!st->peak && st->peak_ci.hi) || (!st->total && st->total_ci.hi)) {
+			wss_fmt_str(f, ", 95 % intervals ");
+			interval(f, avg);
+			wss_fmt_ch(f, '/');
+			interval(f, st->peak_ci);
+			wss_fmt_ch(f, '/');
+			interval(f, st->total_ci);
+		} else {
+			wss_fmt_str(f, " \u00b1 ");
+			half_width_pct(f, avg_est, avg);
+			wss_fmt_ch(f, '/');
+			half_width_pct(f, st->peak, st->peak_ci);
+			wss_fmt_ch(f, '/');
+			half_width_pct(f, st->total, st->total_ci);
+			wss_fmt_str(f, " %");
+		}
 	}
 	wss_fmt_str(f, " (");
 	mib(f, a, s->page_size);

@@ -38,7 +38,6 @@
  * whole round trip of a first touch on this machine, now. */
 #define PROBE_EVERY_NS 50000000ULL
 #define MIN_MEMBERS 64
-#define AUTO_FIRST_LEVEL 4
 #define CALM_TICKS 2
 
 /* The touched lists (fault.c), at the first sampled level: as long as a
@@ -58,15 +57,12 @@ void wss_sampling_init(void)
 	if (wss_sys3(SYS_getrandom, &entropy, sizeof entropy, 0) != (long)sizeof entropy)
 		entropy = wss_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)wss_sys_getpid() << 32);
 	E.seed = E.set.test.sampling_seed ? E.set.test.sampling_seed : wss_sample_seed(entropy);
-	/* The first interval's level, before anything was measured: sampled
-	 * at 1/16 under auto (a short program would otherwise pay exact
-	 * tracking's whole cost for an interval; the budget takes it to exact
-	 * within two intervals when that fits), 1/64 under sampled. */
+	/* The first interval's level, before anything was measured: exact
+	 * under auto (a burst of touches raises it at once when exactness
+	 * would not fit: wss_sampling_burst), 1/64 under sampled. */
 	uint32_t l = 0;
 	if (E.set.mode == WSS_TRACK_SAMPLED)
 		l = E.set.sample_level ? E.set.sample_level : 6;
-	else if (E.set.mode == WSS_TRACK_AUTO)
-		l = AUTO_FIRST_LEVEL;
 	E.level = l;
 	E.level_max = l;
 	E.level_used[l] = 1;
@@ -100,6 +96,8 @@ void wss_sampling_init(void)
 	E.probe = a;
 }
 
+static void burst_cap(void);
+
 static void probe_written(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)s;
@@ -120,15 +118,29 @@ static void probe(uint64_t now)
 		return;
 	E.probe_at_ns = now;
 	uintptr_t a = E.probe;
-	if (E.backend->harvest && E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
-		return; /* not observed any more (a forked child): no figure */
-	if (E.backend->arm(a, a + WSS_PAGE_SIZE))
-		return;
-	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
-	*(volatile char *)a = 1;
-	uint64_t t = wss_clock_ns(CLOCK_MONOTONIC) - t0;
-	/* A smoothed figure: one probe may be preempted on a busy machine. */
+	/* The least of three touches: a touch can only be made slower by
+	 * what is not ours (the thread preempted on a busy machine, an
+	 * interrupt), and the budget weighs our cost, not the machine's
+	 * load; then smoothed over probes. */
+	uint64_t t = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		if (E.backend->harvest && E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
+			return; /* not observed any more (a forked child): no figure */
+		if (E.backend->arm(a, a + WSS_PAGE_SIZE))
+			return;
+		uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
+		*(volatile char *)a = 1;
+		uint64_t d = wss_clock_ns(CLOCK_MONOTONIC) - t0;
+		if (d < t)
+			t = d;
+	}
 	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
+}
+
+void wss_sampling_probe_now(void)
+{
+	probe(wss_clock_ns(CLOCK_MONOTONIC));
+	burst_cap();
 }
 
 uint32_t wss_sampling_window_level(uint32_t k, uint32_t w)
@@ -172,6 +184,10 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	uint64_t cpu_d = cpu - E.cpu_prev_ns;
 	E.cpu_prev_ns = cpu;
 	probe(now);
+	/* A burst's touches counted as what they would have cost at the
+	 * level it raised to (wss_sampling_burst). */
+	faults = faults > E.burst_excess ? faults - E.burst_excess : 0;
+	E.burst_excess = 0;
 	uint64_t fcost = faults * E.fault_cost_ns;
 	uint64_t cost = fcost + E.tick_cost_ns;
 	/* The program's time: its CPU time in the interval, less the tick's
@@ -241,6 +257,7 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 	E.level_used[level] = interval;
 	if (level > E.level_max)
 		E.level_max = level;
+	burst_cap();
 }
 
 void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg)
@@ -321,9 +338,10 @@ void wss_sampling_fork_child(void)
 		E.sum_lo[s] = E.sum_hi[s] = 0;
 		E.peak_est[s] = (wss_estimate_t){0, 0, 0};
 		for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
-			E.total_hist[s][i] = 0;
+			E.total_hist[s][i] = E.total_exact[s][i] = 0;
 	}
 	E.tracked_max = 0;
+	E.burst_excess = 0;
 	E.lower_bound = false;
 	E.prev_tick_at = 0;
 	E.tick_cost_ns = 0;
@@ -432,14 +450,9 @@ void wss_sampling_sparse_setup(uint32_t level)
  * still holds every member of the coarser level opened in k, and the next
  * tick may take it (from exact, the lists are new, hence stale: one walk of
  * every member). */
-void wss_sampling_make_room(uint64_t pages)
+static void raise_to(uint32_t f)
 {
 	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	/* The floor with the new range counted, pages and one more region;
-	 * a fixed rate finer than that gives way, as at a tick. */
-	uint32_t f = vma_floor_of(wss_regions_pages(&E.regions) + pages, E.regions.n + 1);
-	if (lk >= f)
-		return;
 	wss_arm_begin();
 	wss_sampling_set(f, E.epoch);
 	uint64_t armed = 0;
@@ -450,6 +463,65 @@ void wss_sampling_make_room(uint64_t pages)
 	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 	E.calm = 0;
 	wss_arm_end();
+}
+
+void wss_sampling_make_room(uint64_t pages)
+{
+	/* The floor with the new range counted, pages and one more region;
+	 * a fixed rate finer than that gives way, as at a tick. */
+	uint32_t f = vma_floor_of(wss_regions_pages(&E.regions) + pages, E.regions.n + 1);
+	if (__atomic_load_n(&E.level, __ATOMIC_RELAXED) < f)
+		raise_to(f);
+}
+
+/* auto's bound inside an interval.  The budget acts at ticks, on what the
+ * interval that ended cost; a program that maps 256 MiB and touches all of
+ * it at once would, in exact tracking, pay a first touch for each of its
+ * 65,536 pages (seconds on a virtual machine) before the next tick could
+ * react.  So the touches of an interval are counted as they come
+ * (fault.c: one relaxed add a first touch, a handful of cycles against
+ * the fault's microseconds), and the handler whose touch reaches the
+ * interval's cap wakes the engine thread, which raises the level at once
+ * (raise_to: sound mid-interval) to a sample of at most the cap's members
+ * of every range: the rest of the interval costs at most another cap.  The
+ * cap is four intervals' budget of touches (a burst, not the level the
+ * budget settles at, whose touches vary around one budget), never under
+ * BURST_MIN, so that a short program whose memory is a few MiB stays exact:
+ * auto starts exact, and samples from its first interval only what would
+ * not fit.  The tick then weighs the burst's touches as what they would
+ * have cost at the new level (wss_sampling_burst_excess).  Not under
+ * manual ticks (the program's intervals have no length to budget), nor at
+ * a fixed rate. */
+#define BURST_MIN 256
+
+static void burst_cap(void)
+{
+	uint32_t cap = 0;
+	if (E.set.mode == WSS_TRACK_AUTO && E.set.time_base != WSS_ENGINE_MANUAL && E.fault_cost_ns &&
+	    E.level < WSS_SAMPLE_LEVEL_MAX) {
+		uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+		uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / E.fault_cost_ns;
+		cap = c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
+	}
+	__atomic_store_n(&E.burst_cap, cap, __ATOMIC_RELAXED);
+}
+
+void wss_sampling_burst(void)
+{
+	if (!__atomic_exchange_n(&E.burst_hit, 0, __ATOMIC_ACQUIRE))
+		return;
+	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
+	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED), l = lk + 1;
+	if (!cap || lk >= WSS_SAMPLE_LEVEL_MAX)
+		return;
+	uint64_t tracked = wss_regions_pages(&E.regions);
+	while (l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) > cap)
+		l++;
+	/* The touches so far were at lk: at l they would have been fewer by
+	 * the ratio of the samples. */
+	uint64_t n = __atomic_load_n(&E.burst, __ATOMIC_RELAXED);
+	E.burst_excess += n - (n >> (l - lk));
+	raise_to(l);
 }
 
 void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e)

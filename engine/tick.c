@@ -33,7 +33,7 @@ static int64_t thread_cpu_ns(int tid)
 
 /* One sample's count over the pages of the window's sample. */
 typedef struct count {
-	uint32_t k, w, nt;
+	uint32_t k, w, nt, lw;
 	bool hot;
 	wss_profile_sets_t sets;
 	uint64_t pages, writes;
@@ -59,17 +59,20 @@ static void count_page(uintptr_t a, void *arg)
 			E.total_read++;
 		}
 	}
-	/* The run's totals by top member level: a page counts in the
-	 * sampled totals when it was a member at every level the run used. */
+	/* The run's totals by top member level, apart for the pages first
+	 * counted in an exact window (all seen) and in a sampled one (a page
+	 * counts there when it was a member at every level the run used):
+	 * output.c's estimate. */
 	uint8_t want = REVER_DATA | (wrote ? REVER_WRITE : 0) | (c->sets.reads && !wrote ? REVER_RSET : 0);
 	if ((*rv & want) != want) {
 		uint32_t top = wss_sampling_top_level(a);
+		uint64_t(*h)[WSS_SAMPLE_LEVEL_MAX + 1] = c->lw ? E.total_hist : E.total_exact;
 		if (!(*rv & REVER_DATA))
-			E.total_hist[0][top]++;
+			h[0][top]++;
 		if ((want & REVER_WRITE) && !(*rv & REVER_WRITE))
-			E.total_hist[1][top]++;
+			h[1][top]++;
 		if ((want & REVER_RSET) && !(*rv & REVER_RSET))
-			E.total_hist[2][top]++;
+			h[2][top]++;
 		*rv |= want;
 	}
 	if (owner <= c->nt) {
@@ -100,6 +103,10 @@ void wss_tick_locked(bool final)
 	uint32_t k = E.epoch;
 	uint32_t w = E.set.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
+	/* k + 1's burst count starts (a few of its first touches, made before
+	 * this, count for k: the cap is a bound, not a figure). */
+	__atomic_store_n(&E.burst, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&E.burst_hit, 0, __ATOMIC_RELAXED);
 	/* The opens announced in k, which then enter flight, then k's
 	 * handlers (fault.c): neither count can grow after the epoch move. */
 	while (__atomic_load_n(&E.opening[k & 1], __ATOMIC_SEQ_CST))
@@ -257,7 +264,7 @@ void wss_tick_locked(bool final)
 	}
 	for (uint32_t s = 0; s <= nt; s++)
 		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
-	count_t c = {.k = k, .w = w, .nt = nt, .hot = E.set.hot_pages > 0, .sets = sets};
+	count_t c = {.k = k, .w = w, .nt = nt, .lw = lw, .hot = E.set.hot_pages > 0, .sets = sets};
 	uint64_t tracked = 0, members = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;

@@ -67,4 +67,21 @@ ok $? "wall stress: 4 threads, random pages + malloc churn, 1 ms interval, ${sec
 $PROFILE check "$TMP/w.jsonl"; ok $? "profile valid and consistent"
 n=$($PROFILE samples "$TMP/w.jsonl" | awk '$2 > 8192 + 2048 { bad++ } END { print bad + 0 }')
 is "$n" 0 "no sample exceeds the memory the program can touch"
+# auto under the same load: 8,192 random pages a few milliseconds apart
+# reach the burst cap (256 first touches) in most intervals, so the
+# engine thread raises the level mid-interval while the workers fault and
+# the clock ticks (engine/sampling.c, "bursts").
+WSS_TRACK_MODE=auto WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/a.jsonl" LD_PRELOAD="$WSS_LIB" "$S" wall 4 8192 $secs >"$TMP/a.out" 2>/dev/null
+ok $? "auto stress: 4 threads, random pages + malloc churn, 1 ms interval, ${secs}s, bursts raising the level"
+$PROFILE check "$TMP/a.jsonl"; ok $? "profile valid and consistent"
+n=$(python3 -c '
+import json, sys
+sampled = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("type") == "sample" and r.get("rate", 1) > 1:
+        sampled += 1
+print(sampled)
+' "$TMP/a.jsonl")
+[ "${n:-0}" -gt 0 ]; ok $? "auto sampled when exactness did not fit ($n samples sampled)"
 done_testing
