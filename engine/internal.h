@@ -93,8 +93,8 @@ typedef struct wss_engine {
 	uint64_t sum_lo[3], sum_hi[3];
 	wss_estimate_t peak_est[3];
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
-	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages first counted in a sampled window, by top member level */
-	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* ... in an exact window */
+	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
+	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
 	uint64_t tick_cost_ns;    /* what the last tick took */
@@ -331,6 +331,9 @@ void wss_out_close_err(void);
 /* End interval E.epoch: arm, harvest, sample (final: no arming).  Engine
  * lock held. */
 void wss_tick_locked(bool final);
+/* Before page leaves tracking: its touch in the window in progress counts
+ * in the run's data total.  Engine lock held. */
+void wss_tick_count_gone(uintptr_t page);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 

@@ -127,6 +127,7 @@ void wss_registry_reset_page(uintptr_t a)
 static void reset_member(uintptr_t page, void *arg)
 {
 	(void)arg;
+	wss_tick_count_gone(page);
 	wss_registry_reset_page(page);
 }
 
@@ -196,6 +197,7 @@ static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 		if (!fl || !(*fl & WSS_PF_TRACKED))
 			continue;
 		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
+		wss_tick_count_gone(a);
 		wss_registry_reset_page(a);
 	}
 }

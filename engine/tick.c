@@ -24,12 +24,33 @@ static int64_t thread_cpu_ns(int tid)
 }
 
 /* The read-ever bits of a page (wss_shadow_rever): in a read set once (the
- * exact read total), and counted once in the run's data, write and read
- * totals by its top member level (the sampled totals). */
+ * exact read total), and, for each series s of the run's totals (0 data,
+ * 1 write, 2 read set), counted in an exact window (E) or in a sampled one
+ * (S).  The sampled totals (output.c) are the pages with E, all seen, plus
+ * the members of the run's coarsest level with S and not E, scaled: which
+ * pages the program touched in exact and in sampled windows does not depend
+ * on the sample, so these members are a sample of the pages touched in
+ * sampled windows alone.  Engine lock held (the tick, an untrack). */
 #define REVER_READ 1
-#define REVER_DATA 2
-#define REVER_WRITE 4
-#define REVER_RSET 8
+#define REVER_E(s) ((uint8_t)(2U << (2 * (s))))
+#define REVER_S(s) ((uint8_t)(4U << (2 * (s))))
+
+static void total_note(uintptr_t a, uint8_t *rv, int s, bool sampled, uint32_t *top)
+{
+	uint8_t bit = sampled ? REVER_S(s) : REVER_E(s), old = *rv;
+	if (old & bit)
+		return;
+	*rv = (uint8_t)(old | bit);
+	if (*top == UINT32_MAX)
+		*top = wss_sampling_top_level(a);
+	if (!sampled) {
+		E.total_exact[s][*top]++;
+		if (old & REVER_S(s))
+			E.total_hist[s][*top]--;
+	} else if (!(old & REVER_E(s))) {
+		E.total_hist[s][*top]++;
+	}
+}
 
 /* One sample's count over the pages of the window's sample. */
 typedef struct count {
@@ -59,26 +80,32 @@ static void count_page(uintptr_t a, void *arg)
 			E.total_read++;
 		}
 	}
-	/* The run's totals by top member level, apart for the pages first
-	 * counted in an exact window (all seen) and in a sampled one (a page
-	 * counts there when it was a member at every level the run used):
-	 * output.c's estimate. */
-	uint8_t want = REVER_DATA | (wrote ? REVER_WRITE : 0) | (c->sets.reads && !wrote ? REVER_RSET : 0);
-	if ((*rv & want) != want) {
-		uint32_t top = wss_sampling_top_level(a);
-		uint64_t(*h)[WSS_SAMPLE_LEVEL_MAX + 1] = c->lw ? E.total_hist : E.total_exact;
-		if (!(*rv & REVER_DATA))
-			h[0][top]++;
-		if ((want & REVER_WRITE) && !(*rv & REVER_WRITE))
-			h[1][top]++;
-		if ((want & REVER_RSET) && !(*rv & REVER_RSET))
-			h[2][top]++;
-		*rv |= want;
-	}
+	uint32_t top = UINT32_MAX;
+	total_note(a, rv, 0, c->lw != 0, &top);
+	if (wrote)
+		total_note(a, rv, 1, c->lw != 0, &top);
+	else if (c->sets.reads)
+		total_note(a, rv, 2, c->lw != 0, &top);
 	if (owner <= c->nt) {
 		wss_threads_get(owner)->window_pages++;
 		wss_threads_get(owner)->window_writes += wrote;
 	}
+}
+
+/* A page leaving tracking in interval k (munmap): touched in the window
+ * in progress, it would count in no sample, but it counts in the run's
+ * data total (as a fault-time count would have it in exact mode). */
+void wss_tick_count_gone(uintptr_t a)
+{
+	uint32_t k = E.epoch, w = E.set.window_intervals, owner;
+	wss_page_t *pg = wss_shadow_page(a);
+	if (!pg || !wss_page_in_window(pg, k, w, &owner))
+		return;
+	uint32_t lw = wss_sampling_window_level(k, w);
+	if (lw && !wss_sampling_member(a, lw))
+		return;
+	uint32_t top = UINT32_MAX;
+	total_note(a, wss_shadow_rever(a), 0, lw != 0, &top);
 }
 
 /* An estimate that is the count itself (exact tracking). */

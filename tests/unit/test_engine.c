@@ -374,6 +374,29 @@ int main(void)
 		touch(i);
 	}
 	is_int(tick(), (x * 12 + members / 2) / members, "pages 4-5 touched: their members scaled to the 12 pages");
+	{
+		/* A range unmapped in the interval its pages were touched in:
+		 * they count in no sample, but in the run's total. */
+		char *r = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED)
+			bail("mmap");
+		locked_track_at((uintptr_t)r, 64 * PG);
+		wss_profile_summary_t before, after;
+		wss_out_summary(&before);
+		int m = 0;
+		for (int i = 0; i < 64; i++) {
+			uintptr_t a = (uintptr_t)r + (uintptr_t)i * PG;
+			wss_engine_touched(a, wss_shadow_flags(a), NULL);
+			m += wss_sampling_member(a, E.level_max);
+		}
+		locked_untrack_at((uintptr_t)r, 64 * PG);
+		munmap(r, 64 * PG);
+		tick();
+		wss_out_summary(&after);
+		ok(m > 0 && after.data.total >= before.data.total + (uint64_t)m,
+		   "a range unmapped before the tick: its %d members touched count in the run's total (%llu -> %llu)", m,
+		   (unsigned long long)before.data.total, (unsigned long long)after.data.total);
+	}
 
 	/* ---- sampled at a steady level: the tick re-arms and harvests the
 	 * members touched in the interval, and no other ---- */
