@@ -104,6 +104,7 @@ typedef struct wss_engine {
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
 	uint32_t calm;            /* ticks in a row well under the budget */
+	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
 	uint32_t burst_cap;       /* atomic: ... at which a handler wakes the engine thread (0: never) */
 	int burst_hit;            /* atomic: a handler reached the cap */

@@ -137,24 +137,19 @@ static void reset_member(uintptr_t page, void *arg)
  * (sampling.c, wss_sampling_attach_sparse).  Exact tracking has no sample
  * to go by, and the table has room for WSS_SPARSE_RANGES entries: past
  * that, left out and counted for the summary (docs/limits.md). */
-static void track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
+static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 {
 	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
-	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e)) {
-		E.huge_n++;
-		E.huge_bytes += e - s;
-		return;
-	}
+	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e))
+		return false;
 	/* The level first (its members must fit the VMA budget, with the new
 	 * range counted), then the entry, then the members armed. */
 	wss_sampling_make_room((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
-	if (wss_sparse_add(s, e, bits)) {
-		E.huge_n++;
-		E.huge_bytes += e - s;
-		return;
-	}
+	if (wss_sparse_add(s, e, bits))
+		return false;
 	wss_regions_insert(&E.regions, s, e, kind);
 	wss_sampling_attach_sparse(s, e);
+	return true;
 }
 
 void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
@@ -163,9 +158,18 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
 		return;
 	if (e - s > WSS_SPARSE_MIN_BYTES) {
-		track_sparse(s, e, prot, kind);
+		if (!track_sparse(s, e, prot, kind)) {
+			E.huge_n++;
+			E.huge_bytes += e - s;
+		}
 		return;
 	}
+	/* Sampled tracking takes a mapping over a gibibyte sparsely too, when
+	 * the table has room: per-page state for it would cost the program
+	 * seconds in its mmap (3 s and 64 MiB of page tables for 32 GiB)
+	 * for pages it may never touch. */
+	if (e - s > WSS_SPARSE_SAMPLED_BYTES && track_sparse(s, e, prot, kind))
+		return;
 	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
 		return; /* out of memory for bookkeeping: leave it untracked */
 	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));

@@ -462,6 +462,7 @@ static void raise_to(uint32_t f)
 	}
 	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 	E.calm = 0;
+	E.raised = true;
 	wss_arm_end();
 }
 

@@ -17,6 +17,12 @@
  * tracked at all): under it, per-page flags and write-protect markers for
  * the whole range cost less than the program's own use of it. */
 #define WSS_SPARSE_MIN_BYTES (64ULL << 30)
+/* Under sampled tracking (track.mode auto or sampled), a mapping larger
+ * than this is registered sparsely while the table has room, else densely:
+ * its cost then follows the members of the sample too, and auto never
+ * tracks it exactly (exactness over more than a gibibyte of touches would
+ * not fit the budget anyway). */
+#define WSS_SPARSE_SAMPLED_BYTES (1ULL << 30)
 /* Entries: sparse mappings are admitted while fewer than WSS_SPARSE_RANGES
  * entries are live, so that the program's munmap and mprotect of their middles
  * (which split an entry in two) have room; past WSS_SPARSE_SLOTS pieces the
