@@ -74,24 +74,27 @@ void wss_sampling_init(void)
 	/* Exact tracking sets no rate: nothing to measure for. */
 	if (E.set.mode == WSS_TRACK_EXACT || (!E.backend->fault && !E.backend->harvest))
 		return;
-	/* The probe page between two inaccessible guard pages: no fault
-	 * handler's neighbour or block is ever a tracked page of ours. */
-	char *g = wss_sys_mmap(NULL, 3 * WSS_PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* The probe page between two pages of its own mapping, the three
+	 * between two inaccessible guard pages: arming and opening it splits
+	 * and merges a VMA as a member inside a tracked range does (timed
+	 * alone in its VMA, a touch read 4 µs where a member's costs 8), and
+	 * no fault handler's neighbour or block is ever a tracked page of
+	 * ours.  The backend observes all three (the same VMA flags), only
+	 * the middle one is tracked and armed. */
+	char *g = wss_sys_mmap(NULL, 5 * WSS_PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if ((uintptr_t)g > (uintptr_t)-4096)
 		return; /* no probe: the cost of a touch stays unknown, counted as 0 */
-	void *p = g + WSS_PAGE_SIZE;
-	if (wss_sys_mprotect(p, WSS_PAGE_SIZE, PROT_READ | PROT_WRITE)) {
-		wss_sys_munmap(g, 3 * WSS_PAGE_SIZE);
-		return;
-	}
-	uintptr_t a = (uintptr_t)p;
-	if (wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
-		wss_sys_munmap(g, 3 * WSS_PAGE_SIZE);
+	char *n = g + WSS_PAGE_SIZE;
+	uintptr_t a = (uintptr_t)n + WSS_PAGE_SIZE;
+	if (wss_sys_mprotect(n, 3 * WSS_PAGE_SIZE, PROT_READ | PROT_WRITE) || wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
+		wss_sys_munmap(g, 5 * WSS_PAGE_SIZE);
 		return;
 	}
 	__atomic_store_n(wss_shadow_flags(a), (uint8_t)(PROT_READ | PROT_WRITE | WSS_PF_TRACKED), __ATOMIC_RELEASE);
-	*(volatile char *)p = 0; /* populated: the probe times our fault, not the kernel's first allocation */
-	if (E.backend->attach(a, a + WSS_PAGE_SIZE, true))
+	/* populated: the probe times our fault, not the kernel's first allocation */
+	for (int i = 0; i < 3; i++)
+		n[i * WSS_PAGE_SIZE] = 0;
+	if (E.backend->attach((uintptr_t)n, (uintptr_t)n + 3 * WSS_PAGE_SIZE, false))
 		return;
 	E.probe = a;
 }
@@ -225,6 +228,13 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	} else {
 		E.calm = 0;
 	}
+	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
+	 * costs dominate, which a coarser sample does not lower, and the
+	 * estimates would say little; a program tracking fewer than twice
+	 * that is tracked exactly (`sleep` was sampled at 1 in 2 for the
+	 * tick's own cost). */
+	while (l > 0 && (tracked >> l) < MIN_MEMBERS)
+		l--;
 	/* auto: coarse blocks would make the count a lower bound; sampling
 	 * keeps it an estimate with an interval, from now on (exactness does
 	 * not fit this program's VMAs, and would only flap back). */
@@ -236,11 +246,6 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	 * outside the sample have no state. */
 	if ((E.set.mode == WSS_TRACK_SAMPLED || wss_sparse_any()) && l == 0)
 		l = 1;
-	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
-	 * costs dominate, which a coarser sample does not lower, and the
-	 * estimates would say little. */
-	while (l > 1 && (tracked >> l) < MIN_MEMBERS)
-		l--;
 	if (l > 0) {
 		uint32_t f = vma_floor(tracked);
 		if (l < f)
