@@ -95,16 +95,22 @@ bool wss_engine_last_thread(void)
 	return zombie && n == 2 + ours;
 }
 
-/* Engine thread, woken by a burst of first touches (sampling.c). */
-static void burst_now(void)
+/* Engine thread, woken by a burst of first touches (sampling.c): under
+ * the loader's lock as a tick is (wss_loader_around), so that the ranges
+ * it opens are still the loader's (engine/libdata.c). */
+static void burst_locked(void)
 {
-	if (!__atomic_load_n(&E.burst_hit, __ATOMIC_ACQUIRE))
-		return;
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
 		wss_sampling_burst();
 	wss_engine_unlock(&ls);
+}
+
+static void burst_now(void)
+{
+	if (__atomic_load_n(&E.burst_hit, __ATOMIC_ACQUIRE))
+		wss_loader_around(burst_locked);
 }
 
 /* Engine thread, at most every 100 ms: end the process as the program's

@@ -196,12 +196,19 @@ static void touched(uintptr_t page, uint8_t *fl, const void *uc, int64_t ticket)
 	 * is what the handler opened. */
 	if (first)
 		wss_fault_list_add(page, e);
-	/* auto's bound inside an interval (sampling.c): the first touch that
-	 * reaches the cap wakes the engine thread, once an interval. */
+	/* auto's bound inside an interval (sampling.c): the first touch at or
+	 * past the cap wakes the engine thread, once an interval (the flag
+	 * says which: e + 1, never 0).  The tick clears both after its
+	 * drain; a handler of k + 1 that ran before that is not counted (a
+	 * bound, not a figure), and a flag of k set late is one the engine
+	 * thread ignores (wss_sampling_burst). */
 	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
-	if (first && cap && __atomic_add_fetch(&E.burst, 1, __ATOMIC_RELAXED) == cap) {
-		__atomic_store_n(&E.burst_hit, 1, __ATOMIC_RELEASE);
-		wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (first && cap && __atomic_add_fetch(&E.burst, 1, __ATOMIC_RELAXED) >= cap) {
+		uint32_t zero = 0;
+		if (__atomic_load_n(&E.burst_hit, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&E.burst_hit, &zero, e + 1, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			wss_sys_futex(&E.stop, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
 	int site = -1;
 	bool fresh = false;

@@ -107,7 +107,7 @@ typedef struct wss_engine {
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
 	uint32_t burst_cap;       /* atomic: ... at which a handler wakes the engine thread (0: never) */
-	int burst_hit;            /* atomic: a handler reached the cap */
+	uint32_t burst_hit;       /* atomic: a handler of interval e reached the cap: e + 1 (0: none) */
 	uint64_t burst_excess;    /* touches of bursts the tick's decision leaves out */
 	bool vma_short;           /* exact tracking needed coarse blocks: auto samples from then on */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */

@@ -391,6 +391,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		wss_page_load(pa, &lo, &hi);
 		__atomic_store_n(&pb->cur, lo, __ATOMIC_RELAXED);
 		__atomic_store_n(&pb->prev, hi, __ATOMIC_RELAXED);
+		/* Moved, not gone: the untrack below must not count the old
+		 * address's touch in the run's totals (wss_tick_count_gone). */
+		__atomic_store_n(&pa->cur, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&pa->prev, 0, __ATOMIC_RELAXED);
 		*wss_shadow_written(b) = *wss_shadow_written(a);
 		*wss_shadow_wsplit(b) = *wss_shadow_wsplit(a);
 		*wss_shadow_hits(b) = *wss_shadow_hits(a);

@@ -356,7 +356,9 @@ void wss_sampling_fork_child(void)
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	wss_sampling_set(l, 1);
 	if (E.probe && E.backend->observe)
-		E.backend->observe(E.probe, E.probe + WSS_PAGE_SIZE);
+		E.backend->observe(E.probe - WSS_PAGE_SIZE, E.probe + 2 * WSS_PAGE_SIZE); /* its mapping, as attached */
+	__atomic_store_n(&E.burst, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&E.burst_hit, 0, __ATOMIC_RELAXED);
 	/* The parent's sample is armed in the child's copy; exact: every
 	 * page again (the parent had opened the ones it touched).  The
 	 * child's backend observes nothing of the sparse ranges yet
@@ -514,7 +516,10 @@ static void burst_cap(void)
 
 void wss_sampling_burst(void)
 {
-	if (!__atomic_exchange_n(&E.burst_hit, 0, __ATOMIC_ACQUIRE))
+	/* A flag of an interval that has ended since (its handler reached
+	 * the cap as the tick moved the epoch) is no burst of this one. */
+	uint32_t hit = __atomic_exchange_n(&E.burst_hit, 0, __ATOMIC_ACQUIRE);
+	if (!hit || hit != __atomic_load_n(&E.epoch, __ATOMIC_RELAXED) + 1)
 		return;
 	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
 	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED), l = lk + 1;
@@ -523,6 +528,11 @@ void wss_sampling_burst(void)
 	uint64_t tracked = wss_regions_pages(&E.regions);
 	while (l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) > cap)
 		l++;
+	/* Its isolated members must fit the VMA budget, as at a tick: a
+	 * generous budget's cap would otherwise arm more than the process
+	 * may have mappings. */
+	if (l < vma_floor(tracked))
+		l = vma_floor(tracked);
 	/* The touches so far were at lk: at l they would have been fewer by
 	 * the ratio of the samples. */
 	uint64_t n = __atomic_load_n(&E.burst, __ATOMIC_RELAXED);

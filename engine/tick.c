@@ -130,16 +130,16 @@ void wss_tick_locked(bool final)
 	uint32_t k = E.epoch;
 	uint32_t w = E.set.window_intervals;
 	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
-	/* k + 1's burst count starts (a few of its first touches, made before
-	 * this, count for k: the cap is a bound, not a figure). */
-	__atomic_store_n(&E.burst, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&E.burst_hit, 0, __ATOMIC_RELAXED);
 	/* The opens announced in k, which then enter flight, then k's
 	 * handlers (fault.c): neither count can grow after the epoch move. */
 	while (__atomic_load_n(&E.opening[k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
 	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
+	/* k + 1's burst count starts, after k's handlers are done (fault.c:
+	 * k + 1's own first touches made before this are not counted). */
+	__atomic_store_n(&E.burst, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&E.burst_hit, 0, __ATOMIC_RELAXED);
 
 	/* Every handler of k is done, and none of k+2 can start before the
 	 * next tick: [k & 1] holds exactly k's faults, cut at the epoch move
