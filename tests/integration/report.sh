@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 89
+plan 90
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -246,9 +246,11 @@ grep -qE "^ +0x[0-9a-f]+  ramp_g\+$(printf '0x%x' $((tp + 0x10))) \(build-id mis
 ok $? "module+offset (build-id mismatch), not the wrong function"
 
 # ---- cut, corrupt and foreign files ----
-# Cut in the middle of a line (not just after a newline).
+# Cut in the middle of a line: not just after a newline, nor just before one
+# (a whole record without its newline is read as whole, see below).
 n=$(($(wc -c <"$P") / 2))
-while [ "$(head -c $n "$P" | tail -c 1 | od -An -tx1 | tr -d ' ')" = 0a ]; do n=$((n - 1)); done
+byte() { head -c "$1" "$P" | tail -c 1 | od -An -tx1 | tr -d ' \n'; }
+while [ "$(byte $n)" = 0a ] || [ "$(byte $((n + 1)))" = 0a ]; do n=$((n - 1)); done
 head -c $n "$P" >"$TMP/cut.jsonl"
 cut=$(($(wc -l <"$TMP/cut.jsonl") + 1))
 "$WSS" report "$TMP/cut.jsonl" >"$TMP/cut.txt" 2>"$TMP/cut.err"
@@ -273,6 +275,15 @@ grep -v '"type":"summary"' "$P" >"$TMP/nosum.jsonl"
 "$WSS" report "$TMP/nosum.jsonl" >"$TMP/nosum.txt"
 is $? 0 "a profile killed between records reports"
 grep -qx "profile truncated (no summary): the program did not exit normally" "$TMP/nosum.txt"; ok $? "and says truncated"
+# A whole record that lacks only its newline (the kill came between the two) is
+# read: its content is complete.
+k=$(grep -n '"type":"sample"' "$P" | sed -n 3p | cut -d: -f1)
+head -n "$k" "$P" | head -c -1 >"$TMP/nonl.jsonl"
+"$WSS" report --json "$TMP/nonl.jsonl" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["truncated"] is True and d["cut_line"] is None and d["samples"] == 3, d'
+ok $? "a last record without its newline is whole: read, not cut"
 
 awk 'NR == 17 { print "{\"type\":\"sample\",garbage"; next } 1' "$P" >"$TMP/bad.jsonl"
 "$WSS" report "$TMP/bad.jsonl" >/dev/null 2>"$TMP/err"
