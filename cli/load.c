@@ -270,7 +270,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
 	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1,
-			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .program_ns = -1};
+			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
 	if (!need_int(ld, r, rec, "seq", &s.seq) || !need_int(ld, r, rec, "t_ns", &s.t_ns) ||
@@ -290,6 +290,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		return ld->status;
 	if (cost && (!opt_int(ld, cost, "sample: cost", "faults_ns", &s.faults_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
+		     !opt_int(ld, cost, "sample: cost", "change_ns", &s.change_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "program_ns", &s.program_ns)))
 		return ld->status;
 	p->has_read |= s.read >= 0;
@@ -306,6 +307,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		p->has_cost = true;
 		p->cost_faults_ns += s.faults_ns > 0 ? s.faults_ns : 0;
 		p->cost_tick_ns += s.tick_ns > 0 ? s.tick_ns : 0;
+		p->cost_change_ns += s.change_ns > 0 ? s.change_ns : 0;
 		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
 	}
 	const wss_json_t *threads = wss_json_get(r, "threads");

@@ -33,7 +33,7 @@ typedef struct wss_sample {
 	wss_ci_t ci[WSS_SERIES_N];
 	int64_t tracked, members, sampled[WSS_SERIES_N];
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
-	int64_t faults_ns, tick_ns, program_ns; /* "cost", -1: absent */
+	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
 } wss_sample_t;
 
 /* One thread's totals (named apart from the engine's wss_thread_t, which is
@@ -110,7 +110,7 @@ typedef struct wss_profile {
 	size_t nsampled, nlower;
 	int64_t rate_min, rate_max;
 	bool has_cost;
-	int64_t cost_faults_ns, cost_tick_ns, cost_program_ns;
+	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
 	/* summary (has_summary) or what the samples give */
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;

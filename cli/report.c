@@ -176,11 +176,15 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		if (p->nlower)
 			fprintf(out, " (in %zu of %zu samples)", p->nlower, p->nsamples);
 	}
-	if (p->has_cost && p->cost_program_ns > 0)
-		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%)",
-			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns) / (double)p->cost_program_ns,
-			100.0 * (double)p->cost_faults_ns / (double)p->cost_program_ns,
-			100.0 * (double)p->cost_tick_ns / (double)p->cost_program_ns);
+	if (p->has_cost && p->cost_program_ns > 0) {
+		double prog = (double)p->cost_program_ns;
+		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
+			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns + p->cost_change_ns) / prog,
+			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / prog);
+		if (p->cost_change_ns)
+			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / prog);
+		fputc(')', out);
+	}
 	fputs("\ninterval   ", out);
 	print_duration_ns(out, p->interval_ns);
 	fputs("\nwindow     ", out);
@@ -879,6 +883,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_open(&w, "cost", '{');
 		jw_int(&w, "faults_ns", p->cost_faults_ns);
 		jw_int(&w, "tick_ns", p->cost_tick_ns);
+		jw_int(&w, "change_ns", p->cost_change_ns);
 		jw_int(&w, "program_ns", p->cost_program_ns);
 		jw_close(&w, '}');
 	}

@@ -23,7 +23,7 @@ typedef struct wss_backend {
 	int (*probe)(char *why, size_t whylen);
 	/* [start, end) just became tracked: start observing it now, armed
 	 * (every page's next touch observed) or not (sampled tracking arms
-	 * its members itself).  Returns 0 or an errno. */
+	 * and watches its members itself).  Returns 0 or an errno. */
 	int (*attach)(uintptr_t start, uintptr_t end, bool arm);
 	/* [start, end) just became tracked as a sparse range (engine/sparse.h):
 	 * make it observable page by page with watch, observing nothing of it
@@ -32,11 +32,16 @@ typedef struct wss_backend {
 	 * Returns 0 or an errno.  NULL when attach(start, end, false) does no
 	 * per-page work. */
 	int (*attach_sparse)(uintptr_t start, uintptr_t end);
-	/* Observe the pages [start, end) of a sparse range, first armed as
-	 * members of the sample: for a harvest, write-protect them (once: a
-	 * harvest protects them again).  Returns 0 or an errno.  NULL when arm
-	 * is enough. */
+	/* Observe the pages [start, end), first armed as members of the
+	 * sample: for a harvest, write-protect them (once: a harvest protects
+	 * them again).  Returns 0 or an errno.  NULL when arm is enough. */
 	int (*watch)(uintptr_t start, uintptr_t end);
+	/* Stop observing the pages [start, end), which left the sample, for a
+	 * harvest: their writes cost nothing from now on (each would be a
+	 * kernel write-protect fault).  Their write bits say nothing after
+	 * this: watch them again before they are next harvested.  NULL with
+	 * watch. */
+	int (*unwatch)(uintptr_t start, uintptr_t end);
 	/* Start a new interval on [start, end) (the tick).  Returns 0 or an
 	 * errno; on error the range is unobserved until the next tick. */
 	int (*arm)(uintptr_t start, uintptr_t end);

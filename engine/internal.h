@@ -97,7 +97,9 @@ typedef struct wss_engine {
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
-	uint64_t tick_cost_ns;    /* what the last tick took */
+	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample */
+	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
+	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
 	/* sampling.c */
 	uint64_t seed;            /* the session's membership seed */
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */
@@ -259,6 +261,14 @@ uint32_t wss_sampling_top_level(uintptr_t page);
  * not members of level to their own protection (inside an arming
  * section, after the members of level are armed). */
 void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level);
+/* Write protection for harvests follows the sample (backends with unwatch,
+ * dense ranges only): unwatch the pages of from that leave it for level (a
+ * coarser sample, after the harvest that read their bits); watch the pages
+ * of fine that join it from coarse (a finer sample, before they are armed:
+ * their bits are stale); watch the members of level in [s, e). */
+void wss_sampling_unwatch_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level);
+void wss_sampling_watch_new(uintptr_t s, uintptr_t e, uint32_t fine, uint32_t coarse);
+void wss_sampling_watch(uintptr_t s, uintptr_t e, uint32_t level);
 /* Arm the members of level in [s, e) (inside an arming section);
  * returns how many could not be. */
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);

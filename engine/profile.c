@@ -141,6 +141,7 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 		wss_fmt_str(f, ",\"cost\":{\"faults_ns\":");
 		wss_fmt_u64(f, s->cost_faults_ns);
 		key_u64(f, "tick_ns", s->cost_tick_ns);
+		key_u64(f, "change_ns", s->cost_change_ns);
 		key_u64(f, "program_ns", s->cost_program_ns);
 		wss_fmt_ch(f, '}');
 	}

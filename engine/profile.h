@@ -58,7 +58,7 @@ typedef struct wss_profile_sample {
 	wss_profile_ci_t ci[3];
 	uint64_t tracked, members, x[3];
 	bool lower_bound;         /* exact, but coarse blocks left pages uncounted */
-	uint64_t cost_faults_ns, cost_tick_ns, cost_program_ns;
+	uint64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
 } wss_profile_sample_t;
 
 typedef struct wss_profile_thread {

@@ -51,10 +51,12 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg)
 	E.backend->disarm(s, e);
 }
 
+/* Sampled: the members only (the other pages are not watched). */
 static void harvest_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	wss_writes_harvest(s, e, E.epoch, __atomic_load_n(&E.level, __ATOMIC_RELAXED));
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	wss_writes_harvest_sampled(s, e, E.epoch, l, l);
 }
 
 /* A sparse piece: its members only (the others were never protected). */
@@ -67,10 +69,18 @@ static void harvest_sparse(wss_sparse_part_t *p, void *arg)
 
 static void harvest_part(uintptr_t s, uintptr_t e, void *arg) { wss_sparse_walk(s, e, harvest_dense, harvest_sparse, arg); }
 
+/* Sampled: registered again, and the members alone watched (backend.h:
+ * attach). */
 static void observe_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	E.backend->observe(s, e);
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	if (l == 0 || !E.backend->watch) {
+		E.backend->observe(s, e);
+		return;
+	}
+	E.backend->attach(s, e, false);
+	wss_sampling_watch(s, e, l);
 }
 
 /* With faults (hybrid), a member is watched as it is opened: those open

@@ -205,6 +205,12 @@ void wss_tick_locked(bool final)
 	E.raised = false;
 	uint64_t c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (!final) {
+		/* A finer sample: its new members were not watched (their write
+		 * bits are stale); watched before they are armed, a write of
+		 * theirs from now on is k+1's. */
+		if (ln < lk)
+			for (size_t i = 0; i < E.regions.n; i++)
+				wss_sampling_watch_new(E.regions.v[i].start, E.regions.v[i].end, ln, lk);
 		wss_arm_begin();
 		if (ln == 0) {
 			wss_sampling_set(0, k + 1);
@@ -279,6 +285,11 @@ void wss_tick_locked(bool final)
 					unarmed++;
 				}
 	}
+	/* A coarser sample: the pages that left it, their bits of k read by
+	 * the harvest, are not watched any more. */
+	if (!final && lk < ln)
+		for (size_t i = 0; i < E.regions.n; i++)
+			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
 	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
@@ -349,6 +360,7 @@ void wss_tick_locked(bool final)
 		.lower_bound = coarse != 0,
 		.cost_faults_ns = E.cost_faults_ns,
 		.cost_tick_ns = E.tick_cost_ns,
+		.cost_change_ns = E.change_ns + once,
 		.cost_program_ns = E.cost_program_ns,
 	};
 	wss_profile_sample_begin(&E.out, &smp);
@@ -397,6 +409,8 @@ void wss_tick_locked(bool final)
 	 * to the program), but for a change of sample, paid once. */
 	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	E.tick_cost_ns = spent > once ? spent - once : 0;
+	E.spent_ns += spent;
+	E.change_ns = 0;
 }
 
 

@@ -33,6 +33,7 @@ static int hy_attach(uintptr_t start, uintptr_t end, bool arm)
  * and write-protected one by one. */
 static int hy_attach_sparse(uintptr_t start, uintptr_t end) { return UF.attach_sparse(start, end); }
 static int hy_watch(uintptr_t start, uintptr_t end) { return UF.watch(start, end); }
+static int hy_unwatch(uintptr_t start, uintptr_t end) { return UF.unwatch(start, end); }
 
 static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
 static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
@@ -74,6 +75,7 @@ const wss_backend_t wss_backend_hybrid = {
 	.attach = hy_attach,
 	.attach_sparse = hy_attach_sparse,
 	.watch = hy_watch,
+	.unwatch = hy_unwatch,
 	.arm = hy_arm,
 	.disarm = hy_disarm,
 	.detach = hy_detach,

@@ -104,15 +104,20 @@ static int open_ctx(char *why, size_t n)
 /* Write-protected whether armed or not: a page outside a sample costs one
  * write fault, resolved by the kernel, and is not protected again (the
  * harvest of a sampled interval scans its members only). */
+/* Registered, and write-protected as a whole when armed; unarmed (a
+ * sampled attach), the engine watches the members alone: a page outside
+ * the sample left protected costs the program a kernel fault at its next
+ * write, for nothing (a 256 MiB random walk: 65,536 of them, +25 %). */
 static int uffd_attach(uintptr_t start, uintptr_t end, bool arm)
 {
-	(void)arm;
 	if (!ours())
 		return 0;
 	struct uffdio_register reg = {.range = {start, end - start}, .mode = UFFDIO_REGISTER_MODE_WP};
 	long r = sys_ioctl(uffd, UFFDIO_REGISTER, &reg);
 	if (r < 0)
 		return (int)-r;
+	if (!arm)
+		return 0;
 	struct uffdio_writeprotect wp = {.range = {start, end - start}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
 	r = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 	return r < 0 ? (int)-r : 0;
@@ -133,13 +138,22 @@ static int uffd_attach_sparse(uintptr_t start, uintptr_t end)
 	return r < 0 ? (int)-r : 0;
 }
 
-static int uffd_watch(uintptr_t start, uintptr_t end)
+static int writeprotect(uintptr_t start, uintptr_t end, uint64_t mode)
 {
 	if (!ours())
 		return 0;
-	struct uffdio_writeprotect wp = {.range = {start, end - start}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	struct uffdio_writeprotect wp = {.range = {start, end - start}, .mode = mode};
 	long r = sys_ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
 	return r < 0 ? (int)-r : 0;
+}
+
+static int uffd_watch(uintptr_t start, uintptr_t end) { return writeprotect(start, end, UFFDIO_WRITEPROTECT_MODE_WP); }
+
+/* Mode 0 resolves: the pages (and the markers of unpopulated ones) lose
+ * their write protection; nobody waits on an asynchronous context. */
+static int uffd_unwatch(uintptr_t start, uintptr_t end)
+{
+	return writeprotect(start, end, UFFDIO_WRITEPROTECT_MODE_DONTWAKE);
 }
 
 /* The harvest re-protects: nothing to do at the tick itself. */
@@ -274,6 +288,7 @@ const wss_backend_t wss_backend_uffd_wp = {
 	.attach = uffd_attach,
 	.attach_sparse = uffd_attach_sparse,
 	.watch = uffd_watch,
+	.unwatch = uffd_unwatch,
 	.arm = uffd_arm,
 	.disarm = uffd_disarm,
 	.detach = uffd_detach,

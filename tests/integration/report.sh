@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 90
+plan 91
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -349,10 +349,15 @@ t = d["timeline"]
 assert "rate" not in t[0] and t[1]["rate"] == 64 and t[3]["rate"] == 16, t
 assert t[1]["data_ci"] == [10718, 14141] and t[1]["read_ci"] == [1409, 2892] and t[1]["write_ci"] == [8813, 11940], t[1]
 assert [x.get("estimated") for x in d["threads"]] == [True, True], d["threads"]
-assert d["cost"] == {"faults_ns": 4500000, "tick_ns": 2600000, "program_ns": 360000000}, d["cost"]
+assert d["cost"] == {"faults_ns": 4500000, "tick_ns": 2600000, "change_ns": 0, "program_ns": 360000000}, d["cost"]
 assert "lower_bound" not in d, d
 EOF2
 ok $? "--json keeps the rates, the intervals and the cost"
+# Changes of rate (paid once, outside the budget's decisions) are counted
+# in the overhead when the samples record them.
+sed 's/"tick_ns":500000,/"tick_ns":500000,"change_ns":18000000,/' "$FX/report-sampled.jsonl" >"$TMP/change.jsonl"
+"$WSS" report "$TMP/change.jsonl" | grep -qx "overhead   7.0 % of the program's time (faults 1.2 %, tick 0.7 %, changes of rate 5.0 %)"
+ok $? "the overhead counts changes of rate, and says their share"
 (cd "$FX" && "$WSS" report --json report-lowerbound.jsonl) | python3 -c '
 import json, sys
 d = json.load(sys.stdin)

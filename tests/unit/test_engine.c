@@ -88,6 +88,66 @@ static int fake_harvest(uintptr_t s, uintptr_t e, void (*w)(uintptr_t, uintptr_t
 }
 static int fake_observe(uintptr_t s, uintptr_t e) { return 0; }
 
+/* The fake with write protection that follows the sample: what is watched
+ * (write-protected for a harvest) per page, and in which order pages were
+ * watched and armed. */
+static bool watched[NP];
+static int op_seq, watch_seq[NP], arm_seq[NP];
+static int watch_calls, unwatch_calls;
+static uintptr_t watch_log[256];
+static int nwatch_log;
+
+static int fake_watch(uintptr_t s, uintptr_t e)
+{
+	watch_calls++;
+	if (nwatch_log < 256)
+		watch_log[nwatch_log++] = s;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG) {
+			watched[page_of(a)] = true;
+			watch_seq[page_of(a)] = ++op_seq;
+		}
+	return 0;
+}
+static int fake_unwatch(uintptr_t s, uintptr_t e)
+{
+	unwatch_calls++;
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG)
+			watched[page_of(a)] = false;
+	return 0;
+}
+static int fake_arm_seq(uintptr_t s, uintptr_t e)
+{
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG)
+			arm_seq[page_of(a)] = ++op_seq;
+	return fake_arm(s, e);
+}
+static int fake_attach_w(uintptr_t s, uintptr_t e, bool arm)
+{
+	fake_attach(s, e, arm);
+	if (arm)
+		fake_watch(s, e);
+	return 0;
+}
+
+static const wss_backend_t fake_hw = {
+	.name = "fake",
+	.sees = "reads and writes, writes apart",
+	.needs_pins = true,
+	.probe = fake_probe,
+	.attach = fake_attach_w,
+	.watch = fake_watch,
+	.unwatch = fake_unwatch,
+	.arm = fake_arm_seq,
+	.disarm = fake_disarm,
+	.detach = fake_detach,
+	.fault = fake_fault,
+	.harvest = fake_harvest,
+	.observe = fake_observe,
+};
+
 static const wss_backend_t fake_hy = {
 	.name = "fake",
 	.sees = "reads and writes, writes apart",
@@ -539,6 +599,55 @@ int main(void)
 	touch(m4);
 	int n4 = (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 2);
 	is_int(tick(), (12 + n4 / 2) / n4, "and its next touch counts");
+	/* ---- write protection follows the sample (uffd-wp, hybrid) ---- */
+	{
+		E.backend = &fake_hw;
+		for (int i = 4; i < NP; i++)
+			watched[i] = wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 2, E.seed);
+		E.set.sample_level = 3;
+		tick(); /* to 1/8: coarser */
+		bool follows = true;
+		for (int i = 4; i < NP; i++)
+			follows = follows && watched[i] == wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 3, E.seed);
+		ok(follows, "a coarser sample: the pages leaving it are no longer write-protected, its members still are");
+		E.set.sample_level = 1;
+		op_seq = 0;
+		memset(watch_seq, 0, sizeof watch_seq);
+		memset(arm_seq, 0, sizeof arm_seq);
+		tick(); /* to 1/2: finer */
+		bool before = true;
+		follows = true;
+		int joined = 0;
+		for (int i = 4; i < NP; i++) {
+			uint64_t pn = (base >> WSS_PAGE_SHIFT) + (uint64_t)i;
+			follows = follows && watched[i] == wss_sample_member(pn, 1, E.seed);
+			if (wss_sample_member(pn, 1, E.seed) && !wss_sample_member(pn, 3, E.seed)) {
+				joined++;
+				before = before && watch_seq[i] && arm_seq[i] && watch_seq[i] < arm_seq[i];
+			}
+		}
+		ok(follows && joined > 0, "a finer sample: the pages joining it are write-protected (%d), the others not", joined);
+		ok(before, "each before it is armed (its old write bit is stale)");
+		/* A range mapped at a sampled level: registered unprotected, its
+		 * members write-protected one by one. */
+		char *r = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED)
+			bail("mmap");
+		nwatch_log = 0;
+		watch_calls = 0;
+		locked_track_at((uintptr_t)r, 64 * PG);
+		bool members_only = watch_calls == nwatch_log;
+		for (int i = 0; i < nwatch_log; i++)
+			members_only = members_only && wss_sampling_member(watch_log[i], E.level);
+		is_int(watch_calls, (long)wss_sampling_count((uintptr_t)r, (uintptr_t)r + 64 * PG, E.level),
+		       "a range mapped at 1/%u: one write-protect call per member", 1U << E.level);
+		ok(members_only, "and none for the other pages");
+		locked_untrack_at((uintptr_t)r, 64 * PG);
+		munmap(r, 64 * PG);
+		E.set.sample_level = 2;
+		tick();
+		E.backend = &fake;
+	}
 	/* ---- a sparse range: 256 GiB, registered in O(1), members only ---- */
 	{
 		size_t span = 256ULL << 30;
@@ -672,7 +781,7 @@ int main(void)
 			wss_engine_unlock(&ls);
 		}
 		/* 257 touches in next to no time: far past one interval's
-		 * budget at that pace, so as coarse as keeps 64 members. */
+		 * budget at that pace, so as coarse as keeps 32 members. */
 		uint64_t tracked = wss_regions_pages(&E.regions);
 		uint32_t want = E.level;
 		uint32_t lc = 1;
