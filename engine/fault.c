@@ -76,7 +76,7 @@ void wss_engine_count_coarse(void)
 
 void wss_fault_list_stale(void) { __atomic_store_n(&E.touched_stale, true, __ATOMIC_SEQ_CST); }
 
-int wss_fault_list_init(uint32_t cap)
+int wss_fault_list_init(uint32_t cap, bool walked)
 {
 	if (E.touched[0])
 		return 0;
@@ -85,10 +85,12 @@ int wss_fault_list_init(uint32_t cap)
 		return ENOMEM;
 	E.touched_cap = cap;
 	/* Handlers of the current interval that ran before this appended
-	 * nothing: its list cannot be trusted.  Before measuring starts
-	 * (wss_engine_init) no handler records anything, and the first tick
-	 * may take its list: armed throughout is every member in none. */
-	if (__atomic_load_n(&E.measuring, __ATOMIC_SEQ_CST))
+	 * nothing: its list cannot be trusted, unless the caller lists what
+	 * they recorded (walked: wss_sampling_burst's raise).  Before
+	 * measuring starts (wss_engine_init) no handler records anything, and
+	 * the first tick may take its list: armed throughout is every member
+	 * in none. */
+	if (!walked && __atomic_load_n(&E.measuring, __ATOMIC_SEQ_CST))
 		wss_fault_list_stale();
 	__atomic_store_n(&E.touched[1], v + cap, __ATOMIC_RELEASE);
 	__atomic_store_n(&E.touched[0], v, __ATOMIC_RELEASE);

@@ -169,7 +169,7 @@ uint32_t wss_fault_enter(void);
 void wss_fault_exit(uint32_t e);
 /* The touched lists (the comment at the top of fault.c).  list_init
  * allocates them once, for cap pages each; 0 or ENOMEM.  Engine lock. */
-int wss_fault_list_init(uint32_t cap);
+int wss_fault_list_init(uint32_t cap, bool walked);
 /* Append page to interval e's list.  AS-safe, lock-free; in flight for
  * e, or on the tick's thread under the engine lock. */
 void wss_fault_list_add(uintptr_t page, uint32_t e);

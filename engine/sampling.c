@@ -45,10 +45,10 @@
  * touches are at most the members of its level and of the one before,
  * each under half the budget (vma_floor).  Past that the list overflows
  * and the tick walks every member. */
-static void touched_lists(void)
+static void touched_lists(bool walked)
 {
 	long cap = E.vma_budget > 64 ? E.vma_budget : 64;
-	wss_fault_list_init(cap > (1L << 24) ? 1U << 24 : (uint32_t)cap);
+	wss_fault_list_init(cap > (1L << 24) ? 1U << 24 : (uint32_t)cap, walked);
 }
 
 void wss_sampling_init(void)
@@ -67,7 +67,7 @@ void wss_sampling_init(void)
 	E.level_max = l;
 	E.level_used[l] = 1;
 	if (l)
-		touched_lists();
+		touched_lists(false);
 	E.fault_cost_ns = 0;
 	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	E.probe = 0;
@@ -263,7 +263,7 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 void wss_sampling_set(uint32_t level, uint32_t interval)
 {
 	if (level)
-		touched_lists();
+		touched_lists(false);
 	__atomic_store_n(&E.level, level, __ATOMIC_RELEASE);
 	E.level_used[level] = interval;
 	if (level > E.level_max)
@@ -520,11 +520,36 @@ void wss_sampling_sparse_setup(uint32_t level)
  * still holds every member of the coarser level opened in k, and the next
  * tick may take it (from exact, the lists are new, hence stale: one walk of
  * every member). */
+/* A member of the new level touched in k so far goes in k's list. */
+static void list_touched(uintptr_t page, void *arg)
+{
+	uint32_t k = *(uint32_t *)arg;
+	wss_page_t *p = wss_shadow_page(page);
+	if (p && wss_page_touched_in(p, k))
+		wss_fault_list_add(page, k);
+}
+
 static void raise_to(uint32_t f)
 {
-	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED), k = E.epoch;
 	wss_arm_begin();
-	wss_sampling_set(f, E.epoch);
+	/* From exact, k's list is new (or holds exact touches): it is made
+	 * to hold the members of f touched in k, so that the next tick arms
+	 * and harvests those alone instead of every member (a random walk's
+	 * raise to 1 in 128 then cost its tick 512 members twice over, 15
+	 * ms).  Emptied first, then every member of f touched so far listed:
+	 * a handler's touch is recorded before it is listed, so one recorded
+	 * before the walk is found by it, and one recorded after is listed
+	 * by its handler (twice listed is harmless).  A member opened in k
+	 * by anything else marked the lists stale, which this leaves as it
+	 * is.  Exact tracking has no sparse range (sparse.h). */
+	if (lk == 0) {
+		touched_lists(true);
+		__atomic_store_n(&E.ntouched[k & 1], 0, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < E.regions.n; i++)
+			wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, f, list_touched, &k);
+	}
+	wss_sampling_set(f, k);
 	uint64_t armed = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
 		wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);

@@ -198,9 +198,9 @@ void wss_tick_locked(bool final)
 	/* A change of level walks every member once: its arming and harvest
 	 * are left out of the tick's cost with the rest of the change (the
 	 * budget weighs what an interval at the new level costs, the list's
-	 * arming from then on).  So is the walk after a level raised in the
-	 * interval (a sparse range's VMA floor, a burst): from exact, its
-	 * lists are new, hence stale. */
+	 * arming from then on).  So is the tick after a level raised in the
+	 * interval (a sparse range's VMA floor, a burst: from exact, the
+	 * raise lists the members touched so far, sampling.c). */
 	bool change = !final && (ln != lk || E.raised);
 	E.raised = false;
 	uint64_t c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);

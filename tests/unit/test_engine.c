@@ -766,6 +766,8 @@ int main(void)
 		E.fault_cost_ns = 50000; /* 4 budgets of 2 ms: 160 touches, so the floor, 256 */
 		wss_tick_clock(); /* the clock's tick: time base wall */
 		is_int(E.level, 0, "auto: exact");
+		/* As in a run that starts exact: no touched list yet. */
+		E.touched[0] = E.touched[1] = NULL;
 		is_int(E.burst_cap, 256, "the burst cap: four intervals' budget of touches, at least 256");
 		locked_track_at((uintptr_t)r, (size_t)big * PG);
 		for (int i = 0; i < 255; i++)
@@ -794,7 +796,18 @@ int main(void)
 			only = only && armed[i] == wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, want, E.seed);
 		ok(only, "the other ranges' pages outside the new sample are opened, its members left armed");
 		ok(!E.burst_hit, "once");
+		int tm = 0;
+		for (int i = 0; i < 257; i++)
+			tm += wss_sampling_member((uintptr_t)r + (uintptr_t)i * PG, want);
+		reset_calls();
+		/* The rate held where the raise put it (the budget's decision
+		 * on this test's clock is anyone's). */
+		E.set.sample_level = want;
 		wss_tick_clock();
+		E.set.sample_level = 0;
+		is_int(E.level, want, "the tick keeps the raised level");
+		is_int(arms, tm, "the tick after the raise arms the members touched before it (%d), not every member (%llu)", tm,
+		       (unsigned long long)wss_sampling_count((uintptr_t)r, (uintptr_t)r + (size_t)big * PG, want));
 		long est = last_sample();
 		ok(last_sample_has("\"rate\":") && est >= 0, "the interval is counted at the raised level (%ld)", est);
 		is_int(E.burst, 0, "the next interval counts afresh");
