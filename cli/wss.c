@@ -35,7 +35,7 @@ static void usage(FILE *to)
 	      "               [--time-base wall|cpu|manual]\n"
 	      "               [--backend auto|mprotect|uffd-wp|hybrid]\n"
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
-	      "               -- PROG [ARGS...]\n"
+	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
@@ -61,6 +61,9 @@ static void usage(FILE *to)
 	      "  --overhead PCT        the share of the program's time wss may take (default 2%,\n"
 	      "                        from 0.1% to 50%): fault handling on its threads plus\n"
 	      "                        the tick's arming and harvesting\n"
+	      "  --trace               also write a page trace beside the profile (NAME.trace):\n"
+	      "                        the pages touched per interval; see docs/trace-format.md\n"
+	      "  --trace-max SIZE      the most the trace may take (default 256MiB); SIZE: 64MiB\n"
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
 	      "\n"
 	      "wss report prints what a profile says: the run, the working set's\n"
@@ -133,15 +136,18 @@ static void forward(int sig)
 static const struct run_flag {
 	const char *shortname, *longname, *key;
 	wss_key_t id;
+	const char *implied; /* a flag without a value: the value it sets */
 } run_flags[] = {
-	{"-o", "--output", "session.output", WSS_KEY_SESSION_OUTPUT},
-	{NULL, "--interval", "session.interval", WSS_KEY_SESSION_INTERVAL},
-	{NULL, "--window", "session.window", WSS_KEY_SESSION_WINDOW},
-	{NULL, "--time-base", "session.time_base", WSS_KEY_SESSION_TIME_BASE},
-	{NULL, "--backend", "track.backend", WSS_KEY_TRACK_BACKEND},
-	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE},
-	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE},
-	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD},
+	{"-o", "--output", "session.output", WSS_KEY_SESSION_OUTPUT, NULL},
+	{NULL, "--interval", "session.interval", WSS_KEY_SESSION_INTERVAL, NULL},
+	{NULL, "--window", "session.window", WSS_KEY_SESSION_WINDOW, NULL},
+	{NULL, "--time-base", "session.time_base", WSS_KEY_SESSION_TIME_BASE, NULL},
+	{NULL, "--backend", "track.backend", WSS_KEY_TRACK_BACKEND, NULL},
+	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE, NULL},
+	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE, NULL},
+	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD, NULL},
+	{NULL, "--trace", "session.trace", WSS_KEY_SESSION_TRACE, "true"},
+	{NULL, "--trace-max", "session.trace_max", WSS_KEY_SESSION_TRACE_MAX, NULL},
 };
 #define NFLAGS (sizeof run_flags / sizeof *run_flags)
 
@@ -219,13 +225,22 @@ static int cmd_run(int argc, char **argv)
 			name = a[1] == 'c' ? "-c" : "--config";
 			slot = &config;
 		}
-		for (size_t k = 0; k < NFLAGS && !slot; k++)
-			if (opt_is(a, run_flags[k].shortname) || opt_is(a, run_flags[k].longname)) {
+		for (size_t k = 0; k < NFLAGS && !slot; k++) {
+			if (run_flags[k].implied && !strcmp(a, run_flags[k].longname)) {
+				values[k] = run_flags[k].implied;
+				slot = &values[k];
+				break;
+			}
+			if (!run_flags[k].implied &&
+			    (opt_is(a, run_flags[k].shortname) || opt_is(a, run_flags[k].longname))) {
 				name = opt_is(a, run_flags[k].shortname) ? run_flags[k].shortname : run_flags[k].longname;
 				slot = &values[k];
 			}
+		}
 		if (!slot)
 			return die_usage("run: unknown option ", a);
+		if (!name)
+			continue; /* a flag without a value */
 		const char *v = flag_value(argc, argv, &i, name);
 		if (!v)
 			return die_usage("run: missing value for ", name);

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM, T_COUNT, T_DECIMAL, T_RATE, T_PERCENT } ktype_t;
+typedef enum { T_STRING, T_DURATION, T_BOOL, T_ENUM, T_COUNT, T_DECIMAL, T_RATE, T_PERCENT, T_SIZE } ktype_t;
 
 typedef struct keydef {
 	const char *section, *name;
@@ -72,6 +72,13 @@ static const keydef_t keys[] = {
 	 "The share of the program's time wss may take: fault handling on the program's\n"
 	 "threads plus the tick's arming and harvesting, measured every interval.  It\n"
 	 "sets the sampling rate of track.mode \"auto\" and \"sampled\".  From \"0.1%\" to \"50%\"."},
+	{"session", "trace", WSS_KEY_SESSION_TRACE, T_BOOL, NULL,
+	 "Write a page trace beside the profile (NAME.trace for NAME.jsonl): per interval,\n"
+	 "the pages touched (the sampled ones when sampled), written or read, and by which\n"
+	 "thread, for `wss heatmap`, `wss window`, `wss mrc`, `wss simulate`, `wss replay`."},
+	{"session", "trace_max", WSS_KEY_SESSION_TRACE_MAX, T_SIZE, NULL,
+	 "The most a trace may take (\"256MiB\"; B, KiB, MiB, GiB or TiB, from 4KiB to 1TiB):\n"
+	 "past it the trace stops, and the profile says so; the program runs on."},
 	{"track", "backend", WSS_KEY_TRACK_BACKEND, T_ENUM, backends,
 	 "How touches are seen: \"mprotect\" (PROT_NONE + SIGSEGV: reads and writes, per thread),\n"
 	 "\"uffd-wp\" (userfaultfd write-protect + PAGEMAP_SCAN: writes only, no signals),\n"
@@ -128,6 +135,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->mode = WSS_MODE_AUTO;
 	c->sample_level = 0; /* not set: the budget sets the rate */
 	c->overhead_ppm = 20000; /* 2% */
+	c->trace_max = 256ULL << 20;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
 	c->peaks_enabled = true;
@@ -235,6 +243,31 @@ int wss_sample_rate_parse(const char *s, uint32_t *level)
 		l++;
 	*level = l;
 	return 0;
+}
+
+int wss_size_parse(const char *s, uint64_t *bytes)
+{
+	static const struct {
+		const char *unit;
+		unsigned shift;
+	} units[] = {{"", 0}, {"B", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+	const char *p = s;
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX >> 1) / 10)
+			return ERANGE;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		return EINVAL;
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (!strcmp(p, units[i].unit)) {
+			if (v > (UINT64_MAX >> 1) >> units[i].shift)
+				return ERANGE;
+			*bytes = v << units[i].shift;
+			return 0;
+		}
+	return EINVAL;
 }
 
 int wss_percent_parse(const char *s, uint32_t *ppm)
@@ -451,6 +484,19 @@ static void fmt_milli(wss_fmt_t *f, uint32_t m)
 	wss_fmt_str(f, d);
 }
 
+/* Bytes in the largest unit that divides them: 256MiB, 4KiB, 100B. */
+static void fmt_size(wss_fmt_t *f, uint64_t b)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (u < 4 && b && !(b & 1023)) {
+		b >>= 10;
+		u++;
+	}
+	wss_fmt_u64(f, b);
+	wss_fmt_str(f, units[u]);
+}
+
 /* Millionths as a percentage: 2%, 0.5%, 0.125%. */
 static void fmt_percent(wss_fmt_t *f, uint32_t ppm)
 {
@@ -514,6 +560,12 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		wss_fmt_ch(f, '"');
 		return;
 	case WSS_KEY_SESSION_FOLLOW_FORK: wss_fmt_str(f, c->follow_fork ? "true" : "false"); return;
+	case WSS_KEY_SESSION_TRACE: wss_fmt_str(f, c->trace ? "true" : "false"); return;
+	case WSS_KEY_SESSION_TRACE_MAX:
+		wss_fmt_ch(f, '"');
+		fmt_size(f, c->trace_max);
+		wss_fmt_ch(f, '"');
+		return;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: wss_fmt_str(f, c->follow_exec ? "true" : "false"); return;
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
@@ -637,6 +689,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
+	case WSS_KEY_SESSION_TRACE: c->trace = v; break;
 	case WSS_KEY_PEAKS_ENABLED: c->peaks_enabled = v; break;
 	default: c->report_summary = v; break;
 	}
@@ -843,6 +896,31 @@ static int set_percent(wss_config_t *c, const keydef_t *k, const input_t *in, ws
 	return 0;
 }
 
+/* A size from 4 KiB to 1 TiB: a string with a unit ("256MiB"), or a
+ * TOML integer of bytes. */
+static int set_size(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
+{
+	uint64_t b = 0;
+	if (in->tv && in->tv->type == WSS_TOML_INTEGER) {
+		if (in->tv->u.i < 0)
+			return bad(e, k, "out of range (from 4KiB to 1TiB)", NULL, NULL);
+		b = (uint64_t)in->tv->u.i;
+	} else {
+		int r;
+		const char *s = string_input(e, k, in, "a size such as \"256MiB\"", &r);
+		if (!s)
+			return r;
+		if (wss_size_parse(s, &b) == EINVAL)
+			return bad(e, k, "not a size: ", s, " (a number and B, KiB, MiB, GiB or TiB, e.g. \"256MiB\")");
+		if (b < WSS_TRACE_MAX_MIN || b > WSS_TRACE_MAX_MAX)
+			return bad(e, k, "out of range: ", s, " (from 4KiB to 1TiB)");
+	}
+	if (b < WSS_TRACE_MAX_MIN || b > WSS_TRACE_MAX_MAX)
+		return bad(e, k, "out of range (from 4KiB to 1TiB)", NULL, NULL);
+	c->trace_max = b;
+	return 0;
+}
+
 static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_origin_t origin, wss_fmt_t *e)
 {
 	int r;
@@ -854,6 +932,7 @@ static int set_key(wss_config_t *c, const keydef_t *k, const input_t *in, wss_or
 	case T_DECIMAL: r = set_decimal(c, k, in, e); break;
 	case T_RATE: r = set_rate(c, k, in, e); break;
 	case T_PERCENT: r = set_percent(c, k, in, e); break;
+	case T_SIZE: r = set_size(c, k, in, e); break;
 	default: r = set_enum(c, k, in, e); break;
 	}
 	if (!r)

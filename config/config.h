@@ -39,6 +39,8 @@ typedef enum {
 	WSS_KEY_SESSION_FOLLOW_FORK,
 	WSS_KEY_SESSION_FOLLOW_EXEC,
 	WSS_KEY_SESSION_OVERHEAD,
+	WSS_KEY_SESSION_TRACE,
+	WSS_KEY_SESSION_TRACE_MAX,
 	WSS_KEY_TRACK_BACKEND,
 	WSS_KEY_TRACK_MODE,
 	WSS_KEY_TRACK_SAMPLE_RATE,
@@ -75,6 +77,8 @@ typedef struct wss_config {
 	wss_mode_id_t mode;
 	uint32_t sample_level;       /* track.sample_rate as 1/2^level, 1..30; 0: not set (the budget sets it) */
 	uint32_t overhead_ppm;       /* session.overhead in millionths of the program's time */
+	bool trace;                  /* session.trace: write a page trace beside the profile */
+	uint64_t trace_max;          /* session.trace_max, bytes */
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool report_summary;
@@ -122,6 +126,13 @@ int wss_sample_rate_parse(const char *s, uint32_t *level);
 /* Parse a percentage ("2%", "0.5%", up to four decimals) into millionths.
  * Returns 0 or EINVAL; the range is the caller's. */
 int wss_percent_parse(const char *s, uint32_t *ppm);
+
+/* Parse a size: digits and a unit of B, KiB, MiB, GiB or TiB ("256MiB");
+ * bare digits are bytes.  Returns 0, EINVAL (syntax) or ERANGE (past
+ * 2^63 bytes). */
+int wss_size_parse(const char *s, uint64_t *bytes);
+#define WSS_TRACE_MAX_MIN 4096ULL          /* session.trace_max: 4 KiB ... */
+#define WSS_TRACE_MAX_MAX (1ULL << 40)     /* ... 1 TiB */
 
 /* The value of NAME in envp, or NULL.  Reads nothing but envp: safe before
  * the C library's getenv is usable. */

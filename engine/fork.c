@@ -138,6 +138,7 @@ void wss_engine_fork_child(void)
 {
 	E.started = false;
 	wss_out_close();
+	wss_trace_fork_child();
 	E.open_pending = false;
 	wss_fault_fork_child(); /* in-flight and opening counts, the touched lists */
 	if (E.backend->forked)

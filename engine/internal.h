@@ -87,6 +87,21 @@ typedef struct wss_engine {
 	uint32_t samples_out;     /* the last sample record in the profile */
 	int cut_err;              /* the profile could not be written: why (an errno) */
 	uint32_t cut_at;          /* ... and the first sample it lacks */
+	/* trace.c: the page trace (docs/trace-format.md) */
+	int trace_fd;             /* -1: none open */
+	uint64_t trace_dev, trace_ino;
+	uint64_t trace_written;   /* bytes of whole records (and the file header) */
+	uint32_t trace_records;   /* interval records written */
+	uint32_t trace_last;      /* the seq of the last one */
+	uint64_t trace_pages;     /* pages listed in them */
+	int trace_stop;           /* 0: tracing (or not started); WSS_TRACE_END_* */
+	int trace_err;            /* WSS_TRACE_END_ERR: the errno */
+	uint8_t *trace_buf;       /* a record being built (wss_sys_alloc) */
+	size_t trace_cap, trace_len;
+	uint8_t *trace_ev;        /* the interval's events so far, encoded (wss_sys_alloc) */
+	size_t trace_ev_cap, trace_ev_len;
+	uint32_t trace_nev;
+	bool trace_ev_oom;
 	/* findings.c */
 	uint32_t npeaks;          /* peak records written */
 	/* tick.c: the run's estimates (0 data, 1 write, 2 read) */
@@ -122,6 +137,7 @@ typedef struct wss_engine {
 	wss_engine_settings_t set;   /* lifecycle.c, from wss_engine_init */
 	char backend_reason[320];    /* lifecycle.c: the header's, which backend and why */
 	char path[PATH_MAX];         /* output.c: the profile's path */
+	char trace_path[PATH_MAX];   /* trace.c: the trace's */
 } wss_engine_t;
 
 extern wss_engine_t wss_engine_state;
@@ -440,5 +456,27 @@ void wss_libdata_apply_locked(void);
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */
 void wss_fork_child_start(void);
+
+/* ---- trace.c: the page trace (docs/trace-format.md) ---- */
+#define WSS_TRACE_END_RUN 1 /* the run ended */
+#define WSS_TRACE_END_MAX 2 /* session.trace_max reached */
+#define WSS_TRACE_END_ERR 3 /* the trace could not be written (trace_err) */
+/* Sample k's record: the pages touched in interval k itself (the members
+ * of its level when sampled), after the tick counted it (engine lock).
+ * Creates the trace at the first one, once the profile exists. */
+void wss_trace_interval(uint32_t k, uint64_t t_ns, wss_profile_sets_t sets);
+/* The end record, at the run's end (engine lock). */
+void wss_trace_end(void);
+/* Pages [s, e) left tracking (unmapped, or mapped over); n pages moved
+ * from old to nw with their history (mremap): the current interval's
+ * record says so, in order, for the readers' windows (engine lock). */
+void wss_trace_gone(uintptr_t s, uintptr_t e);
+void wss_trace_moved(uintptr_t old, uintptr_t nw, size_t n);
+/* What the summary says of it; false when there is no trace. */
+bool wss_trace_summary(wss_profile_trace_t *t);
+/* In a forked child: the parent's trace is not ours. */
+void wss_trace_fork_child(void);
+/* Before measuring starts. */
+void wss_trace_init(void);
 
 #endif

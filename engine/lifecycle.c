@@ -121,6 +121,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (E.set.test.vma_budget)
 		E.vma_budget = E.set.test.vma_budget;
 	wss_sampling_init();
+	wss_trace_init();
 
 	E.max_map = max_map;
 	E.argc = s->argc;
@@ -166,11 +167,11 @@ bool wss_engine_active(void) { return __atomic_load_n(&E.measuring, __ATOMIC_ACQ
 
 int wss_engine_own_fds(int out[8])
 {
-	int c[5] = {__atomic_load_n(&E.fd, __ATOMIC_RELAXED), __atomic_load_n(&E.err_fd, __ATOMIC_RELAXED),
-		    wss_clock_stat_fd_peek()};
+	int c[6] = {__atomic_load_n(&E.fd, __ATOMIC_RELAXED), __atomic_load_n(&E.err_fd, __ATOMIC_RELAXED),
+		    wss_clock_stat_fd_peek(), -1, -1, __atomic_load_n(&E.trace_fd, __ATOMIC_RELAXED)};
 	wss_uffd_fds(&c[3], &c[4]);
 	int n = 0;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		if (c[i] < 0)
 			continue;
 		int j = n++;
@@ -286,8 +287,12 @@ static void finish(enum finish_how how)
 		return;
 	}
 	wss_tick_locked(true);
+	wss_trace_end();
 	wss_profile_summary_t sum;
 	wss_out_summary(&sum);
+	wss_profile_trace_t tr;
+	if (wss_trace_summary(&tr))
+		sum.trace = &tr;
 	wss_profile_hot_t *hot = wss_findings_hot(&sum.nhot);
 	sum.hot = hot;
 	wss_profile_summary(&E.out, &sum);

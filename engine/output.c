@@ -213,6 +213,29 @@ static const char *cut_reason(int err)
 	return "write error";
 }
 
+/* The trace's line: where, how much, and where and why it stopped. */
+static void say_trace(const wss_profile_trace_t *t)
+{
+	char line[PATH_MAX + 200];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, E.trace_path);
+	wss_fmt_str(&f, " (");
+	wss_fmt_u64(&f, t->records);
+	wss_fmt_str(&f, t->records == 1 ? " interval, " : " intervals, ");
+	wss_fmt_u64(&f, t->pages);
+	wss_fmt_str(&f, " pages, ");
+	wss_fmt_u64(&f, t->bytes);
+	wss_fmt_str(&f, " bytes)");
+	if (t->stopped) {
+		wss_fmt_str(&f, "; stopped after sample ");
+		wss_fmt_u64(&f, t->last);
+		wss_fmt_str(&f, ": ");
+		wss_fmt_str(&f, !strcmp(t->stopped, "trace_max") ? "session.trace_max reached" : t->stopped);
+	}
+	wss_out_say("trace: ", wss_fmt_cstr(&f));
+}
+
 /* The stderr lines at the end: the summary, then where the profile is, or
  * where and why it was cut. */
 void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
@@ -265,6 +288,8 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_fmt_str(&f, E.path);
 		wss_session_describe(&f);
 		wss_out_say("profile: ", wss_fmt_cstr(&f));
+		if (summary && sum->trace)
+			say_trace(sum->trace);
 		return;
 	}
 	char line[PATH_MAX + 160];

@@ -233,6 +233,19 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	}
 	if (s->incomplete)
 		key_str(f, "incomplete", s->incomplete);
+	if (s->trace) {
+		wss_fmt_str(f, ",\"trace\":{\"file\":");
+		wss_fmt_json_str(f, s->trace->file);
+		key_u64(f, "records", s->trace->records);
+		key_u64(f, "pages", s->trace->pages);
+		key_u64(f, "bytes", s->trace->bytes);
+		key_u64(f, "last", s->trace->last);
+		if (s->trace->stopped)
+			key_str(f, "stopped", s->trace->stopped);
+		else
+			wss_fmt_str(f, ",\"stopped\":null");
+		wss_fmt_ch(f, '}');
+	}
 	if (s->hot) {
 		wss_fmt_str(f, ",\"hot_pages\":[");
 		for (int i = 0; i < s->nhot; i++) {

@@ -97,7 +97,17 @@ typedef struct wss_profile_summary {
 	uint64_t rate_max;            /* above 1: sampled, the coarsest rate used */
 	uint64_t huge_n, huge_bytes;  /* mappings left untracked for their size */
 	bool lower_bound;             /* exact samples that used coarse blocks */
+	const struct wss_profile_trace *trace; /* the page trace, or NULL */
 } wss_profile_summary_t;
+
+/* The summary's "trace": {"file", "records", "pages", "bytes", "last",
+ * "stopped"}: the page trace written beside the profile. */
+typedef struct wss_profile_trace {
+	const char *file;    /* its name, without the directory */
+	uint64_t records, pages, bytes;
+	uint32_t last;       /* the seq of its last interval record */
+	const char *stopped; /* NULL; "trace_max"; or an errno's name */
+} wss_profile_trace_t;
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h);
 /* A sample is begin, zero or more thread entries, end. */

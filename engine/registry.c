@@ -245,6 +245,8 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 		return;
 	wss_regions_remove(&E.regions, s, e);
 	wss_sparse_walk(s, e, untrack_dense, untrack_sparse, NULL);
+	if (E.set.trace)
+		wss_trace_gone(s, e);
 	uintptr_t whole[2];
 	/* [s, e) inside one entry, and no slot for its right piece. */
 	while (wss_sparse_any() && wss_sparse_cut(s, e, whole))
@@ -391,6 +393,8 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 	wss_sparse_parts(old, old + oldlen, sparse_seen, &sparse);
 	wss_sparse_parts(nw, nw + newlen, sparse_seen, &sparse);
 	size_t n = sparse ? 0 : (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
+	if (E.set.trace && n)
+		wss_trace_moved(old, nw, n);
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t a = old + (i << WSS_PAGE_SHIFT), b = nw + (i << WSS_PAGE_SHIFT);
 		wss_page_t *pa = wss_shadow_page(a), *pb = wss_shadow_page(b);

@@ -385,6 +385,8 @@ void wss_tick_locked(bool final)
 	wss_out_write();
 	if (!E.cut_err)
 		E.samples_out = k;
+	if (E.set.trace)
+		wss_trace_interval(k, smp.t_ns, sets);
 	if (E.peaks)
 		wss_findings_peaks(k, pages, writes, sets, nt);
 

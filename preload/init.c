@@ -107,6 +107,8 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.mode = modes[c->mode],
 		.sample_level = c->sample_level, /* validated: 0 unless mode is sampled */
 		.overhead_ppm = c->overhead_ppm,
+		.trace = c->trace,
+		.trace_max = c->trace_max,
 		.header_timing = wss_fmt_cstr(&timing),
 		.header_config = wss_fmt_cstr(&conf),
 		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,

@@ -1,0 +1,200 @@
+#!/bin/sh
+# The page trace (session.trace, docs/trace-format.md), read back by an
+# independent reader (tests/tap/trace.py): per interval exactly the pages the
+# profile's sample counted, with their write bits and first touchers; any
+# window recomputed from it equals the live one; a sampled trace lists the
+# sample's members; trace_max and a full disk stop it cleanly; a killed
+# program leaves whole records; a forked child writes its own; the program
+# runs as natively; bad settings are refused.
+. "$top_srcdir/tests/tap/tap.sh"
+TRACE="python3 $top_srcdir/tests/tap/trace.py"
+plan 31
+
+# phases SCENARIO WINDOW NAME [ENV...]: manual ticks, a trace beside $TMP/NAME.jsonl.
+phases() {
+	sc=$1 win=$2 name=$3
+	shift 3
+	env "$@" WSS_SESSION_TIME_BASE=manual WSS_SESSION_INTERVAL=100ms WSS_SESSION_WINDOW="$win" \
+		WSS_SESSION_TRACE=1 WSS_SESSION_OUTPUT="$TMP/$name.jsonl" LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/phases" "$sc" >"$TMP/$name.out" 2>"$TMP/$name.err" || bail "phases $sc failed: $(cat "$TMP/$name.err")"
+	$TRACE dump "$TMP/$name.trace" >"$TMP/$name.dump" || bail "the trace of $name does not read: $(cat "$TMP/$name.dump")"
+}
+
+# compare PROFILE DUMP WINDOW: each sample's data_pages, write_pages and
+# per-thread pages against the union of the trace's last WINDOW records.
+compare() {
+	python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+prof = [json.loads(l) for l in open(sys.argv[1])]
+recs = [json.loads(l) for l in open(sys.argv[2])]
+w = int(sys.argv[3])
+iv = {r["seq"]: r for r in recs if r["type"] == "I"}
+samples = [r for r in prof if r["type"] == "sample"]
+assert samples and len(iv) == len(samples), (len(iv), len(samples))
+# Replay the records: each page's newest touch (interval, written, tid) and
+# its latest write, applying each interval's events (pages gone, pages
+# moved with their history) before its pages.
+state = {}   # page -> [newest interval, tid, latest written interval]
+by_seq = {}
+for k in sorted(iv):
+    for ev in iv[k]["events"]:
+        if ev[0] == "gone":
+            for pg in range(ev[1], ev[1] + ev[2]):
+                state.pop(pg, None)
+        else:
+            moved = {pg - ev[1]: state.pop(pg) for pg in range(ev[1], ev[1] + ev[3]) if pg in state}
+            for d, v in moved.items():
+                state[ev[2] + d] = v
+    for pg, wr, tid in iv[k]["pages"]:
+        old = state.get(pg, [0, 0, 0])
+        state[pg] = [k, tid, k if wr else old[2]]
+    by_seq[k] = {pg: list(v) for pg, v in state.items()}
+for s in samples:
+    k = s["seq"]
+    newest = {pg: (v[0], 0, v[1]) for pg, v in by_seq[k].items() if v[0] > k - w}
+    written = {pg for pg, v in by_seq[k].items() if v[2] > k - w}
+    assert len(newest) == s["data_pages"], ("data", k, len(newest), s["data_pages"])
+    if "write_pages" in s:
+        assert len(written) == s["write_pages"], ("write", k, len(written), s["write_pages"])
+    per = {}
+    for pg, (j, wr, tid) in newest.items():
+        per[tid] = per.get(tid, 0) + 1
+    for t in s["threads"]:
+        assert per.get(t["tid"], 0) == t["data_pages"], ("thread", k, t["tid"], per, t)
+    assert iv[k]["t_ns"] == s["t_ns"] and iv[k]["level"] == 0, iv[k]
+print("ok")
+EOF
+}
+
+# ---- exact, per interval and per thread ----
+phases threads 100ms thr
+compare "$TMP/thr.jsonl" "$TMP/thr.dump" 1 >"$TMP/cmp" 2>&1
+ok $? "threads: each record holds the sample's pages, write bits and each thread's pages" || sed 's/^/# /' "$TMP/cmp"
+grep -q '"type": "E", "reason": 1' "$TMP/thr.dump"; ok $? "and ends with an end record (the run ended)"
+grep -qx '{"type":"trace","file":"thr.trace"}' "$TMP/thr.jsonl"; ok $? "the profile names its trace"
+python3 - "$TMP/thr.jsonl" "$TMP/thr.trace" <<'EOF'
+import json, os, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if '"type":"summary"' in l][0]["trace"]
+n = sum(1 for l in open(sys.argv[1]) if '"type":"sample"' in l)
+assert s["file"] == "thr.trace" and s["records"] == n and s["last"] == n and s["stopped"] is None, s
+assert s["bytes"] == os.path.getsize(sys.argv[2]), s
+EOF
+ok $? "the summary says its file, records, size and that it did not stop"
+python3 - "$TMP/thr.dump" <<'EOF'
+import json, sys
+tids = {p[2] for l in open(sys.argv[1]) for p in json.loads(l).get("pages", [])}
+assert len(tids - {0}) >= 3, tids
+EOF
+ok $? "first touchers: the three threads"
+
+# ---- any window after the fact ----
+phases window 300ms win
+compare "$TMP/win.jsonl" "$TMP/win.dump" 3 >"$TMP/cmp" 2>&1
+ok $? "window 3: the union of the last 3 records is each sample's working set" || sed 's/^/# /' "$TMP/cmp"
+phases basic 100ms bas
+compare "$TMP/bas.jsonl" "$TMP/bas.dump" 1 >"$TMP/cmp" 2>&1
+ok $? "basic: record for record" || sed 's/^/# /' "$TMP/cmp"
+phases basic 100ms basmp WSS_TRACK_BACKEND=mprotect
+compare "$TMP/basmp.jsonl" "$TMP/basmp.dump" 1 >"$TMP/cmp" 2>&1
+ok $? "mprotect: record for record, no write bits" || sed 's/^/# /' "$TMP/cmp"
+grep -q '"sets": 0' "$TMP/basmp.dump" && ! grep -q '"sets": [123]' "$TMP/basmp.dump"
+ok $? "and its records say writes are not told apart"
+
+# ---- sampled ----
+"$WSS" run --mode sampled --sample-rate 1/8 --trace -o "$TMP/smp.jsonl" -- "$PROGS/pageramp" 2 >/dev/null 2>"$TMP/smp.err"
+is $? 0 "sampled at 1/8 with --trace: exit 0"
+$TRACE dump "$TMP/smp.trace" >"$TMP/smp.dump"; ok $? "the trace reads"
+python3 - "$TMP/smp.jsonl" "$TMP/smp.dump" <<'EOF'
+import json, sys
+prof = [json.loads(l) for l in open(sys.argv[1])]
+iv = {r["seq"]: r for r in map(json.loads, open(sys.argv[2])) if r["type"] == "I"}
+n = 0
+for s in (r for r in prof if r["type"] == "sample"):
+    r = iv[s["seq"]]
+    assert 1 << r["level"] == s["rate"] == 8, (r["level"], s["rate"])
+    assert len(r["pages"]) == s["sampled"]["data"], (s["seq"], len(r["pages"]), s["sampled"])
+    assert sum(p[1] for p in r["pages"]) == s["sampled"]["write"], s["seq"]
+    n += len(r["pages"])
+assert n > 50, n
+EOF
+ok $? "each record: level 3, the members the sample counted, their writes"
+
+# ---- the program runs as natively ----
+"$PROGS/pageramp" 2 >"$TMP/native.out" 2>&1; nst=$?
+"$WSS" run --trace -o "$TMP/pr.jsonl" -- "$PROGS/pageramp" 2 >"$TMP/pr.out" 2>"$TMP/pr.err"; st=$?
+is "$st" "$nst" "with --trace: the program's exit status as natively"
+cmp -s "$TMP/pr.out" "$TMP/native.out"; ok $? "and its output"
+grep -Eq "^wss: trace: $TMP/pr.trace \([0-9]+ intervals, [0-9]+ pages, [0-9]+ bytes\)\$" "$TMP/pr.err"
+ok $? "stderr says where the trace is and how big" || sed 's/^/# /' "$TMP/pr.err"
+
+# ---- trace_max ----
+"$WSS" run --trace --trace-max 4KiB --mode exact -o "$TMP/max.jsonl" -- "$PROGS/pageramp" 2 >/dev/null 2>"$TMP/max.err"
+is $? 0 "--trace-max 4KiB: exit 0"
+$TRACE dump "$TMP/max.trace" >"$TMP/max.dump"; ok $? "the trace reads"
+sz=$(wc -c <"$TMP/max.trace")
+[ "$sz" -le 4096 ]; ok $? "within 4 KiB ($sz bytes)"
+python3 - "$TMP/max.jsonl" "$TMP/max.dump" <<'EOF'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[2])]
+e = [r for r in d if r["type"] == "E"]
+last = max(r["seq"] for r in d if r["type"] == "I")
+assert len(e) == 1 and e[0]["reason"] == 2 and e[0]["last"] == last, e
+t = [json.loads(l) for l in open(sys.argv[1]) if '"type":"summary"' in l][0]["trace"]
+n = sum(1 for l in open(sys.argv[1]) if '"type":"sample"' in l)
+assert t["stopped"] == "trace_max" and t["last"] == last < n, (t, n)
+EOF
+ok $? "it ends with a trace_max end record; the summary says where it stopped, the profile goes on"
+grep -Eq "^wss: trace: .*; stopped after sample [0-9]+: session.trace_max reached\$" "$TMP/max.err"
+ok $? "and stderr says so"
+
+# ---- killed ----
+"$WSS" run --trace --interval 1ms -o "$TMP/kill.jsonl" -- "$PROGS/pageramp" 1000 >/dev/null 2>&1 &
+pid=$!
+sleep 1
+pkill -KILL -P $pid pageramp 2>/dev/null || pkill -KILL -f "$PROGS/pageramp 1000"
+wait $pid
+$TRACE dump "$TMP/kill.trace" >"$TMP/kill.dump"; ok $? "a killed program's trace reads"
+python3 - "$TMP/kill.dump" <<'EOF'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+assert d[-1]["type"] == "status" and not d[-1]["end"] and d[-1]["records"] >= 5, d[-1]
+seqs = [r["seq"] for r in d if r["type"] == "I"]
+assert seqs == list(range(1, len(seqs) + 1)), seqs[:10]
+EOF
+ok $? "whole records, one per interval from the first, no end record"
+
+# ---- a forked child writes its own ----
+WSS_SESSION_TIME_BASE=manual WSS_SESSION_TRACE=1 WSS_SESSION_OUTPUT="$TMP/fork.%p.jsonl" LD_PRELOAD="$WSS_LIB" \
+	"$PROGS/forker" manual >"$TMP/fork.out" 2>&1
+is $? 0 "forker manual with a trace: exit 0"
+child=$(awk '$1 == "child" {print $2}' "$TMP/fork.out")
+[ -s "$TMP/fork.$child.trace" ] && [ "$(ls "$TMP"/fork.*.trace | wc -l)" = 2 ]
+ok $? "parent and child each wrote a trace beside their profile"
+fr=0
+for f in "$TMP"/fork.*.jsonl; do
+	$TRACE dump "${f%.jsonl}.trace" >"$TMP/fork.dump" && compare "$f" "$TMP/fork.dump" 1 >"$TMP/cmp" 2>&1 || fr=1
+done
+ok $fr "each record for record with its own profile" || sed 's/^/# /' "$TMP/cmp"
+
+# ---- bad settings ----
+"$WSS" run --trace-max 3XB -- /bin/true 2>"$TMP/bad.err"
+is $? 2 "--trace-max 3XB: exit 2"
+grep -qx 'wss: --trace-max: session.trace_max: not a size: "3XB" (a number and B, KiB, MiB, GiB or TiB, e.g. "256MiB")' "$TMP/bad.err"
+ok $? "one line saying what and where" || sed 's/^/# /' "$TMP/bad.err"
+WSS_SESSION_TRACE_MAX=1KiB "$WSS" run -- /bin/true 2>"$TMP/bad2.err"
+is $? 2 "WSS_SESSION_TRACE_MAX=1KiB: exit 2 (under 4 KiB)"
+
+# ---- a full disk ----
+if [ "$(id -u)" != 0 ]; then
+	skip "not root: cannot mount a tmpfs"; skip "not root"; skip "not root"
+elif ! mkdir "$TMP/mnt" || ! mount -t tmpfs -o size=96k tmpfs "$TMP/mnt" 2>"$TMP/mount.err"; then
+	for i in 1 2 3; do skip "mount -t tmpfs failed: $(cat "$TMP/mount.err")"; done
+else
+	trap 'umount "$TMP/mnt" 2>/dev/null; rm -rf "$TMP"' EXIT
+	"$WSS" run --trace --mode exact --interval 1ms -o "$TMP/mnt/full.jsonl" -- "$PROGS/pageramp" 3 >"$TMP/full.out" 2>"$TMP/full.err"
+	is $? 0 "a trace on a full file system: the program's exit status as natively"
+	"$PROGS/pageramp" 3 >"$TMP/n3.out" 2>&1
+	cmp -s "$TMP/full.out" "$TMP/n3.out"; ok $? "and its output"
+	$TRACE check "$TMP/mnt/full.trace"; ok $? "the trace is whole records up to where the disk refused"
+	umount "$TMP/mnt"
+fi
