@@ -216,6 +216,15 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 		return ld->status;
 	if (p->page_size == 0)
 		return bad(ld, 1, "header: \"page_size\" is 0");
+	if (!opt_str(ld, h, rec, "trace", &p->trace))
+		return ld->status;
+	if (p->trace && (!*p->trace || strchr(p->trace, '/')))
+		return bad(ld, 1, "header: \"trace\" is not a file name (the trace lies beside the profile)");
+	if (wss_json_get(h, "sampling_seed")) {
+		if (!parse_addr(wss_json_get(h, "sampling_seed"), &p->sampling_seed))
+			return bad(ld, 1, "header: \"sampling_seed\" is not a hex string (\"0x...\")");
+		p->has_seed = true;
+	}
 	const wss_json_t *argv = wss_json_get(h, "argv");
 	if (!argv || argv->type != WSS_JSON_ARRAY)
 		return bad(ld, 1, "header: \"argv\" missing or not an array");
@@ -624,6 +633,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->backend_reason);
 	free(p->backend_sees);
 	free(p->time_base);
+	free(p->trace);
 	for (size_t k = 0; k < p->argc; k++)
 		free(p->argv[k]);
 	free(p->argv);
