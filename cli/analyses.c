@@ -1157,7 +1157,7 @@ static void mrc_text(FILE *out, const wss_pair_t *p, const refs_t *rs, uint64_t 
 		fprintf(out, "sampled    the members of 1 page in %" PRIu64 " (the trace's coarsest level), "
 			     "distances and counts scaled by %" PRIu64 "\n",
 			rs->rate, rs->rate);
-	fprintf(out, "%12s %12s %12s %12s\n", "pages", "MiB", "LRU misses", opt ? "OPT misses" : "");
+	fprintf(out, "%12s %12s %12s%s\n", "pages", "MiB", "LRU misses", opt ? "   OPT misses" : "");
 	for (size_t i = 0; i < npt; i++) {
 		fprintf(out, "%12" PRIu64 " %12.3f %10.2f %%", pt[i].size, (double)pt[i].size * ps / MIB,
 			refs ? 100.0 * (double)(refs - pt[i].lru_hits) / (double)refs : 0.0);
