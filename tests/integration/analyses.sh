@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 64
+plan 70
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
@@ -251,3 +251,4 @@ cmp -s rp.out rp2.out; ok $? "the same seed, the same replay"
 WSS_REPORT_SUMMARY=false "$WSS" run --time-base manual -o rp.jsonl -- "$WSS" replay --trial-factor 1 ramp.jsonl >/dev/null 2>rp.err
 is $? 0 "wss run --time-base manual -- wss replay: exit 0"
 is "$(grep -c '"type":"sample"' rp.jsonl)" 11 "its profile: one sample per bin (10), and the final one"
+done_testing
