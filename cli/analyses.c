@@ -19,6 +19,7 @@
 #include "cli/heatmap.h"
 #include "cli/mrc.h"
 #include "cli/policy.h"
+#include "cli/text.h"
 #include "common/estimate.h"
 #include "common/fmt.h"
 #include "common/sample.h"
@@ -300,12 +301,7 @@ static void json_str(FILE *out, const char *s)
 static void json_num(FILE *out, double v)
 {
 	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, out);
+	fputs(wss_text_shortest(buf, sizeof buf, v), out);
 }
 
 /* "profile", "trace" and how the trace ended, the members every JSON
@@ -341,20 +337,6 @@ static void text_source(FILE *out, const char *cmd, const wss_pair_t *p)
 	wss_trace_describe_end(&p->trace, end, sizeof end);
 	if (*end)
 		fprintf(out, "trace %s\n", end);
-}
-
-/* v with thousands separated by commas, into buf. */
-static const char *grouped(char *buf, size_t n, uint64_t v)
-{
-	char d[24];
-	int len = snprintf(d, sizeof d, "%" PRIu64, v), o = 0;
-	for (int k = 0; k < len && (size_t)o + 2 < n; k++) {
-		if (k && (len - k) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = d[k];
-	}
-	buf[o] = '\0';
-	return buf;
 }
 
 static int finish(FILE *out, const char *cmd)
@@ -444,7 +426,7 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 	text_source(out, "heatmap", p);
 	uint64_t max = wss_heat_max(h), total = wss_heat_total(h);
 	char g[32];
-	fprintf(out, "pages  %s distinct, ", grouped(g, sizeof g, s->map.n));
+	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->map.n));
 	if (ax->by_address)
 		fprintf(out, "by address (0x%" PRIx64 "..0x%" PRIx64 "): %zu rows of ", ax->lo << p->trace.page_shift,
 			(ax->lo + ax->items) << p->trace.page_shift, h->pbins);
@@ -456,8 +438,8 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 	per_bin(out, s->intervals, h->tbins, "interval");
 	char g2[32];
 	fprintf(out, "\ncells  touches: a page's first touch in an interval counts 1%s; max %s, total %s\n",
-		s->level_max ? " times its interval's rate (sampled)" : "", grouped(g, sizeof g, max),
-		grouped(g2, sizeof g2, total));
+		s->level_max ? " times its interval's rate (sampled)" : "", wss_text_grouped(g, sizeof g, max),
+		wss_text_grouped(g2, sizeof g2, total));
 	fputs("scale ", out);
 	for (unsigned sh = 1; sh <= 9; sh++) {
 		uint64_t lo = max * (sh - 1) / 9 + 1, hi = max * sh / 9;
@@ -1150,9 +1132,9 @@ static void mrc_text(FILE *out, const wss_pair_t *p, const refs_t *rs, uint64_t 
 	char g[32];
 	double ps = (double)p->prof.page_size;
 	fprintf(out, "references %s: each page's first touch in each interval, in address order within it\n",
-		grouped(g, sizeof g, refs));
+		wss_text_grouped(g, sizeof g, refs));
 	fprintf(out, "pages      %s distinct (%.3f MiB): each one's first reference misses at every size\n",
-		grouped(g, sizeof g, cold), (double)cold * ps / MIB);
+		wss_text_grouped(g, sizeof g, cold), (double)cold * ps / MIB);
 	if (rs->level)
 		fprintf(out, "sampled    the members of 1 page in %" PRIu64 " (the trace's coarsest level), "
 			     "distances and counts scaled by %" PRIu64 "\n",
@@ -1374,7 +1356,7 @@ static void sim_text(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim
 	text_source(out, "simulate", p);
 	char g[32], g2[32];
 	fprintf(out, "references %s (each page's first touch in each interval, in address order within it); pages %s distinct\n",
-		grouped(g, sizeof g, (uint64_t)rs->n * rs->rate), grouped(g2, sizeof g2, rs->distinct * rs->rate));
+		wss_text_grouped(g, sizeof g, (uint64_t)rs->n * rs->rate), wss_text_grouped(g2, sizeof g2, rs->distinct * rs->rate));
 	if (rs->level)
 		fprintf(out, "sampled    1 page in %" PRIu64 ": frames / %" PRIu64 " on the sampled string, counts x %" PRIu64
 			     "\n",
@@ -1383,7 +1365,7 @@ static void sim_text(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim
 	for (size_t i = 0; i < nres; i++)
 		fprintf(out, "%-8s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9.4f\n", wss_policy_name(res[i].kind),
 			res[i].frames, res[i].faults, res[i].hits, ratio(res[i].hits, res[i].hits + res[i].faults));
-	fprintf(out, "hit ratio over time, every %s references:\n", grouped(g, sizeof g, period));
+	fprintf(out, "hit ratio over time, every %s references:\n", wss_text_grouped(g, sizeof g, period));
 	for (size_t i = 0; i < nres; i++) {
 		fprintf(out, "%-8s %10" PRIu64 " ", wss_policy_name(res[i].kind), res[i].frames);
 		for (size_t k = 0; k < nperiods; k++)
