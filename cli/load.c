@@ -216,6 +216,11 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 		return ld->status;
 	if (p->page_size == 0)
 		return bad(ld, 1, "header: \"page_size\" is 0");
+	if (wss_json_get(h, "sampling_seed")) {
+		if (!parse_addr(wss_json_get(h, "sampling_seed"), &p->sampling_seed))
+			return bad(ld, 1, "header: \"sampling_seed\" is not a hex string (\"0x...\")");
+		p->has_seed = true;
+	}
 	const wss_json_t *argv = wss_json_get(h, "argv");
 	if (!argv || argv->type != WSS_JSON_ARRAY)
 		return bad(ld, 1, "header: \"argv\" missing or not an array");
@@ -500,6 +505,17 @@ static int load_record(loader_t *ld, const wss_json_t *r)
 		return load_stack(ld, r);
 	if (!strcmp(type, "peak"))
 		return load_peak(ld, r);
+	if (!strcmp(type, "trace")) {
+		/* The page trace beside the profile (docs/trace-format.md). */
+		const char *file = wss_json_get_str(r, "file");
+		if (!file || !*file || strchr(file, '/'))
+			return bad(ld, ld->line, "trace: \"file\" missing or not a file name (the trace lies beside the profile)");
+		if (ld->p->trace)
+			return bad(ld, ld->line, "a second trace record");
+		if (!(ld->p->trace = strdup(file)))
+			return nomem(ld);
+		return 0;
+	}
 	if (!strcmp(type, "header"))
 		return bad(ld, ld->line, "a second header (two profiles in one file?)");
 	return 0; /* a record type added later within version 1 */
@@ -626,6 +642,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->backend_reason);
 	free(p->backend_sees);
 	free(p->time_base);
+	free(p->trace);
 	for (size_t k = 0; k < p->argc; k++)
 		free(p->argv[k]);
 	free(p->argv);

@@ -96,6 +96,9 @@ typedef struct wss_profile {
 	char **argv;
 	size_t argc;
 	int64_t version, pid, ppid, page_size, interval_ns, window_intervals, window_ns; /* -1: absent */
+	char *trace;		/* the page trace's file name (docs/trace-format.md), or NULL */
+	bool has_seed;		/* sampling_seed was given */
+	uint64_t sampling_seed; /* the page sample's seed (common/sample.h) */
 	/* samples, in file order, and per-thread totals in order of appearance */
 	wss_sample_t *samples;
 	size_t nsamples, samples_cap;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/symbols.h"
+#include "cli/text.h"
 #include "common/fmt.h"
 
 /* ---- shared pieces ---- */
@@ -87,18 +88,7 @@ static void print_duration_ns(FILE *out, int64_t ns)
 static void print_seconds(FILE *out, int64_t ns) { fprintf(out, "%.3f s", (double)ns / 1e9); }
 
 /* v with thousands separated by commas ("12,340"), into buf. */
-static const char *grouped(char *buf, size_t n, uint64_t v)
-{
-	char d[24];
-	int len = snprintf(d, sizeof d, "%" PRIu64, v), o = 0;
-	for (int k = 0; k < len && (size_t)o + 2 < n; k++) {
-		if (k && (len - k) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = d[k];
-	}
-	buf[o] = '\0';
-	return buf;
-}
+static const char *grouped(char *buf, size_t n, uint64_t v) { return wss_text_grouped(buf, n, v); }
 
 /* Tenths of a page as "12,340.5". */
 static const char *grouped_tenths(char *buf, size_t n, uint64_t tenths)
@@ -669,13 +659,8 @@ static void jw_hex(jw_t *w, const char *key, uint64_t v)
 static void jw_num(jw_t *w, const char *key, double v)
 {
 	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
 	jw_key(w, key);
-	wss_fmt_str(&w->f, buf);
+	wss_fmt_str(&w->f, wss_text_shortest(buf, sizeof buf, v));
 }
 
 static void jw_tenths(jw_t *w, const char *key, int64_t tenths)

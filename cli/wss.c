@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/analyses.h"
 #include "cli/load.h"
 #include "cli/report.h"
 #include "common/sys.h"
@@ -37,6 +38,13 @@ static void usage(FILE *to)
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
 	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
+	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
+	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
+	      "       wss window --window N PROFILE\n"
+	      "       wss mrc [--sizes N,...] [--no-opt] PROFILE\n"
+	      "       wss simulate [--policy fifo,lru,clock,nfu,aging,opt] [--frames N,...]\n"
+	      "                    [--period N] PROFILE\n"
+	      "       wss replay --trial-factor TF [--seed S] PROFILE\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
 	      "       wss --version | --help\n"
@@ -70,6 +78,25 @@ static void usage(FILE *to)
 	      "avg/peak/total, threads, a timeline, the peaks with the call stacks that\n"
 	      "first touched their pages, and the hot pages; --json prints the same as one\n"
 	      "JSON document.  See docs/report.md.\n"
+	      "\n"
+	      "The trace analyses read the page trace beside a profile (recorded with\n"
+	      "wss run --trace; docs/trace-format.md) and print text, or CSV with --csv, or\n"
+	      "JSON with --json (replay: neither).  See docs/analyses.md.\n"
+	      "  heatmap     pages x time: each cell counts the pages' first touches in its\n"
+	      "              intervals (x the rate when sampled); pages by index (gaps removed,\n"
+	      "              the default) or by address; default 72 time bins, 24 page bins.\n"
+	      "              --compare A B: the RMSD between the two maps on one grid, each\n"
+	      "              divided by its total\n"
+	      "  window      the working set recomputed for a window of N intervals, per\n"
+	      "              sample, with avg/peak/total\n"
+	      "  mrc         miss ratio by memory size for LRU (stack distances) and OPT,\n"
+	      "              and the LRU sizes at which 90/95/99 % of re-references hit;\n"
+	      "              --sizes (pages; default powers of two), --no-opt\n"
+	      "  simulate    faults, hits and hit ratio over time (every --period references)\n"
+	      "              of each policy at each number of frames\n"
+	      "  replay      the proxy application: replays the heat map, interval by\n"
+	      "              interval, with (touches / TF) random accesses per interval and a\n"
+	      "              wss_tick() after each: run it under wss run --time-base manual\n"
 	      "\n"
 	      "wss config check validates a session file and prints the effective settings\n"
 	      "with where each came from; wss config example prints a commented file with\n"
@@ -445,5 +472,19 @@ int main(int argc, char **argv)
 		return cmd_config(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	static const struct analysis {
+		const char *name;
+		int (*fn)(int, char **);
+	} analyses[] = {{"heatmap", wss_cmd_heatmap}, {"window", wss_cmd_window}, {"mrc", wss_cmd_mrc},
+			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}};
+	for (size_t k = 0; k < sizeof analyses / sizeof *analyses; k++)
+		if (!strcmp(argv[1], analyses[k].name)) {
+			int r = analyses[k].fn(argc - 1, argv + 1);
+			if (r == WSS_CMD_HELP) {
+				usage(stdout);
+				return 0;
+			}
+			return r;
+		}
 	return die_usage("unknown command: ", argv[1]);
 }

@@ -1,14 +1,14 @@
 #!/bin/sh
 # The page trace (session.trace, docs/trace-format.md), read back by an
-# independent reader (tests/tap/trace.py): per interval exactly the pages the
+# independent reader (tests/tap/tracedump.py): per interval exactly the pages the
 # profile's sample counted, with their write bits and first touchers; any
 # window recomputed from it equals the live one; a sampled trace lists the
 # sample's members; trace_max and a full disk stop it cleanly; a killed
 # program leaves whole records; a forked child writes its own; the program
 # runs as natively; bad settings are refused.
 . "$top_srcdir/tests/tap/tap.sh"
-TRACE="python3 $top_srcdir/tests/tap/trace.py"
-plan 31
+TRACE="python3 $top_srcdir/tests/tap/tracedump.py"
+plan 33
 
 # phases SCENARIO WINDOW NAME [ENV...]: manual ticks, a trace beside $TMP/NAME.jsonl.
 phases() {
@@ -91,6 +91,15 @@ ok $? "first touchers: the three threads"
 phases window 300ms win
 compare "$TMP/win.jsonl" "$TMP/win.dump" 3 >"$TMP/cmp" 2>&1
 ok $? "window 3: the union of the last 3 records is each sample's working set" || sed 's/^/# /' "$TMP/cmp"
+# wss window after the fact equals a live run with that window, sample for
+# sample (the scenario unmaps and remaps: the trace's events carry it).
+phases window 100ms win1
+"$WSS" window "$TMP/win1.jsonl" --window 3 --csv >"$TMP/win1.csv" 2>"$TMP/win1.err"
+is $? 0 "wss window --window 3 of a one-interval run: exit 0"
+tail -n +2 "$TMP/win1.csv" | awk -F, '{print $1, $3, $6}' >"$TMP/after"
+$PROFILE samples "$TMP/win.jsonl" | awk '{print $1, $2, $6}' >"$TMP/live"
+cmp -s "$TMP/after" "$TMP/live" && [ -s "$TMP/live" ]
+ok $? "equals the live --window 3 run's data and write pages, sample for sample" || diff "$TMP/after" "$TMP/live" | sed 's/^/# /'
 phases basic 100ms bas
 compare "$TMP/bas.jsonl" "$TMP/bas.dump" 1 >"$TMP/cmp" 2>&1
 ok $? "basic: record for record" || sed 's/^/# /' "$TMP/cmp"

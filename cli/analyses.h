@@ -1,0 +1,87 @@
+/* The trace analyses of the `wss` command (docs/analyses.md): heatmap,
+ * window, mrc, simulate (analyses.c) and replay (replay.c), and what they
+ * share: a profile opened with the page trace its header names, a first
+ * pass that checks every record before anything is printed, the options
+ * of their command lines and their three output forms. */
+#ifndef WSS_CLI_ANALYSES_H
+#define WSS_CLI_ANALYSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/load.h"
+#include "cli/pagemap.h"
+#include "cli/trace.h"
+
+/* What a command returns when it was asked for --help (wss.c prints the
+ * usage). */
+#define WSS_CMD_HELP (-1)
+
+/* The subcommands: argv[0] is the subcommand's name.  Each returns the
+ * command's exit status (0, 1 for an error of the system, 2 for bad input
+ * or usage, said on stderr in one line) or WSS_CMD_HELP. */
+int wss_cmd_heatmap(int argc, char **argv);
+int wss_cmd_window(int argc, char **argv);
+int wss_cmd_mrc(int argc, char **argv);
+int wss_cmd_simulate(int argc, char **argv);
+int wss_cmd_replay(int argc, char **argv);
+
+/* ---- shared by analyses.c and replay.c ---- */
+
+typedef enum wss_out { WSS_OUT_TEXT, WSS_OUT_CSV, WSS_OUT_JSON } wss_out_t;
+
+/* An option of a subcommand: a flag (flag set) or one with a value
+ * (value set to it). */
+typedef struct wss_opt {
+	const char *name;
+	const char **value;
+	bool *flag;
+} wss_opt_t;
+
+/* Parses argv[1..] of subcommand cmd: the options in opts, the operands
+ * into paths (at most maxpaths; exactly want of them unless want is 0).
+ * Returns 0, WSS_CMD_HELP, or prints the error and returns 2. */
+int wss_opts_parse(const char *cmd, int argc, char **argv, const wss_opt_t *opts, size_t nopts, const char **paths,
+		   size_t maxpaths, size_t *npaths, const char *synopsis);
+
+/* A whole number in [min, max] for option name of cmd.  Returns 0 or
+ * prints the error and returns 2. */
+int wss_opts_number(const char *cmd, const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
+
+/* A profile and its trace. */
+typedef struct wss_pair {
+	wss_profile_t prof;
+	wss_trace_t trace;
+	char *trace_path;
+} wss_pair_t;
+
+/* Loads the profile at path and opens the trace its header names, beside
+ * it; a profile without one is refused with the command that records
+ * one.  Returns 0, 2 (said on stderr) or 1; on error p holds nothing. */
+int wss_pair_open(const char *path, wss_pair_t *p);
+void wss_pair_close(wss_pair_t *p);
+
+/* The first pass: every record checked; the distinct pages, numbered in
+ * address order; each interval's seq, t_ns and level. */
+typedef struct wss_scan {
+	wss_pagemap_t map;
+	uint64_t intervals, touches;
+	uint64_t *seq, *t_ns;
+	uint8_t *level;
+	unsigned level_max;
+	bool writes; /* some interval tells written pages apart */
+} wss_scan_t;
+
+/* Runs the first pass over p's trace and rewinds it.  Returns 0, 2 or 1
+ * (said on stderr); on error s holds nothing. */
+int wss_scan_run(wss_pair_t *p, wss_scan_t *s);
+void wss_scan_release(wss_scan_t *s);
+
+/* When the trace did not end with a normal end record: one line
+ * "wss: TRACE: truncated at byte N ..." on stderr (every output form
+ * gets it; text and JSON say it again in their own place). */
+void wss_pair_note_end(const wss_pair_t *p);
+
+#endif

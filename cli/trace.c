@@ -1,0 +1,452 @@
+/* The page-trace reader (trace.h).  Records are read with stdio one at a
+ * time: the type byte, the length's varint byte by byte (so a trace cut
+ * inside it is told from a corrupt one), then the payload and its check.
+ * A length that runs past the end of the file is a record cut short, never
+ * an allocation of what it claims: the file's size bounds every buffer. */
+#include "config.h"
+#include "cli/trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/load.h"
+#include "common/sample.h"
+
+/* ---- pure decoding ---- */
+
+uint32_t wss_trace_crc32(uint32_t crc, const void *buf, size_t n)
+{
+	/* Bytewise over the reflected polynomial: traces are read once, and a
+	 * table would be 1 KiB of state for a few percent. */
+	const uint8_t *p = buf;
+	crc = ~crc;
+	for (size_t i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1u));
+	}
+	return ~crc;
+}
+
+int wss_trace_varint(const uint8_t *p, size_t n, uint64_t *v, size_t *used)
+{
+	uint64_t x = 0;
+	for (size_t i = 0; i < WSS_TRACE_VARINT_MAX; i++) {
+		if (i >= n)
+			return ENODATA;
+		uint64_t b = p[i] & 0x7f;
+		/* The tenth byte holds bit 63 alone. */
+		if (i == WSS_TRACE_VARINT_MAX - 1 && (p[i] & 0xfe))
+			return EOVERFLOW;
+		x |= b << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			*used = i + 1;
+			return 0;
+		}
+	}
+	return EOVERFLOW;
+}
+
+/* A cursor over a payload for the decoder. */
+typedef struct cursor {
+	const uint8_t *p;
+	size_t n, at;
+	const char *why;
+} cursor_t;
+
+static bool get_varint(cursor_t *c, uint64_t *v, const char *what)
+{
+	size_t used;
+	int r = wss_trace_varint(c->p + c->at, c->n - c->at, v, &used);
+	if (r) {
+		c->why = r == ENODATA ? what : "varint overflow (more than 64 bits)";
+		return false;
+	}
+	c->at += used;
+	return true;
+}
+
+static bool get_u8(cursor_t *c, unsigned *v, const char *what)
+{
+	if (c->at >= c->n) {
+		c->why = what;
+		return false;
+	}
+	*v = c->p[c->at++];
+	return true;
+}
+
+/* The events after the runs: a count, then each a type byte and its
+ * varints.  Returns false with c->why set. */
+static bool get_events(cursor_t *c, wss_trace_store_t *st, wss_trace_interval_t *iv, uint64_t limit, bool *nomem)
+{
+	uint64_t nev;
+	size_t nev_at = c->at;
+	if (!get_varint(c, &nev, "the payload ends inside the events' count"))
+		return false;
+	if (nev > (c->n - c->at) / 3) {
+		c->at = nev_at;
+		c->why = "more events than the payload can hold";
+		return false;
+	}
+	if (nev > st->events_cap) {
+		wss_trace_event_t *m = realloc(st->events, nev * sizeof *m);
+		if (!m) {
+			*nomem = true;
+			return false;
+		}
+		st->events = m;
+		st->events_cap = nev;
+	}
+	for (uint64_t k = 0; k < nev; k++) {
+		wss_trace_event_t *e = &st->events[k];
+		size_t ev_at = c->at;
+		unsigned type;
+		if (!get_u8(c, &type, "the payload ends inside an event"))
+			return false;
+		e->to = 0;
+		if ((type != WSS_TRACE_EV_GONE && type != WSS_TRACE_EV_MOVED) ||
+		    !get_varint(c, &e->from, "the payload ends inside an event") ||
+		    (type == WSS_TRACE_EV_MOVED && !get_varint(c, &e->to, "the payload ends inside an event")) ||
+		    !get_varint(c, &e->n, "the payload ends inside an event")) {
+			if (!c->why) {
+				c->at = ev_at;
+				c->why = "an unknown event type";
+			}
+			return false;
+		}
+		e->type = type;
+		if (e->from > limit || e->n > limit - e->from || e->to > limit || e->n > limit - e->to) {
+			c->at = ev_at;
+			c->why = "an event past the address space";
+			return false;
+		}
+	}
+	iv->events = st->events;
+	iv->nevents = (size_t)nev;
+	return true;
+}
+
+int wss_trace_decode_interval(const uint8_t *p, size_t n, unsigned page_shift, wss_trace_interval_t *iv,
+			      wss_trace_store_t *st, size_t *at, const char **why)
+{
+	wss_trace_run_t **runs = &st->runs;
+	size_t *cap = &st->runs_cap;
+	cursor_t c = {p, n, 0, NULL};
+	uint64_t nruns;
+	memset(iv, 0, sizeof *iv);
+	if (!get_varint(&c, &iv->seq, "the payload ends inside seq") ||
+	    !get_varint(&c, &iv->t_ns, "the payload ends inside t_ns") ||
+	    !get_u8(&c, &iv->level, "the payload ends before level") ||
+	    !get_u8(&c, &iv->sets, "the payload ends before sets"))
+		goto bad;
+	if (iv->seq == 0) {
+		c.at = 0;
+		c.why = "seq 0 (intervals are numbered from 1)";
+		goto bad;
+	}
+	if (iv->level > WSS_SAMPLE_LEVEL_MAX) {
+		c.at--;
+		c.at--;
+		c.why = "level above 30";
+		goto bad;
+	}
+	if (iv->sets & ~(WSS_TRACE_SETS_WRITES | WSS_TRACE_SETS_READS)) {
+		c.at--;
+		c.why = "unknown bits in sets";
+		goto bad;
+	}
+	size_t nruns_at = c.at;
+	if (!get_varint(&c, &nruns, "the payload ends inside nruns"))
+		goto bad;
+	/* Each run takes at least three bytes: a count past that is corrupt,
+	 * whatever memory there is. */
+	if (nruns > (n - c.at) / 3) {
+		c.at = nruns_at;
+		c.why = "more runs than the payload can hold";
+		goto bad;
+	}
+	if (nruns > *cap) {
+		wss_trace_run_t *m = realloc(*runs, nruns * sizeof **runs);
+		if (!m)
+			return ENOMEM;
+		*runs = m;
+		*cap = nruns;
+	}
+	/* Page numbers fit 64 bits of address. */
+	uint64_t limit = page_shift ? UINT64_MAX >> page_shift : UINT64_MAX, end = 0;
+	uint64_t tid = 0;
+	bool written = false;
+	for (uint64_t k = 0; k < nruns; k++) {
+		wss_trace_run_t *r = &(*runs)[k];
+		uint64_t gap, len1, kind;
+		size_t run_at = c.at;
+		if (!get_varint(&c, &gap, "the payload ends inside a run's gap") ||
+		    !get_varint(&c, &len1, "the payload ends inside a run's length") ||
+		    !get_varint(&c, &kind, "the payload ends inside a run's kind"))
+			goto bad;
+		uint64_t first = k ? end + gap : gap;
+		if ((k && first < end) || first > limit || len1 > limit - first) {
+			c.at = run_at;
+			c.why = "a run past the address space (runs not increasing)";
+			goto bad;
+		}
+		if (kind == 0 && k == 0) {
+			c.at = run_at;
+			c.why = "the first run has kind 0 (the same as a run before it)";
+			goto bad;
+		}
+		if (kind) {
+			tid = (kind - 1) >> 1;
+			written = (kind - 1) & 1;
+		}
+		*r = (wss_trace_run_t){first, len1 + 1, tid, written};
+		iv->pages += len1 + 1;
+		end = first + len1 + 1;
+	}
+	bool nomem = false;
+	if (!get_events(&c, st, iv, limit, &nomem)) {
+		if (nomem)
+			return ENOMEM;
+		goto bad;
+	}
+	if (c.at != n) {
+		c.why = "bytes after the events";
+		goto bad;
+	}
+	iv->runs = *runs;
+	iv->nruns = (size_t)nruns;
+	return 0;
+bad:
+	*at = c.at;
+	*why = c.why;
+	return EINVAL;
+}
+
+/* ---- the reader ---- */
+
+static int bad(const wss_trace_t *t, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(const wss_trace_t *t, uint64_t at, const char *fmt, ...)
+{
+	fprintf(stderr, "wss: %s: byte %" PRIu64 ": ", t->path, at);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return WSS_EXIT_BADINPUT;
+}
+
+static int nomem(const wss_trace_t *t)
+{
+	fprintf(stderr, "wss: %s: out of memory\n", t->path);
+	return 1;
+}
+
+void wss_trace_close(wss_trace_t *t)
+{
+	if (t->f)
+		fclose(t->f);
+	free(t->path);
+	free(t->buf);
+	free(t->store.runs);
+	free(t->store.events);
+	memset(t, 0, sizeof *t);
+}
+
+static int start(wss_trace_t *t)
+{
+	t->off = WSS_TRACE_HEADER_SIZE;
+	t->intervals = t->first_seq = t->last_seq = 0;
+	t->ended = t->truncated = t->cut = false;
+	t->end_reason = t->end_last = t->end_errno = 0;
+	if (fseeko(t->f, WSS_TRACE_HEADER_SIZE, SEEK_SET)) {
+		fprintf(stderr, "wss: %s: %s\n", t->path, strerror(errno));
+		return WSS_EXIT_BADINPUT;
+	}
+	return 0;
+}
+
+int wss_trace_open(wss_trace_t *t, const char *path)
+{
+	memset(t, 0, sizeof *t);
+	if (!(t->path = strdup(path))) {
+		fprintf(stderr, "wss: %s: out of memory\n", path);
+		return 1;
+	}
+	int r = WSS_EXIT_BADINPUT;
+	struct stat st;
+	if (!(t->f = fopen(path, "rb")) || fstat(fileno(t->f), &st)) {
+		fprintf(stderr, "wss: %s: %s\n", path, strerror(errno));
+		goto fail;
+	}
+	t->size = (uint64_t)st.st_size;
+	uint8_t h[WSS_TRACE_HEADER_SIZE];
+	size_t got = fread(h, 1, sizeof h, t->f);
+	if (got < sizeof h || memcmp(h, "WSSTRACE", 8)) {
+		if (got >= 8 && !memcmp(h, "WSSTRACE", 8))
+			fprintf(stderr, "wss: %s: header cut short (%zu of 16 bytes)\n", path, got);
+		else
+			fprintf(stderr, "wss: %s: not a wss page trace (no WSSTRACE header)\n", path);
+		goto fail;
+	}
+	uint32_t version = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+	uint32_t shift = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+	if (version != WSS_TRACE_VERSION) {
+		fprintf(stderr, "wss: %s: trace format version %" PRIu32 " is not supported (this wss reads version %d)\n",
+			path, version, WSS_TRACE_VERSION);
+		goto fail;
+	}
+	if (shift < 10 || shift > 30) {
+		fprintf(stderr, "wss: %s: byte 12: page shift %" PRIu32 " (pages of 1 KiB to 1 GiB are 10 to 30)\n", path,
+			shift);
+		goto fail;
+	}
+	t->page_shift = shift;
+	if (!(r = start(t)))
+		return 0;
+fail:
+	wss_trace_close(t);
+	return r;
+}
+
+int wss_trace_rewind(wss_trace_t *t) { return start(t); }
+
+/* The record whose first byte is at: not all of it is in the file. */
+static int cut_short(wss_trace_t *t, uint64_t at)
+{
+	t->off = at;
+	t->truncated = true;
+	t->cut = at < t->size;
+	return 0;
+}
+
+static int read_end(wss_trace_t *t, uint64_t at, size_t hl, size_t len)
+{
+	uint64_t v[3] = {0, 0, 0};
+	size_t pos = 0, used;
+	for (int k = 0; k < 3; k++) {
+		if (k == 2 && v[0] != WSS_TRACE_END_ERROR)
+			break;
+		int r = wss_trace_varint(t->buf + pos, len - pos, &v[k], &used);
+		if (r)
+			return bad(t, at + hl + pos, "end record: %s",
+				   r == ENODATA ? "the payload ends inside a field" : "varint overflow (more than 64 bits)");
+		if (k == 0 && (v[0] < WSS_TRACE_END_EXIT || v[0] > WSS_TRACE_END_ERROR))
+			return bad(t, at + hl, "end record: unknown reason %" PRIu64, v[0]);
+		pos += used;
+	}
+	if (pos != len)
+		return bad(t, at + hl + pos, "end record: bytes after its fields");
+	t->ended = true;
+	t->end_reason = v[0];
+	t->end_last = v[1];
+	t->end_errno = v[2];
+	int c = fgetc(t->f);
+	if (c != EOF)
+		return bad(t, t->off, "data after the end record");
+	return 0;
+}
+
+static int check_members(wss_trace_t *t, const wss_trace_interval_t *iv)
+{
+	if (!t->member_check || iv->level == 0)
+		return 0;
+	for (size_t k = 0; k < iv->nruns; k++)
+		for (uint64_t pn = iv->runs[k].first; pn < iv->runs[k].first + iv->runs[k].n; pn++)
+			if (!wss_sample_member(pn, iv->level, t->seed))
+				return bad(t, iv->offset,
+					   "interval %" PRIu64 ": page 0x%" PRIx64 " is not a member of level %u "
+					   "(the profile's sampling_seed 0x%" PRIx64 "): not this profile's trace?",
+					   iv->seq, pn << t->page_shift, iv->level, t->seed);
+	return 0;
+}
+
+int wss_trace_next(wss_trace_t *t, wss_trace_interval_t *iv, bool *got)
+{
+	*got = false;
+	if (t->ended || t->truncated)
+		return 0;
+	uint64_t at = t->off;
+	uint8_t head[1 + WSS_TRACE_VARINT_MAX];
+	int c = fgetc(t->f);
+	if (c == EOF)
+		return cut_short(t, at);
+	head[0] = (uint8_t)c;
+	if (c != WSS_TRACE_INTERVAL && c != WSS_TRACE_END)
+		return bad(t, at, "unknown record type 0x%02x", (unsigned)c);
+	size_t hl = 1;
+	do {
+		if (hl == sizeof head)
+			return bad(t, at + 1, "record length: varint overflow (more than 10 bytes)");
+		if ((c = fgetc(t->f)) == EOF)
+			return cut_short(t, at);
+		head[hl++] = (uint8_t)c;
+	} while (c & 0x80);
+	uint64_t len;
+	size_t used;
+	if (wss_trace_varint(head + 1, hl - 1, &len, &used))
+		return bad(t, at + 1, "record length: varint overflow (more than 64 bits)");
+	if (len > t->size || at + hl + len + 4 > t->size)
+		return cut_short(t, at);
+	if (len + 4 > t->buf_cap) {
+		uint8_t *m = realloc(t->buf, len + 4);
+		if (!m)
+			return nomem(t);
+		t->buf = m;
+		t->buf_cap = len + 4;
+	}
+	if (fread(t->buf, 1, len + 4, t->f) < len + 4) {
+		if (ferror(t->f)) {
+			fprintf(stderr, "wss: %s: %s\n", t->path, strerror(errno));
+			return WSS_EXIT_BADINPUT;
+		}
+		return cut_short(t, at);
+	}
+	const uint8_t *ck = t->buf + len;
+	uint32_t stored = (uint32_t)ck[0] | (uint32_t)ck[1] << 8 | (uint32_t)ck[2] << 16 | (uint32_t)ck[3] << 24;
+	uint32_t crc = wss_trace_crc32(wss_trace_crc32(0, head, hl), t->buf, len);
+	if (crc != stored)
+		return bad(t, at, "bad check: the record's CRC-32 is 0x%08" PRIx32 ", its check says 0x%08" PRIx32, crc,
+			   stored);
+	t->off = at + hl + len + 4;
+	if (head[0] == WSS_TRACE_END)
+		return read_end(t, at, hl, len);
+	size_t where;
+	const char *why;
+	int r = wss_trace_decode_interval(t->buf, len, t->page_shift, iv, &t->store, &where, &why);
+	if (r == ENOMEM)
+		return nomem(t);
+	if (r)
+		return bad(t, at + hl + where, "interval record: %s", why);
+	iv->offset = at;
+	if (t->intervals && iv->seq != t->last_seq + 1)
+		return bad(t, at + hl, "interval %" PRIu64 " after %" PRIu64 " (one record per interval, no gap)", iv->seq,
+			   t->last_seq);
+	if ((r = check_members(t, iv)))
+		return r;
+	if (!t->intervals++)
+		t->first_seq = iv->seq;
+	t->last_seq = iv->seq;
+	*got = true;
+	return 0;
+}
+
+void wss_trace_describe_end(const wss_trace_t *t, char *buf, size_t n)
+{
+	if (t->truncated)
+		snprintf(buf, n, "truncated at byte %" PRIu64 " (%s): %" PRIu64 " whole interval%s read", t->off,
+			 t->cut ? "a record cut short" : "no end record", t->intervals, t->intervals == 1 ? "" : "s");
+	else if (t->ended && t->end_reason == WSS_TRACE_END_MAX)
+		snprintf(buf, n, "stopped at session.trace_max after interval %" PRIu64, t->end_last);
+	else if (t->ended && t->end_reason == WSS_TRACE_END_ERROR)
+		snprintf(buf, n, "stopped after interval %" PRIu64 ": it could not be written (%s)", t->end_last,
+			 strerror((int)t->end_errno));
+	else
+		buf[0] = '\0';
+}
