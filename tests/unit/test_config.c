@@ -117,6 +117,17 @@ static const struct {
 	{"[session]\noverhead = \"0%\"\n", "s.toml:2:12: session.overhead: out of range: \"0%\" (from 0.1% to 50%)"},
 	{"[session]\noverhead = \"99999999999999999999%\"\n",
 	 "s.toml:2:12: session.overhead: out of range: \"99999999999999999999%\" (from 0.1% to 50%)"},
+	/* session.trace, session.trace_max */
+	{"[session]\ntrace = \"yes\"\n", "s.toml:2:9: session.trace: expected true or false, got a string"},
+	{"[session]\ntrace_max = \"1XB\"\n",
+	 "s.toml:2:13: session.trace_max: not a size: \"1XB\" (a number and B, KiB, MiB, GiB or TiB, e.g. \"256MiB\")"},
+	{"[session]\ntrace_max = \"64 MiB\"\n",
+	 "s.toml:2:13: session.trace_max: not a size: \"64 MiB\" (a number and B, KiB, MiB, GiB or TiB, e.g. \"256MiB\")"},
+	{"[session]\ntrace_max = \"2TiB\"\n", "s.toml:2:13: session.trace_max: out of range: \"2TiB\" (from 4KiB to 1TiB)"},
+	{"[session]\ntrace_max = \"4095B\"\n", "s.toml:2:13: session.trace_max: out of range: \"4095B\" (from 4KiB to 1TiB)"},
+	{"[session]\ntrace_max = 100\n", "s.toml:2:13: session.trace_max: out of range (from 4KiB to 1TiB)"},
+	{"[session]\ntrace_max = \"99999999999999999999TiB\"\n",
+	 "s.toml:2:13: session.trace_max: out of range: \"99999999999999999999TiB\" (from 4KiB to 1TiB)"},
 	{"[session]\noverhead = \"2\"\n",
 	 "s.toml:2:12: session.overhead: not a percentage: \"2\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
 	{"[session]\noverhead = \"2 %\"\n",
@@ -155,7 +166,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 25);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 25 + 7 + 4);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -199,6 +210,24 @@ int main(void)
 		       c.overhead_ppm == good_percents[i].ppm,
 		   "overhead %s in a file: %s", good_percents[i].s, err);
 	}
+	static const struct {
+		const char *s;
+		uint64_t b;
+	} good_sizes[] = {{"4096", 4096},   {"4KiB", 4096},	     {"64MiB", 64ULL << 20}, {"256MiB", 256ULL << 20},
+			  {"3GiB", 3ULL << 30}, {"1TiB", 1ULL << 40}, {"5000B", 5000}};
+	for (size_t i = 0; i < sizeof good_sizes / sizeof *good_sizes; i++) {
+		uint64_t b = 0;
+		char text[128];
+		snprintf(text, sizeof text, "[session]\ntrace = true\ntrace_max = \"%s\"\n", good_sizes[i].s);
+		ok(wss_size_parse(good_sizes[i].s, &b) == 0 && b == good_sizes[i].b && load(&c, text) == 0 &&
+		       wss_config_validate(&c, err, sizeof err) == 0 && c.trace && c.trace_max == good_sizes[i].b,
+		   "trace_max %s is %llu bytes, in a file too", good_sizes[i].s, (unsigned long long)good_sizes[i].b);
+	}
+	uint64_t sz;
+	is_int(wss_size_parse("", &sz), EINVAL, "size: empty");
+	is_int(wss_size_parse("1 KiB", &sz), EINVAL, "size: a space before the unit");
+	is_int(wss_size_parse("1kB", &sz), EINVAL, "size: kB is not a unit (KiB is)");
+	is_int(wss_size_parse("99999999999TiB", &sz), ERANGE, "size: past 2^63 bytes");
 	uint32_t l = 99;
 	is_int(wss_sample_rate_parse("1/48", &l), EDOM, "1/48: not a power of two");
 	is_int(wss_sample_rate_parse("1/1", &l), EEXIST, "1/1: every page");
@@ -283,7 +312,7 @@ int main(void)
 		wss_fmt_init(&pf, out, sizeof out);
 		wss_config_json(&c, &pf);
 		wss_fmt_cstr(&pf);
-		ok(strstr(out, "\"overhead\":\"5%\"},") && strstr(out, "\"mode\":\"sampled\",\"sample_rate\":\"1/16\","),
+		ok(strstr(out, "\"overhead\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},") && strstr(out, "\"mode\":\"sampled\",\"sample_rate\":\"1/16\","),
 		   "the header's config object has them: %s", out);
 		wss_config_defaults(&c);
 		wss_fmt_init(&pf, out, sizeof out);
@@ -439,7 +468,7 @@ int main(void)
 	wss_fmt_cstr(&f);
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
-	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\"},\"track\":{\"backend\":\"auto\","
+	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
 	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
