@@ -115,7 +115,6 @@ typedef struct wss_engine {
 	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample */
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
-	uint64_t change_member_ns; /* what a raise from exact took per member of its level (0: none yet) */
 	/* sampling.c */
 	uint64_t seed;            /* the session's membership seed */
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */

@@ -649,16 +649,6 @@ void wss_sampling_burst(void)
 		lc++;
 	if (l > lc)
 		l = lc;
-	/* From exact, the raise itself is a pass over the new level's
-	 * members: each gap between two opened with an mprotect and
-	 * unwatched, while the program faults on the other CPU (60 us a
-	 * member on this project's VMs: 16-29 ms for a random walk's 256-512,
-	 * a tenth of its run).  Coarser, then, until that pass costs no more
-	 * than the cap's touches, at what the last such raise took per member
-	 * or, before any, six touches. */
-	uint64_t pm = E.change_member_ns ? E.change_member_ns : 6 * E.fault_cost_ns;
-	while (lk == 0 && pm && l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) * pm > (uint64_t)cap * E.fault_cost_ns)
-		l++;
 	while (l > lk + 1 && (tracked >> l) < MIN_MEMBERS)
 		l--;
 	/* Its isolated members must fit the VMA budget, as at a tick: a
@@ -677,9 +667,6 @@ void wss_sampling_burst(void)
 	uint64_t t = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	E.spent_ns += t;
 	E.change_ns += t;
-	uint64_t m = tracked >> l;
-	if (lk == 0 && m)
-		E.change_member_ns = E.change_member_ns ? (E.change_member_ns + t / m) / 2 : t / m;
 }
 
 void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e)
