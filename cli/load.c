@@ -385,6 +385,17 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
 	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
 		return ld->status;
+	const wss_json_t *tr = wss_json_get(r, "trace");
+	if (tr) {
+		const char *trec = "summary: trace";
+		if (tr->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "summary: \"trace\" is not an object");
+		const wss_json_t *st = wss_json_get(tr, "stopped");
+		if (!need_int(ld, tr, trec, "records", &p->trace_records) || !need_int(ld, tr, trec, "pages", &p->trace_pages) ||
+		    !need_int(ld, tr, trec, "bytes", &p->trace_bytes) || !need_int(ld, tr, trec, "last", &p->trace_last) ||
+		    (st && st->type != WSS_JSON_NULL && !opt_str(ld, tr, trec, "stopped", &p->trace_stopped)))
+			return ld->status;
+	}
 	const wss_json_t *hot = wss_json_get(r, "hot_pages");
 	if (!hot)
 		goto done;
@@ -527,6 +538,7 @@ int wss_load_profile(const char *path, wss_profile_t *p)
 	p->path = path;
 	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
 	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
+	p->trace_records = p->trace_pages = p->trace_bytes = p->trace_last = -1;
 	loader_t ld = {p, 0, 0};
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -643,6 +655,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->backend_sees);
 	free(p->time_base);
 	free(p->trace);
+	free(p->trace_stopped);
 	for (size_t k = 0; k < p->argc; k++)
 		free(p->argv[k]);
 	free(p->argv);

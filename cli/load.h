@@ -97,6 +97,9 @@ typedef struct wss_profile {
 	size_t argc;
 	int64_t version, pid, ppid, page_size, interval_ns, window_intervals, window_ns; /* -1: absent */
 	char *trace;		/* the page trace's file name (docs/trace-format.md), or NULL */
+	/* The summary's "trace" member (-1: absent): what the run wrote. */
+	int64_t trace_records, trace_pages, trace_bytes, trace_last;
+	char *trace_stopped;	/* NULL: it ran to the end */
 	bool has_seed;		/* sampling_seed was given */
 	uint64_t sampling_seed; /* the page sample's seed (common/sample.h) */
 	/* samples, in file order, and per-thread totals in order of appearance */

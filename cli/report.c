@@ -175,6 +175,16 @@ static void print_header(const wss_profile_t *p, FILE *out)
 			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / prog);
 		fputc(')', out);
 	}
+	if (p->trace) {
+		fprintf(out, "\ntrace      %s", p->trace);
+		if (p->trace_records >= 0)
+			fprintf(out, " (%" PRId64 " intervals, %" PRId64 " pages, %" PRId64 " bytes)", p->trace_records,
+				p->trace_pages, p->trace_bytes);
+		if (p->trace_stopped)
+			fprintf(out, "; stopped after sample %" PRId64 ": %s", p->trace_last,
+				!strcmp(p->trace_stopped, "trace_max") ? "session.trace_max reached" : p->trace_stopped);
+		fputs("; wss heatmap, window, mrc, simulate and replay read it", out);
+	}
 	fputs("\ninterval   ", out);
 	print_duration_ns(out, p->interval_ns);
 	fputs("\nwindow     ", out);
@@ -870,6 +880,16 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_int(&w, "tick_ns", p->cost_tick_ns);
 		jw_int(&w, "change_ns", p->cost_change_ns);
 		jw_int(&w, "program_ns", p->cost_program_ns);
+		jw_close(&w, '}');
+	}
+	if (p->trace) {
+		jw_open(&w, "trace", '{');
+		jw_str(&w, "file", p->trace);
+		jw_int_or_null(&w, "records", p->trace_records);
+		jw_int_or_null(&w, "pages", p->trace_pages);
+		jw_int_or_null(&w, "bytes", p->trace_bytes);
+		jw_int_or_null(&w, "last", p->trace_last);
+		jw_str(&w, "stopped", p->trace_stopped);
 		jw_close(&w, '}');
 	}
 	jw_open(&w, "summary", '{');

@@ -464,7 +464,9 @@ void wss_fork_child_start(void);
 /* Sample k's record: the pages touched in interval k itself (the members
  * of its level when sampled), after the tick counted it (engine lock).
  * Creates the trace at the first one, once the profile exists. */
-void wss_trace_interval(uint32_t k, uint64_t t_ns, wss_profile_sets_t sets);
+void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_sets_t sets);
+/* The profile was cut (err): the trace ends there too. */
+void wss_trace_cut(int err);
 /* The end record, at the run's end (engine lock). */
 void wss_trace_end(void);
 /* Pages [s, e) left tracking (unmapped, or mapped over); n pages moved

@@ -21,6 +21,7 @@ static void profile_cut(int err)
 	E.cut_err = err;
 	E.cut_at = E.samples_out + 1;
 	wss_sys2(SYS_ftruncate, E.fd, E.written); /* fails on what is no regular file: nothing to undo there */
+	wss_trace_cut(err);
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		wss_lifecycle_deactivate_locked(false);
 }

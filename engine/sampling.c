@@ -537,15 +537,20 @@ static void raise_to(uint32_t f)
 	 * to hold the members of f touched in k, so that the next tick arms
 	 * and harvests those alone instead of every member (a random walk's
 	 * raise to 1 in 128 then cost its tick 512 members twice over, 15
-	 * ms).  Emptied first, then every member of f touched so far listed:
-	 * a handler's touch is recorded before it is listed, so one recorded
-	 * before the walk is found by it, and one recorded after is listed
-	 * by its handler (twice listed is harmless).  A member opened in k
-	 * by anything else marked the lists stale, which this leaves as it
-	 * is.  Exact tracking has no sparse range (sparse.h). */
+	 * ms).  Every member of f touched so far is appended (what the list
+	 * held stays: a non-member is no member to arm, a member listed twice
+	 * is armed twice, an overflow means the full walk; emptying it raced
+	 * with a handler between its index and its store, a review found).
+	 * A handler records its touch (a locked cmpxchg16b: a full barrier)
+	 * before it loads the list to append to; this thread publishes the
+	 * list, then a full fence, then reads each member's record: so
+	 * either the walk sees a handler's record, or the handler sees the
+	 * list and appends to it itself (twice is harmless).  A member
+	 * opened in k by anything else marked the lists stale, which this
+	 * leaves as it is.  Exact tracking has no sparse range (sparse.h). */
 	if (lk == 0) {
 		touched_lists(true);
-		__atomic_store_n(&E.ntouched[k & 1], 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		for (size_t i = 0; i < E.regions.n; i++)
 			wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, f, list_touched, &k);
 	}

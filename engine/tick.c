@@ -155,6 +155,9 @@ void wss_tick_locked(bool final)
 	 * window: its members were armed in every interval of it), and the
 	 * next interval's, from what k cost. */
 	uint32_t lk = E.level, lw = wss_sampling_window_level(k, w), ln = lk;
+	/* The trace's level for k alone, before the next level is set (the
+	 * set marks it used in k + 1, which a coarser one then claims). */
+	uint32_t lt = wss_sampling_window_level(k, 1);
 	if (!final)
 		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
 				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
@@ -270,9 +273,12 @@ void wss_tick_locked(bool final)
 		/* Writes since the last harvest, after the arming: a write made
 		 * between the harvest and the arming would reach the next tick
 		 * away from its touch; writes made after the arming are told
-		 * apart by the write window.  Sampled: the pages write-protected
-		 * in k or to be in k+1, the members of the finer level. */
-		uint32_t lh = lk < ln ? lk : ln;
+		 * apart by the write window.  Sampled: the members of k's level.
+		 * The pages joining a finer sample were write-protected afresh
+		 * before they were armed (wss_sampling_watch_new): their bits
+		 * are k+1's, for the next tick (read here as stale, a write of
+		 * k+1 after the arming was lost, a review found). */
+		uint32_t lh = lk;
 		if (listed)
 			unarmed += wss_writes_harvest_listed(listed, nlisted, k, lk);
 		else
@@ -386,7 +392,7 @@ void wss_tick_locked(bool final)
 	if (!E.cut_err)
 		E.samples_out = k;
 	if (E.set.trace)
-		wss_trace_interval(k, smp.t_ns, sets);
+		wss_trace_interval(k, smp.t_ns, lt, sets);
 	if (E.peaks)
 		wss_findings_peaks(k, pages, writes, sets, nt);
 

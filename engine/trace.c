@@ -226,7 +226,10 @@ static int create(void)
 		return r;
 	uint8_t h[16] = {'W', 'S', 'S', 'T', 'R', 'A', 'C', 'E', 1, 0, 0, 0, WSS_PAGE_SHIFT, 0, 0, 0};
 	E.trace_written = 0;
-	return put_record(h, sizeof h);
+	r = put_record(h, sizeof h);
+	if (r) /* not even its header: no trace, and no empty file left */
+		wss_sys2(SYS_unlink, (long)E.trace_path, 0);
+	return r;
 }
 
 /* The basename of the trace, as the profile names it. */
@@ -290,7 +293,7 @@ static void trace_page(uintptr_t a, void *arg)
 	w->kind = kind;
 }
 
-void wss_trace_interval(uint32_t k, uint64_t t_ns, wss_profile_sets_t sets)
+void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_sets_t sets)
 {
 	if (!E.set.trace || E.trace_stop || E.fd < 0 || E.open_pending || E.no_profile || E.cut_err ||
 	    wss_sys_getpid() != E.pid)
@@ -312,7 +315,6 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, wss_profile_sets_t sets)
 	}
 	/* The runs first, after room for the fixed fields, which are then
 	 * put just before them: the payload is one piece. */
-	uint32_t level = wss_sampling_window_level(k, 1);
 	walk_t w = {.k = k, .nt = wss_threads_count(), .writes = sets.writes, .first = true};
 	E.trace_len = HEAD_MAX + FIXED_MAX;
 	if (!reserve(0))
@@ -361,6 +363,12 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, wss_profile_sets_t sets)
 	E.trace_records++;
 	E.trace_last = k;
 	E.trace_pages += w.pages;
+}
+
+void wss_trace_cut(int err)
+{
+	if (E.trace_fd >= 0 && !E.trace_stop)
+		end(WSS_TRACE_END_ERR, err);
 }
 
 void wss_trace_end(void)

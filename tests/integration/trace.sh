@@ -8,7 +8,7 @@
 # runs as natively; bad settings are refused.
 . "$top_srcdir/tests/tap/tap.sh"
 TRACE="python3 $top_srcdir/tests/tap/tracedump.py"
-plan 33
+plan 37
 
 # phases SCENARIO WINDOW NAME [ENV...]: manual ticks, a trace beside $TMP/NAME.jsonl.
 phases() {
@@ -128,6 +128,26 @@ assert n > 50, n
 EOF
 ok $? "each record: level 3, the members the sample counted, their writes"
 
+# ---- auto, the rate changing from interval to interval: each record at
+# the level its sample was counted at ----
+"$WSS" run --mode auto --overhead 0.5% --interval 20ms --trace -o "$TMP/auto.jsonl" -- "$PROGS/pageramp" 3 200 >/dev/null 2>&1
+$TRACE dump "$TMP/auto.trace" >"$TMP/auto.dump"; ok $? "auto at 20 ms with a 0.5 % budget: the trace reads"
+python3 - "$TMP/auto.jsonl" "$TMP/auto.dump" <<'EOF'
+import json, sys
+prof = [json.loads(l) for l in open(sys.argv[1])]
+iv = {r["seq"]: r for r in map(json.loads, open(sys.argv[2])) if r["type"] == "I"}
+rates, bad = set(), []
+for s in (r for r in prof if r["type"] == "sample"):
+    r = iv[s["seq"]]
+    rates.add(s["rate"])
+    want = s["sampled"]["data"] if "sampled" in s else s["data_pages"]
+    if 1 << r["level"] != s["rate"] or len(r["pages"]) != want:
+        bad.append((s["seq"], s["rate"], want, 1 << r["level"], len(r["pages"])))
+assert not bad, bad
+assert len(rates) >= 2, rates
+EOF
+ok $? "each record's level is its sample's rate, and it lists the members its sample counted"
+
 # ---- the program runs as natively ----
 "$PROGS/pageramp" 2 >"$TMP/native.out" 2>&1; nst=$?
 "$WSS" run --trace -o "$TMP/pr.jsonl" -- "$PROGS/pageramp" 2 >"$TMP/pr.out" 2>"$TMP/pr.err"; st=$?
@@ -155,6 +175,13 @@ EOF
 ok $? "it ends with a trace_max end record; the summary says where it stopped, the profile goes on"
 grep -Eq "^wss: trace: .*; stopped after sample [0-9]+: session.trace_max reached\$" "$TMP/max.err"
 ok $? "and stderr says so"
+"$WSS" report "$TMP/max.jsonl" | grep -Eqx "trace      max.trace \([0-9]+ intervals, [0-9]+ pages, [0-9]+ bytes\); stopped after sample [0-9]+: session.trace_max reached; wss heatmap, window, mrc, simulate and replay read it"
+ok $? "wss report says where the trace is and that it stopped"
+"$WSS" report --json "$TMP/max.jsonl" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["trace"]
+assert t["file"] == "max.trace" and t["stopped"] == "trace_max" and t["records"] > 0, t'
+ok $? "and --json has it too"
 
 # ---- killed ----
 "$WSS" run --trace --interval 1ms -o "$TMP/kill.jsonl" -- "$PROGS/pageramp" 1000 >/dev/null 2>&1 &

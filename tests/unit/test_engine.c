@@ -105,6 +105,7 @@ static int fake_watch(uintptr_t s, uintptr_t e)
 	for (uintptr_t a = s; a < e; a += PG)
 		if (a >= base && a < base + NP * PG) {
 			watched[page_of(a)] = true;
+			written[page_of(a)] = false; /* write-protected: not written since */
 			watch_seq[page_of(a)] = ++op_seq;
 		}
 	return 0;
@@ -117,12 +118,22 @@ static int fake_unwatch(uintptr_t s, uintptr_t e)
 			watched[page_of(a)] = false;
 	return 0;
 }
+static void touch(int i);
+static int hook_page = -1; /* a program thread touches and writes it right after it is armed */
 static int fake_arm_seq(uintptr_t s, uintptr_t e)
 {
 	for (uintptr_t a = s; a < e; a += PG)
 		if (a >= base && a < base + NP * PG)
 			arm_seq[page_of(a)] = ++op_seq;
-	return fake_arm(s, e);
+	int r = fake_arm(s, e);
+	for (uintptr_t a = s; a < e; a += PG)
+		if (a >= base && a < base + NP * PG && page_of(a) == hook_page) {
+			hook_page = -1;
+			touch(page_of(a));
+			if (watched[page_of(a)])
+				written[page_of(a)] = true;
+		}
+	return r;
 }
 static int fake_attach_w(uintptr_t s, uintptr_t e, bool arm)
 {
@@ -628,6 +639,27 @@ int main(void)
 		}
 		ok(follows && joined > 0, "a finer sample: the pages joining it are write-protected (%d), the others not", joined);
 		ok(before, "each before it is armed (its old write bit is stale)");
+		/* A joining page touched and written by a program thread right
+		 * after the tick arms it, before the tick's harvest: its write is
+		 * the next interval's, not a stale bit to drop. */
+		E.set.sample_level = 3;
+		tick();
+		tick();
+		int P = -1;
+		for (int i = 4; i < NP && P < 0; i++) {
+			uint64_t pn = (base >> WSS_PAGE_SHIFT) + (uint64_t)i;
+			if (wss_sample_member(pn, 1, E.seed) && !wss_sample_member(pn, 3, E.seed))
+				P = i;
+		}
+		if (P < 0)
+			bail("no member of 1/2 outside 1/8 in 12 pages");
+		E.set.sample_level = 1;
+		hook_page = P;
+		tick(); /* to 1/2: P is armed, then touched and written */
+		ok(hook_page < 0, "the joining page was touched and written after its arming");
+		tick();
+		ok(last_sample_has("\"data\":1,\"read\":0,\"write\":1}"),
+		   "the next sample counts it written (the harvest left its bit for the next tick)");
 		/* A range mapped at a sampled level: registered unprotected, its
 		 * members write-protected one by one. */
 		char *r = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
