@@ -184,11 +184,12 @@ assert t["file"] == "max.trace" and t["stopped"] == "trace_max" and t["records"]
 ok $? "and --json has it too"
 
 # ---- killed ----
-"$WSS" run --trace --interval 1ms -o "$TMP/kill.jsonl" -- "$PROGS/pageramp" 1000 >/dev/null 2>&1 &
+WSS_SESSION_TRACE=1 WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/kill.jsonl" LD_PRELOAD="$WSS_LIB" \
+	"$PROGS/pageramp" 1000 >/dev/null 2>&1 &
 pid=$!
 sleep 1
-pkill -KILL -P $pid pageramp 2>/dev/null || pkill -KILL -f "$PROGS/pageramp 1000"
-wait $pid
+kill -KILL $pid
+wait $pid 2>/dev/null
 $TRACE dump "$TMP/kill.trace" >"$TMP/kill.dump"; ok $? "a killed program's trace reads"
 python3 - "$TMP/kill.dump" <<'EOF'
 import json, sys
