@@ -35,7 +35,10 @@ between "$(sample "$(ls n.*.jsonl)" 2)" 70 74 "the parent's second sample is sti
 WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/w.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" wall >out 2>/dev/null
 is $? 0 "wall: a child running 300 ms"
 child=$(awk '/^child/ {print $2}' out)
-between "$($PROFILE samples "w.$child.jsonl" | wc -l)" 5 1000 "is sampled by its own engine thread"
+# At least one tick of its own besides the final sample: under a CPU hog
+# (load 10 on two cores) its engine thread started measuring 260 ms late
+# and ticked 3 times (tests/SOAK.md, stop 26), so no more is asked.
+between "$($PROFILE samples "w.$child.jsonl" | wc -l)" 2 1000 "is sampled by its own engine thread"
 
 WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/t.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/forker" threads >/dev/null 2>&1
 is $? 0 "20 forks while two threads touch memory: every child exits 0"
