@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 now() { date +%s; }
-plan 12
+plan 13
 
 # The package.
 t0=$(now)
