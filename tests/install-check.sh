@@ -25,7 +25,7 @@ grep -q "$TMP/prefix/lib/libwss.so" "$TMP/maps"; ok $? "and preloads DIR/lib/lib
 is "$(pkg-config --modversion wss 2>&1)" "$("$top_builddir/wss" --version | sed 's/^wss //')" \
 	"pkg-config finds wss.pc of the default prefix"
 export PKG_CONFIG_PATH=$TMP/prefix/lib/pkgconfig
-is "$(pkg-config --cflags wss 2>&1)|$(pkg-config --libs wss 2>&1)" "-I$TMP/prefix/include|" \
+is "$(echo $(pkg-config --cflags wss 2>&1))|$(echo $(pkg-config --libs wss 2>&1))" "-I$TMP/prefix/include|" \
 	"DIR/lib/pkgconfig/wss.pc: -IDIR/include, nothing to link"
 cat >"$TMP/app.c" <<'EOF_APP'
 #include <wss.h>
