@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/attach.h"
 #include "cli/load.h"
 #include "cli/report.h"
 #include "common/sys.h"
@@ -45,6 +46,7 @@ static void usage(FILE *to)
 	      "       wss simulate [--policy fifo,lru,clock,nfu,aging,opt] [--frames N,...]\n"
 	      "                    [--period N] PROFILE\n"
 	      "       wss replay --trial-factor TF [--seed S] PROFILE\n"
+	      "       wss attach [-c FILE] [-o PATH] [--interval DUR] [--duration DUR] PID\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
 	      "       wss --version | --help\n"
@@ -97,6 +99,12 @@ static void usage(FILE *to)
 	      "  replay      the proxy application: replays the heat map, interval by\n"
 	      "              interval, with (touches / TF) random accesses per interval and a\n"
 	      "              wss_tick() after each: run it under wss run --time-base manual\n"
+	      "\n"
+	      "wss attach measures a process that is already running (of the same user),\n"
+	      "with no code in it: every interval it reads and clears the kernel's accessed\n"
+	      "and soft-dirty bits (/proc/PID/smaps, pagemap, clear_refs), until --duration\n"
+	      "ends, the process exits, or it is interrupted; the profile has one interval\n"
+	      "per sample, no threads or stacks, and a code series.  See docs/attach.md.\n"
 	      "\n"
 	      "wss config check validates a session file and prints the effective settings\n"
 	      "with where each came from; wss config example prints a commented file with\n"
@@ -476,7 +484,7 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} analyses[] = {{"heatmap", wss_cmd_heatmap}, {"window", wss_cmd_window}, {"mrc", wss_cmd_mrc},
-			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}};
+			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}, {"attach", wss_cmd_attach}};
 	for (size_t k = 0; k < sizeof analyses / sizeof *analyses; k++)
 		if (!strcmp(argv[1], analyses[k].name)) {
 			int r = analyses[k].fn(argc - 1, argv + 1);
