@@ -296,6 +296,8 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 		return ld->status;
 	if (p->page_size == 0)
 		return bad(ld, 1, "header: \"page_size\" is 0");
+	if (!opt_int(ld, h, rec, "start_unix_ns", &p->start_unix_ns))
+		return ld->status;
 	if (wss_json_get(h, "sampling_seed")) {
 		if (!parse_addr(wss_json_get(h, "sampling_seed"), &p->sampling_seed))
 			return bad(ld, 1, "header: \"sampling_seed\" is not a hex string (\"0x...\")");
@@ -698,6 +700,7 @@ int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags)
 	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
 	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
 	p->trace_records = p->trace_pages = p->trace_bytes = p->trace_last = -1;
+	p->start_unix_ns = -1;
 	loader_t ld = {p, 0, 0, flags};
 	FILE *f = fopen(path, "r");
 	if (!f)

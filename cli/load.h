@@ -127,6 +127,7 @@ typedef struct wss_profile {
 	char **argv;
 	size_t argc;
 	int64_t version, pid, ppid, page_size, interval_ns, window_intervals, window_ns; /* -1: absent */
+	int64_t start_unix_ns;	/* wall-clock start, ns since the epoch; -1: absent */
 	char *trace;		/* the page trace's file name (docs/trace-format.md), or NULL */
 	/* The summary's "trace" member (-1: absent): what the run wrote. */
 	int64_t trace_records, trace_pages, trace_bytes, trace_last;

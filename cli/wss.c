@@ -4,8 +4,8 @@
  * libwss.so that belongs to this wss, and passes the program's exit status
  * through (128+N when it dies of signal N).  Usage errors exit 2 before the
  * program runs.  `wss report` reads a profile (cli/load.c) and prints it
- * (cli/report.c), symbolised offline (cli/symbols.c).  The command never
- * links the preload. */
+ * (cli/report.c), symbolised offline (cli/symbols.c); `wss export` writes
+ * it for other tools (cli/export.c).  The command never links the preload. */
 #include "config.h"
 
 #include <errno.h>
@@ -22,6 +22,7 @@
 
 #include "cli/analyses.h"
 #include "cli/attach.h"
+#include "cli/export.h"
 #include "cli/load.h"
 #include "cli/report.h"
 #include "common/sys.h"
@@ -39,6 +40,7 @@ static void usage(FILE *to)
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
 	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
+	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
 	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
 	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
 	      "       wss window --window N PROFILE\n"
@@ -80,6 +82,12 @@ static void usage(FILE *to)
 	      "avg/peak/total, threads, a timeline, the peaks with the call stacks that\n"
 	      "first touched their pages, and the hot pages; --json prints the same as one\n"
 	      "JSON document.  See docs/report.md.\n"
+	      "\n"
+	      "wss export writes a profile for other tools: csv (a row per sample for the\n"
+	      "process and one per thread), pprof (the run's first-touch sites with their\n"
+	      "stacks, for go tool pprof) or perfetto (trace-event JSON: counters and peaks,\n"
+	      "for ui.perfetto.dev and chrome://tracing); to stdout, or with -o to OUT,\n"
+	      "written whole or not at all.  See docs/report.md, \"Exports\".\n"
 	      "\n"
 	      "The trace analyses read the page trace beside a profile (recorded with\n"
 	      "wss run --trace; docs/trace-format.md) and print text, or CSV with --csv, or\n"
@@ -484,7 +492,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} analyses[] = {{"heatmap", wss_cmd_heatmap}, {"window", wss_cmd_window}, {"mrc", wss_cmd_mrc},
-			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}, {"attach", wss_cmd_attach}};
+			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}, {"attach", wss_cmd_attach},
+			{"export", wss_cmd_export}};
 	for (size_t k = 0; k < sizeof analyses / sizeof *analyses; k++)
 		if (!strcmp(argv[1], analyses[k].name)) {
 			int r = analyses[k].fn(argc - 1, argv + 1);
