@@ -215,10 +215,21 @@ static char *json_text(const wss_json_t *v)
 		fputs(v->b ? "true" : "false", f);
 		break;
 	case WSS_JSON_NUMBER:
-		if (v->is_int)
+		if (v->is_int) {
 			fprintf(f, "%lld", (long long)v->i);
-		else
-			fprintf(f, "%.17g", v->d);
+		} else {
+			/* The shortest digits that read back as the same double
+			 * (5.0 as 5.0, 0.1 as 0.1). */
+			char b[32];
+			for (int prec = 1; prec <= 17; prec++) {
+				snprintf(b, sizeof b, "%.*g", prec, v->d);
+				if (strtod(b, NULL) == v->d)
+					break;
+			}
+			fputs(b, f);
+			if (!strpbrk(b, ".eEn"))
+				fputs(".0", f);
+		}
 		break;
 	case WSS_JSON_STRING:
 		fputc('"', f);
@@ -432,9 +443,9 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		t->faults += (uint64_t)faults;
 		if (cpu >= 0)
 			t->cpu_ns = cpu;
+		if (tid > INT32_MAX)
+			return bad(ld, ld->line, "%s: \"tid\" %lld is not a thread id", rec, (long long)tid);
 		if (ld->flags & WSS_LOAD_THREAD_SAMPLES) {
-			if (tid > INT32_MAX)
-				return bad(ld, ld->line, "%s: \"tid\" %lld is not a thread id", rec, (long long)tid);
 			if (faults > UINT32_MAX)
 				faults = UINT32_MAX;
 			wss_sample_thread_t *st = GROW(ld, p->sample_threads, p->nsample_threads, p->sample_threads_cap);

@@ -104,7 +104,7 @@ typedef struct wss_hot {
 	int64_t intervals;
 	char *mapping;
 	int64_t stack; /* -1: none recorded */
-	int64_t gone_seq; /* the page was unmapped in this interval (its last), -1: mapped at the end */
+	int64_t gone_seq; /* the page left tracking in this interval (unmapped, ...), -1: tracked at the end */
 } wss_hot_t;
 
 /* A "process" record: another process of the session noted itself. */

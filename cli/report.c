@@ -607,7 +607,7 @@ static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 			print_frame(out, &fr.f[0]);
 		}
 		if (h->gone_seq >= 0)
-			fprintf(out, "  (unmapped in interval %" PRId64 ")", h->gone_seq);
+			fprintf(out, "  (left tracking in interval %" PRId64 ")", h->gone_seq);
 		fputc('\n', out);
 	}
 	free(fr.f);

@@ -61,10 +61,11 @@ static void hot_page(uintptr_t a, void *arg)
 	hot_insert(t, a, *wss_shadow_hits(a), t->kind, 0);
 }
 
-/* The most touched of the pages unmapped so far: hot pages are over the
- * whole run, and a page's count is gone with its state when it is
- * unmapped (a program that maps and unmaps its buffers would otherwise
- * list only what is mapped at exit). */
+/* The most touched of the pages that left tracking so far (unmapped, made
+ * executable, a library's data unloaded, ...): hot pages are over the
+ * whole run, and a page's count is gone with its state when it leaves (a
+ * program that maps and unmaps its buffers would otherwise list only what
+ * is mapped at exit). */
 static hot_t gone_hot;
 
 void wss_findings_hot_gone(uintptr_t a, int kind)
@@ -120,14 +121,18 @@ wss_profile_hot_t *wss_findings_hot(int *nhot)
 static wss_peaks_t det_data, det_read, det_write, det_thread[PEAK_THREADS + 1];
 static bool det_thread_on[PEAK_THREADS + 1];
 
-void wss_findings_init(void)
+void wss_findings_hot_init(void)
 {
-	/* At start-up, and in a forked child: the parent's unmapped pages
-	 * are not the child's. */
+	/* At start-up, and in a forked child: the parent's pages that left
+	 * tracking are not the child's. */
 	if (E.set.hot_pages && !gone_hot.v)
 		gone_hot.v = wss_sys_alloc(E.set.hot_pages * sizeof *gone_hot.v);
 	gone_hot.n = 0;
 	gone_hot.want = gone_hot.v ? E.set.hot_pages : 0;
+}
+
+void wss_findings_init(void)
+{
 	double g = E.set.peaks_sensitivity_milli / 1000.0;
 	wss_peaks_init(&det_data, g, WSS_PEAKS_WINDOW);
 	wss_peaks_init(&det_read, g, WSS_PEAKS_WINDOW);

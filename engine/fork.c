@@ -70,6 +70,7 @@ static void child_start_locked(void)
 		wss_sites_fork_child();
 	if (E.peaks)
 		wss_findings_init();
+	wss_findings_hot_init();
 	__atomic_store_n(&E.coarse, 0, __ATOMIC_RELAXED);
 	if (E.backend->reopen) {
 		char why[256] = "";

@@ -112,6 +112,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	E.sites = E.peaks && E.backend->fault && !wss_sites_init(E.set.peaks_stack_depth);
 	if (E.peaks)
 		wss_findings_init();
+	wss_findings_hot_init();
 	long max_map = wss_read_long("/proc/sys/vm/max_map_count", 65530);
 	/* Our splits may use half of what is left; the application keeps the
 	 * rest, and the relieve path covers it if it needs more. */

@@ -86,8 +86,14 @@ is "$(python3 -c 'import json,sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"summary\"" in l][0]
 print(" ".join("%d/%s/%s" % (h["intervals"], h["mapping"], h.get("gone")) for h in s["hot_pages"][:5]))' "$TMP/gone.jsonl")" \
 	"80/anon/81 80/anon/81 80/anon/81 80/anon/81 5/data:$B/None" "hot pages unmapped before the end stay in the list, with the interval they went in"
-"$WSS" report "$TMP/gone.jsonl" | grep -c "(unmapped in interval 81)$" >"$TMP/gone.n"
+"$WSS" report "$TMP/gone.jsonl" | grep -c "(left tracking in interval 81)$" >"$TMP/gone.n"
 is "$(cat "$TMP/gone.n")" 4 "wss report marks them"
+env WSS_TRACK_BACKEND=mprotect WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/gone2.jsonl" WSS_PEAKS_ENABLED=false \
+	LD_PRELOAD="$WSS_LIB" "$B" 80 unmap >/dev/null 2>&1
+is "$(python3 -c 'import json,sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"summary\"" in l][0]
+print(" ".join("%d/%s" % (h["intervals"], h.get("gone")) for h in s["hot_pages"][:4]))' "$TMP/gone2.jsonl")" \
+	"80/81 80/81 80/81 80/81" "and with peaks.enabled = false too"
 # Moved by mremap, they are the same pages at their new address, once.
 env WSS_TRACK_BACKEND=mprotect WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/moved.jsonl" \
 	LD_PRELOAD="$WSS_LIB" "$B" 80 move >/dev/null 2>&1
