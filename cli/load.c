@@ -20,6 +20,7 @@ typedef struct loader {
 	wss_profile_t *p;
 	long line;
 	int status;
+	unsigned flags; /* WSS_LOAD_* */
 } loader_t;
 
 /* "wss: PATH:LINE: what" (no line when line is 0); returns the status. */
@@ -197,6 +198,85 @@ static bool need_addr(loader_t *ld, const wss_json_t *o, const char *rec, const 
 	return false;
 }
 
+/* A JSON value as compact text (the header's settings are scalars: null,
+ * booleans, numbers, strings).  Returns NULL when out of memory. */
+static char *json_text(const wss_json_t *v)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	if (!f)
+		return NULL;
+	switch (v->type) {
+	case WSS_JSON_NULL:
+		fputs("null", f);
+		break;
+	case WSS_JSON_BOOL:
+		fputs(v->b ? "true" : "false", f);
+		break;
+	case WSS_JSON_NUMBER:
+		if (v->is_int)
+			fprintf(f, "%lld", (long long)v->i);
+		else
+			fprintf(f, "%.17g", v->d);
+		break;
+	case WSS_JSON_STRING:
+		fputc('"', f);
+		for (size_t k = 0; k < v->len; k++) {
+			unsigned char c = (unsigned char)v->s[k];
+			if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c < 0x20)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+		fputc('"', f);
+		break;
+	default:
+		fputs(v->type == WSS_JSON_ARRAY ? "[...]" : "{...}", f);
+	}
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The header's "config" (by section) with "config_source", flattened to
+ * "section.key" settings in the header's order. */
+static int load_settings(loader_t *ld, const wss_json_t *h)
+{
+	wss_profile_t *p = ld->p;
+	const wss_json_t *cfg, *src;
+	if (!opt_obj(ld, h, "header", "config", &cfg) || !opt_obj(ld, h, "header", "config_source", &src))
+		return ld->status;
+	if (!cfg)
+		return 0;
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->n; i++)
+		if (cfg->members[i].value->type == WSS_JSON_OBJECT)
+			n += cfg->members[i].value->n;
+	if (n && !(p->settings = calloc(n, sizeof *p->settings)))
+		return nomem(ld);
+	for (size_t i = 0; i < cfg->n; i++) {
+		const wss_json_t *sec = cfg->members[i].value;
+		if (sec->type != WSS_JSON_OBJECT)
+			return bad(ld, 1, "header: config: \"%s\" is not an object", cfg->members[i].key);
+		for (size_t j = 0; j < sec->n; j++) {
+			wss_setting_t *st = &p->settings[p->nsettings++];
+			if (asprintf(&st->key, "%s.%s", cfg->members[i].key, sec->members[j].key) < 0) {
+				st->key = NULL;
+				return nomem(ld);
+			}
+			const char *from = src ? wss_json_get_str(src, st->key) : NULL;
+			if (!(st->value = json_text(sec->members[j].value)) || !(st->source = dup(ld, from ? from : "")))
+				return nomem(ld);
+		}
+	}
+	return 0;
+}
+
 static int load_header(loader_t *ld, const wss_json_t *h)
 {
 	wss_profile_t *p = ld->p;
@@ -234,7 +314,9 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	}
 	if (p->window_ns < 0)
 		p->window_ns = p->window_intervals * p->interval_ns;
-	return 0;
+	if (!opt_str(ld, h, rec, "track_mode", &p->track_mode) || !opt_str(ld, h, rec, "config_file", &p->config_file))
+		return ld->status;
+	return load_settings(ld, h);
 }
 
 static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
@@ -274,7 +356,7 @@ static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
-	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1,
+	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1,
 			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
@@ -283,7 +365,8 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "read_pages", &s.read) || !opt_int(ld, r, rec, "write_pages", &s.write) ||
 	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
-	    !opt_obj(ld, r, rec, "cost", &cost))
+	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_int(ld, r, rec, "faults", &s.faults) ||
+	    !opt_bool(ld, r, rec, "final", &s.final))
 		return ld->status;
 	if (s.rate < 1)
 		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
@@ -318,6 +401,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	const wss_json_t *threads = wss_json_get(r, "threads");
 	if (!threads || threads->type != WSS_JSON_ARRAY)
 		return bad(ld, ld->line, "sample: \"threads\" missing or not an array");
+	s.thread_first = p->nsample_threads;
 	for (size_t k = 0; k < threads->n; k++) {
 		const wss_json_t *o = threads->items[k];
 		int64_t tid, data, write = -1, faults = 0, cpu = -1;
@@ -346,6 +430,22 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		t->faults += (uint64_t)faults;
 		if (cpu >= 0)
 			t->cpu_ns = cpu;
+		if (ld->flags & WSS_LOAD_THREAD_SAMPLES) {
+			if (tid > INT32_MAX)
+				return bad(ld, ld->line, "%s: \"tid\" %lld is not a thread id", rec, (long long)tid);
+			if (faults > UINT32_MAX)
+				faults = UINT32_MAX;
+			wss_sample_thread_t *st = GROW(ld, p->sample_threads, p->nsample_threads, p->sample_threads_cap);
+			if (!st)
+				return ld->status;
+			*st = (wss_sample_thread_t){.tid = (int32_t)tid, .faults = (uint32_t)faults, .data = data,
+						    .write = write, .cpu_ns = cpu, .ci_data = {-1, -1}, .ci_write = {-1, -1}};
+			if (ci[WSS_SERIES_DATA].present)
+				st->ci_data[0] = (float)ci[WSS_SERIES_DATA].lo, st->ci_data[1] = (float)ci[WSS_SERIES_DATA].hi;
+			if (ci[WSS_SERIES_WRITE].present)
+				st->ci_write[0] = (float)ci[WSS_SERIES_WRITE].lo, st->ci_write[1] = (float)ci[WSS_SERIES_WRITE].hi;
+			s.nthreads++;
+		}
 	}
 	wss_sample_t *slot = GROW(ld, p->samples, p->nsamples, p->samples_cap);
 	if (!slot)
@@ -407,11 +507,12 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	for (size_t k = 0; k < hot->n; k++) {
 		const wss_json_t *o = hot->items[k];
 		wss_hot_t *h = &p->hot[p->nhot++];
-		h->stack = -1;
+		h->stack = h->gone_seq = -1;
 		if (o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "%s: not an object", rec);
 		if (!need_addr(ld, o, rec, "addr", &h->addr) || !need_int(ld, o, rec, "intervals", &h->intervals) ||
-		    !need_str(ld, o, rec, "mapping", &h->mapping) || !opt_int(ld, o, rec, "stack", &h->stack))
+		    !need_str(ld, o, rec, "mapping", &h->mapping) || !opt_int(ld, o, rec, "stack", &h->stack) ||
+		    !opt_int(ld, o, rec, "gone", &h->gone_seq))
 			return ld->status;
 	}
 done:
@@ -467,6 +568,8 @@ static int load_stack(loader_t *ld, const wss_json_t *r)
 	return 0;
 }
 
+static int load_sites(loader_t *ld, const wss_json_t *sites, const char *rec, wss_site_t **out, size_t *n);
+
 static int load_peak(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
@@ -482,18 +585,62 @@ static int load_peak(loader_t *ld, const wss_json_t *r)
 	const wss_json_t *sites = wss_json_get(r, "sites");
 	if (!sites)
 		return 0;
+	return load_sites(ld, sites, "peak", &k->sites, &k->nsites);
+}
+
+/* A "sites" array (a peak's, or the whole run's): objects with "pc",
+ * "pages" and, when its stack was captured, "stack". */
+static int load_sites(loader_t *ld, const wss_json_t *sites, const char *rec, wss_site_t **out, size_t *n)
+{
 	if (sites->type != WSS_JSON_ARRAY)
-		return bad(ld, ld->line, "peak: \"sites\" is not an array");
-	if (sites->n && !(k->sites = calloc(sites->n, sizeof *k->sites)))
+		return bad(ld, ld->line, "%s: \"sites\" is not an array", rec);
+	if (sites->n && !(*out = calloc(sites->n, sizeof **out)))
 		return nomem(ld);
-	for (size_t j = 0; j < sites->n; j++, k->nsites++) {
+	char sub[32];
+	snprintf(sub, sizeof sub, "%s: sites[]", rec);
+	for (size_t j = 0; j < sites->n; j++, (*n)++) {
 		const wss_json_t *o = sites->items[j];
+		wss_site_t *st = &(*out)[j];
+		st->stack = -1;
 		if (o->type != WSS_JSON_OBJECT)
-			return bad(ld, ld->line, "peak: sites[%zu] is not an object", j);
-		if (!need_int(ld, o, "peak: sites[]", "stack", &k->sites[j].stack) ||
-		    !need_int(ld, o, "peak: sites[]", "pages", &k->sites[j].pages))
+			return bad(ld, ld->line, "%s: sites[%zu] is not an object", rec, j);
+		if (!need_addr(ld, o, sub, "pc", &st->pc) || !opt_int(ld, o, sub, "stack", &st->stack) ||
+		    !need_int(ld, o, sub, "pages", &st->pages))
 			return ld->status;
 	}
+	return 0;
+}
+
+/* The whole run's first-touch sites, once, at the end. */
+static int load_run_sites(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	if (p->has_sites)
+		return bad(ld, ld->line, "a second sites record");
+	const wss_json_t *sites = wss_json_get(r, "sites");
+	if (!sites)
+		return bad(ld, ld->line, "sites: \"sites\" missing");
+	p->has_sites = true;
+	p->sites_other = 0;
+	if (!opt_int(ld, r, "sites", "other_pages", &p->sites_other))
+		return ld->status;
+	return load_sites(ld, sites, "sites", &p->sites, &p->nsites);
+}
+
+/* Another process of the session noted itself in the leader's profile. */
+static int load_process(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	wss_process_note_t *n = GROW(ld, p->procs, p->nprocs, p->procs_cap);
+	if (!n)
+		return ld->status;
+	n->ppid = -1;
+	const wss_json_t *prof = wss_json_get(r, "profile");
+	if (!need_int(ld, r, "process", "pid", &n->pid) || !opt_int(ld, r, "process", "ppid", &n->ppid) ||
+	    !opt_str(ld, r, "process", "reason", &n->reason))
+		return ld->status;
+	if (prof && prof->type != WSS_JSON_NULL && !need_str(ld, r, "process", "profile", &n->profile))
+		return ld->status;
 	return 0;
 }
 
@@ -516,6 +663,10 @@ static int load_record(loader_t *ld, const wss_json_t *r)
 		return load_stack(ld, r);
 	if (!strcmp(type, "peak"))
 		return load_peak(ld, r);
+	if (!strcmp(type, "sites"))
+		return load_run_sites(ld, r);
+	if (!strcmp(type, "process"))
+		return load_process(ld, r);
 	if (!strcmp(type, "trace")) {
 		/* The page trace beside the profile (docs/trace-format.md). */
 		const char *file = wss_json_get_str(r, "file");
@@ -532,14 +683,16 @@ static int load_record(loader_t *ld, const wss_json_t *r)
 	return 0; /* a record type added later within version 1 */
 }
 
-int wss_load_profile(const char *path, wss_profile_t *p)
+int wss_load_profile(const char *path, wss_profile_t *p) { return wss_load_profile_flags(path, p, 0); }
+
+int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags)
 {
 	memset(p, 0, sizeof *p);
 	p->path = path;
 	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
 	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
 	p->trace_records = p->trace_pages = p->trace_bytes = p->trace_last = -1;
-	loader_t ld = {p, 0, 0};
+	loader_t ld = {p, 0, 0, flags};
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return bad(&ld, 0, "%s", strerror(errno));
@@ -656,6 +809,21 @@ void wss_load_release(wss_profile_t *p)
 	free(p->time_base);
 	free(p->trace);
 	free(p->trace_stopped);
+	free(p->track_mode);
+	free(p->config_file);
+	for (size_t k = 0; k < p->nsettings; k++) {
+		free(p->settings[k].key);
+		free(p->settings[k].value);
+		free(p->settings[k].source);
+	}
+	free(p->settings);
+	free(p->sites);
+	for (size_t k = 0; k < p->nprocs; k++) {
+		free(p->procs[k].profile);
+		free(p->procs[k].reason);
+	}
+	free(p->procs);
+	free(p->sample_threads);
 	for (size_t k = 0; k < p->argc; k++)
 		free(p->argv[k]);
 	free(p->argv);

@@ -34,7 +34,22 @@ typedef struct wss_sample {
 	int64_t tracked, members, sampled[WSS_SERIES_N];
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
 	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
+	int64_t faults;	  /* first touches recorded in the interval, -1: absent */
+	bool final;	  /* the sample taken at exit (a partial interval) */
+	/* With WSS_LOAD_THREAD_SAMPLES: this sample's threads are
+	 * p->sample_threads[thread_first .. thread_first + nthreads). */
+	size_t thread_first, nthreads;
 } wss_sample_t;
+
+/* One thread in one sample (WSS_LOAD_THREAD_SAMPLES), compact: a profile
+ * of 100,000 samples of 64 threads holds 6.4 million of these. */
+typedef struct wss_sample_thread {
+	int32_t tid;
+	uint32_t faults;
+	int64_t data, write; /* write: -1 when the backend does not see writes */
+	int64_t cpu_ns;	     /* -1: absent (the thread had exited) */
+	float ci_data[2], ci_write[2]; /* 95 % intervals when the sample's rate > 1, else {-1, -1} */
+} wss_sample_thread_t;
 
 /* One thread's totals (named apart from the engine's wss_thread_t, which is
  * a live thread, so that a grep or a debugger finds the one meant). */
@@ -71,7 +86,8 @@ typedef struct wss_stack {
 } wss_stack_t;
 
 typedef struct wss_site {
-	int64_t stack, pages;
+	uint64_t pc;	       /* the instruction that touched the pages first */
+	int64_t stack, pages; /* stack: -1 when none was captured */
 } wss_site_t;
 
 typedef struct wss_peak {
@@ -87,7 +103,21 @@ typedef struct wss_hot {
 	int64_t intervals;
 	char *mapping;
 	int64_t stack; /* -1: none recorded */
+	int64_t gone_seq; /* the page was unmapped in this interval (its last), -1: mapped at the end */
 } wss_hot_t;
+
+/* A "process" record: another process of the session noted itself. */
+typedef struct wss_process_note {
+	int64_t pid, ppid;
+	char *profile; /* absolute path, or NULL */
+	char *reason;  /* why there is none, or NULL */
+} wss_process_note_t;
+
+/* One effective setting from the header: "section.key", its value as JSON
+ * text, and where it came from ("default", "file", "env", "flag"). */
+typedef struct wss_setting {
+	char *key, *value, *source;
+} wss_setting_t;
 
 typedef struct wss_profile {
 	const char *path;
@@ -100,6 +130,10 @@ typedef struct wss_profile {
 	/* The summary's "trace" member (-1: absent): what the run wrote. */
 	int64_t trace_records, trace_pages, trace_bytes, trace_last;
 	char *trace_stopped;	/* NULL: it ran to the end */
+	char *track_mode;	/* "auto", "exact", "sampled", or NULL */
+	char *config_file;	/* the session file, or NULL */
+	wss_setting_t *settings; /* the header's config, in its order */
+	size_t nsettings;
 	bool has_seed;		/* sampling_seed was given */
 	uint64_t sampling_seed; /* the page sample's seed (common/sample.h) */
 	/* samples, in file order, and per-thread totals in order of appearance */
@@ -132,6 +166,18 @@ typedef struct wss_profile {
 	size_t npeaks, peaks_cap;
 	wss_hot_t *hot;
 	size_t nhot;
+	/* The whole run's first-touch sites (the "sites" record at the end),
+	 * most pages first, and the pages no site table slot counted. */
+	bool has_sites;
+	wss_site_t *sites;
+	size_t nsites;
+	int64_t sites_other;
+	/* The session's other processes, as the leader's profile notes them. */
+	wss_process_note_t *procs;
+	size_t nprocs, procs_cap;
+	/* WSS_LOAD_THREAD_SAMPLES: every sample's threads, in file order. */
+	wss_sample_thread_t *sample_threads;
+	size_t nsample_threads, sample_threads_cap;
 	/* how the file ended */
 	long lines;	/* complete lines read */
 	long cut_line;	/* a last line cut short (and ignored), or 0 */
@@ -142,6 +188,10 @@ typedef struct wss_profile {
  * for a missing or unreadable file), or 1 when out of memory; on error p
  * holds nothing to release. */
 int wss_load_profile(const char *path, wss_profile_t *p);
+/* The same, with flags: WSS_LOAD_THREAD_SAMPLES keeps each sample's
+ * threads (p->sample_threads), which the plain report does not need. */
+#define WSS_LOAD_THREAD_SAMPLES 1u
+int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags);
 void wss_load_release(wss_profile_t *p);
 
 /* The summary's numbers, or when the profile has none, those computed from

@@ -57,6 +57,19 @@ static int stack_frames(wss_symbols_t *syms, const wss_stack_t *st, frames_t *ou
 	return 0;
 }
 
+/* A first-touch site's frames: its stack's, or, when no stack was
+ * captured, the touching instruction's alone.  Returns 0, ENOMEM, or
+ * ENOENT when its stack is not in the profile. */
+static int site_frames(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *out)
+{
+	if (site->stack < 0) {
+		out->n = 0;
+		return wss_sym_frames(syms, site->pc, false, &out->f, &out->n, &out->cap);
+	}
+	const wss_stack_t *st = wss_load_stack(p, site->stack);
+	return st ? stack_frames(syms, st, out) : ENOENT;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -512,13 +525,14 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 		fputc('\n', out);
 		for (size_t j = 0; j < k->nsites; j++) {
 			const wss_site_t *site = &k->sites[j];
-			fprintf(out, "   %" PRId64 " page%s first touched at:\n", site->pages, site->pages == 1 ? "" : "s");
-			const wss_stack_t *st = wss_load_stack(p, site->stack);
-			if (!st) {
+			fprintf(out, "   %" PRId64 " page%s first touched at%s:\n", site->pages, site->pages == 1 ? "" : "s",
+				site->stack < 0 ? " (no stack captured)" : "");
+			int r = site_frames(p, syms, site, &fr);
+			if (r == ENOENT) {
 				fprintf(out, "      (stack %" PRId64 " is not in the profile)\n", site->stack);
 				continue;
 			}
-			if (stack_frames(syms, st, &fr)) {
+			if (r) {
 				free(fr.f);
 				return ENOMEM;
 			}
@@ -533,6 +547,36 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 			}
 		}
 	}
+	free(fr.f);
+	return 0;
+}
+
+/* The whole run's first-touch sites, at most this many in the text. */
+#define REPORT_SITES 10
+
+static int print_run_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+{
+	int64_t all = p->sites_other;
+	for (size_t k = 0; k < p->nsites; k++)
+		all += p->sites[k].pages;
+	fprintf(out, "First touches by site, whole run (%zu site%s, %" PRId64 " first touches)\n", p->nsites,
+		p->nsites == 1 ? "" : "s", all);
+	if (wss_load_sampled(p))
+		fputs("(a sampled run: first touches of the sampled pages)\n", out);
+	frames_t fr = {NULL, 0, 0};
+	for (size_t k = 0; k < p->nsites && k < REPORT_SITES; k++) {
+		const wss_site_t *site = &p->sites[k];
+		fprintf(out, "  %10" PRId64 "  %5.1f %%  ", site->pages, all ? 100.0 * (double)site->pages / (double)all : 0.0);
+		fr.n = 0;
+		if (wss_sym_frames(syms, site->pc, false, &fr.f, &fr.n, &fr.cap)) {
+			free(fr.f);
+			return ENOMEM;
+		}
+		print_frame(out, &fr.f[0]); /* the touching statement (innermost, inlined or not) */
+		fputc('\n', out);
+	}
+	if (p->nsites > REPORT_SITES)
+		fprintf(out, "  (%zu more sites: wss report --json lists them all)\n", p->nsites - REPORT_SITES);
 	free(fr.f);
 	return 0;
 }
@@ -561,6 +605,8 @@ static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 			}
 			print_frame(out, &fr.f[0]);
 		}
+		if (h->gone_seq >= 0)
+			fprintf(out, "  (unmapped in interval %" PRId64 ")", h->gone_seq);
 		fputc('\n', out);
 	}
 	free(fr.f);
@@ -585,6 +631,10 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	print_timeline(p, out);
 	fputc('\n', out);
 	int r = print_peaks(p, syms, out);
+	if (!r && p->has_sites) {
+		fputc('\n', out);
+		r = print_run_sites(p, syms, out);
+	}
 	if (!r && p->nhot) {
 		fputc('\n', out);
 		r = print_hot(p, syms, out);
@@ -787,16 +837,16 @@ static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 		jw_open(w, "sites", '[');
 		for (size_t j = 0; j < k->nsites; j++) {
 			jw_open(w, NULL, '{');
-			jw_int(w, "stack", k->sites[j].stack);
+			jw_hex(w, "pc", k->sites[j].pc);
+			jw_int_or_null(w, "stack", k->sites[j].stack);
 			jw_int(w, "pages", k->sites[j].pages);
-			const wss_stack_t *st = wss_load_stack(p, k->sites[j].stack);
-			if (!st)
+			int r = site_frames(p, syms, &k->sites[j], &fr);
+			if (r == ENOENT)
 				jw_str(w, "frames", NULL); /* not in the profile */
-			else {
-				if (stack_frames(syms, st, &fr)) {
-					free(fr.f);
-					return ENOMEM;
-				}
+			else if (r) {
+				free(fr.f);
+				return ENOMEM;
+			} else {
 				jw_open(w, "frames", '[');
 				for (size_t f = 0; f < fr.n; f++)
 					json_frame(w, NULL, &fr.f[f]);
@@ -812,6 +862,39 @@ static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 	return 0;
 }
 
+/* "sites": {"sites": [{"pc", "stack", "pages", "frames"}], "other_pages"}. */
+static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+{
+	frames_t fr = {NULL, 0, 0};
+	jw_open(w, "sites", '{');
+	jw_open(w, "sites", '[');
+	for (size_t k = 0; k < p->nsites; k++) {
+		const wss_site_t *site = &p->sites[k];
+		jw_open(w, NULL, '{');
+		jw_hex(w, "pc", site->pc);
+		jw_int_or_null(w, "stack", site->stack);
+		jw_int(w, "pages", site->pages);
+		int r = site_frames(p, syms, site, &fr);
+		if (r == ENOENT)
+			jw_str(w, "frames", NULL);
+		else if (r) {
+			free(fr.f);
+			return ENOMEM;
+		} else {
+			jw_open(w, "frames", '[');
+			for (size_t f = 0; f < fr.n; f++)
+				json_frame(w, NULL, &fr.f[f]);
+			jw_close(w, ']');
+		}
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_int(w, "other_pages", p->sites_other);
+	jw_close(w, '}');
+	free(fr.f);
+	return 0;
+}
+
 static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
@@ -823,6 +906,7 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 		jw_int(w, "intervals", h->intervals);
 		jw_str(w, "mapping", h->mapping);
 		jw_int_or_null(w, "stack", h->stack);
+		jw_int_or_null(w, "gone", h->gone_seq);
 		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
 		if (!st || !st->n)
 			jw_str(w, "site", NULL);
@@ -943,6 +1027,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	jw_close(&w, ']');
 
 	int r = json_peaks(p, syms, &w);
+	if (!r && p->has_sites)
+		r = json_run_sites(p, syms, &w);
 	if (!r)
 		r = json_hot(p, syms, &w);
 	jw_close(&w, '}');

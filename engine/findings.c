@@ -41,18 +41,37 @@ typedef struct hot {
 	int kind;
 } hot_t;
 
-static void hot_page(uintptr_t a, void *arg)
+/* Put page a, touched in h intervals, among t's most touched (sorted, most
+ * first).  No allocation: runs from the unmap path too. */
+static void hot_insert(hot_t *t, uintptr_t a, uint32_t h, int kind, uint32_t gone)
 {
-	hot_t *t = arg;
-	uint32_t h = *wss_shadow_hits(a);
-	if (!h || (t->n == t->want && t->v[t->n - 1].intervals >= h))
+	if (!h || !t->want || (t->n == t->want && t->v[t->n - 1].intervals >= h))
 		return;
 	uint32_t j = t->n < t->want ? t->n++ : t->want - 1;
 	for (; j > 0 && t->v[j - 1].intervals < h; j--)
 		t->v[j] = t->v[j - 1];
-	uint32_t site = *wss_shadow_site(a);
-	t->v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = t->kind,
-				      .stack = site ? wss_sites_stack_of((int)site - 1) : 0};
+	uint32_t *site = wss_shadow_site(a);
+	t->v[j] = (wss_profile_hot_t){.addr = a, .intervals = h, .kind = kind, .gone = gone,
+				      .stack = site && *site ? wss_sites_stack_of((int)*site - 1) : 0};
+}
+
+static void hot_page(uintptr_t a, void *arg)
+{
+	hot_t *t = arg;
+	hot_insert(t, a, *wss_shadow_hits(a), t->kind, 0);
+}
+
+/* The most touched of the pages unmapped so far: hot pages are over the
+ * whole run, and a page's count is gone with its state when it is
+ * unmapped (a program that maps and unmaps its buffers would otherwise
+ * list only what is mapped at exit). */
+static hot_t gone_hot;
+
+void wss_findings_hot_gone(uintptr_t a, int kind)
+{
+	uint32_t *h = wss_shadow_hits(a);
+	if (gone_hot.v && h && *h)
+		hot_insert(&gone_hot, a, *h, kind, E.epoch);
 }
 
 
@@ -69,6 +88,15 @@ wss_profile_hot_t *wss_findings_hot(int *nhot)
 	for (size_t i = 0; i < E.regions.n; i++) {
 		h.kind = E.regions.v[i].kind;
 		wss_sampling_state_pages(E.regions.v[i].start, E.regions.v[i].end, hot_page, &h);
+	}
+	for (uint32_t i = 0; i < gone_hot.n; i++) {
+		const wss_profile_hot_t *g = &gone_hot.v[i];
+		if (h.n == want && h.v[h.n - 1].intervals >= g->intervals)
+			break;
+		uint32_t j = h.n < want ? h.n++ : want - 1;
+		for (; j > 0 && h.v[j - 1].intervals < g->intervals; j--)
+			h.v[j] = h.v[j - 1];
+		h.v[j] = *g;
 	}
 	uint32_t n = h.n;
 	static char maps[256][PATH_MAX + 16];
@@ -94,6 +122,12 @@ static bool det_thread_on[PEAK_THREADS + 1];
 
 void wss_findings_init(void)
 {
+	/* At start-up, and in a forked child: the parent's unmapped pages
+	 * are not the child's. */
+	if (E.set.hot_pages && !gone_hot.v)
+		gone_hot.v = wss_sys_alloc(E.set.hot_pages * sizeof *gone_hot.v);
+	gone_hot.n = 0;
+	gone_hot.want = gone_hot.v ? E.set.hot_pages : 0;
 	double g = E.set.peaks_sensitivity_milli / 1000.0;
 	wss_peaks_init(&det_data, g, WSS_PEAKS_WINDOW);
 	wss_peaks_init(&det_read, g, WSS_PEAKS_WINDOW);
@@ -106,6 +140,20 @@ static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg
 {
 	(void)arg;
 	wss_profile_stack(&E.out, id, frames, n);
+}
+
+void wss_findings_sites(void)
+{
+	if (!E.sites)
+		return;
+	static wss_site_count_t run[WSS_SITES_MAX];
+	static wss_profile_site_t out[WSS_SITES_MAX];
+	uint64_t rest = 0;
+	int n = wss_sites_run(run, WSS_SITES_MAX, &rest);
+	for (int i = 0; i < n; i++)
+		out[i] = (wss_profile_site_t){run[i].pc, run[i].stack, run[i].pages};
+	wss_sites_stacks_unwritten(stack_out, NULL);
+	wss_profile_sites(&E.out, out, n, rest);
 }
 
 void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt)

@@ -373,6 +373,12 @@ void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile
  * count in *nhot; their stacks are written into E.out first.  Engine
  * lock held. */
 wss_profile_hot_t *wss_findings_hot(int *nhot);
+/* Page a of kind leaves tracking (unmapped): keep it among the run's hot
+ * pages if it is one.  Engine lock held, before its state is reset. */
+void wss_findings_hot_gone(uintptr_t a, int kind);
+/* The "sites" record: the whole run's first-touch sites, their stacks
+ * written first, into E.out.  Engine lock held, after the final sample. */
+void wss_findings_sites(void);
 
 /* clock.c */
 /* /proc/self/stat, kept open high (-1 when it cannot be); the current

@@ -287,6 +287,7 @@ static void finish(enum finish_how how)
 		return;
 	}
 	wss_tick_locked(true);
+	wss_findings_sites();
 	wss_trace_end();
 	wss_profile_summary_t sum;
 	wss_out_summary(&sum);

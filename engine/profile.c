@@ -257,6 +257,8 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 			key_str(f, "mapping", s->hot[i].mapping);
 			if (s->hot[i].stack)
 				key_u64(f, "stack", s->hot[i].stack);
+			if (s->hot[i].gone)
+				key_u64(f, "gone", s->hot[i].gone);
 			wss_fmt_ch(f, '}');
 		}
 		wss_fmt_ch(f, ']');
@@ -304,6 +306,25 @@ static void tenths(wss_fmt_t *f, double x)
 	wss_fmt_fixed(f, x > 0 ? (uint64_t)(x * 10 + 0.5) : 0, 1);
 }
 
+/* ,"sites":[...],"other_pages":R} and the record's newline. */
+static void sites_array(wss_fmt_t *f, const wss_profile_site_t *sites, int n, uint64_t other_pages)
+{
+	wss_fmt_str(f, ",\"sites\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			wss_fmt_ch(f, ',');
+		wss_fmt_str(f, "{\"pc\":");
+		hex(f, sites[i].pc);
+		if (sites[i].stack)
+			key_u64(f, "stack", sites[i].stack);
+		key_u64(f, "pages", sites[i].pages);
+		wss_fmt_ch(f, '}');
+	}
+	wss_fmt_ch(f, ']');
+	key_u64(f, "other_pages", other_pages);
+	wss_fmt_str(f, "}\n");
+}
+
 void wss_profile_peak(wss_fmt_t *f, const wss_profile_peak_t *p)
 {
 	wss_fmt_str(f, "{\"type\":\"peak\"");
@@ -321,20 +342,13 @@ void wss_profile_peak(wss_fmt_t *f, const wss_profile_peak_t *p)
 	tenths(f, p->mean);
 	key(f, "threshold");
 	tenths(f, p->threshold);
-	wss_fmt_str(f, ",\"sites\":[");
-	for (int i = 0; i < p->nsites; i++) {
-		if (i)
-			wss_fmt_ch(f, ',');
-		wss_fmt_str(f, "{\"pc\":");
-		hex(f, p->sites[i].pc);
-		if (p->sites[i].stack)
-			key_u64(f, "stack", p->sites[i].stack);
-		key_u64(f, "pages", p->sites[i].pages);
-		wss_fmt_ch(f, '}');
-	}
-	wss_fmt_ch(f, ']');
-	key_u64(f, "other_pages", p->other_pages);
-	wss_fmt_str(f, "}\n");
+	sites_array(f, p->sites, p->nsites, p->other_pages);
+}
+
+void wss_profile_sites(wss_fmt_t *f, const wss_profile_site_t *sites, int n, uint64_t other_pages)
+{
+	wss_fmt_str(f, "{\"type\":\"sites\"");
+	sites_array(f, sites, n, other_pages);
 }
 
 /* pages -> MiB with one decimal, rounded. */

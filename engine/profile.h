@@ -81,6 +81,7 @@ typedef struct wss_profile_hot {
 	uint32_t intervals; /* intervals it was touched in */
 	int kind;           /* wss_kind_t */
 	uint32_t stack;     /* the first-touch site's stack, 0: unknown */
+	uint32_t gone;      /* the interval it was unmapped in, 0: mapped at the end */
 	const char *mapping;
 } wss_profile_hot_t;
 
@@ -145,6 +146,9 @@ typedef struct wss_profile_peak {
 /* {"type":"peak","seq":K,"series":...,"value":V,"mean":M,"threshold":T,
  *  "sites":[{"pc":"0x...","stack":S,"pages":N},...],"other_pages":R} */
 void wss_profile_peak(wss_fmt_t *f, const wss_profile_peak_t *p);
+/* {"type":"sites","sites":[{"pc":"0x...","stack":S,"pages":N},...],"other_pages":R}:
+ * the whole run's first-touch sites, most pages first. */
+void wss_profile_sites(wss_fmt_t *f, const wss_profile_site_t *sites, int n, uint64_t other_pages);
 /* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)" of one
  * series: name is "data", "write" or "read". */
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name);

@@ -134,10 +134,11 @@ void wss_registry_reset_page(uintptr_t a)
 	}
 }
 
+/* arg: the kind of the range, for the hot pages. */
 static void reset_member(uintptr_t page, void *arg)
 {
-	(void)arg;
 	wss_tick_count_gone(page);
+	wss_findings_hot_gone(page, *(const int *)arg);
 	wss_registry_reset_page(page);
 }
 
@@ -210,8 +211,10 @@ static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 		uint8_t *fl = wss_shadow_flags(a);
 		if (!fl || !(*fl & WSS_PF_TRACKED))
 			continue;
+		int kind = (*fl & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
 		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
 		wss_tick_count_gone(a);
+		wss_findings_hot_gone(a, kind);
 		wss_registry_reset_page(a);
 	}
 }
@@ -220,8 +223,9 @@ static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 static void untrack_sparse(wss_sparse_part_t *p, void *arg)
 {
 	(void)arg;
+	int kind = (p->flags & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
 	if (p->fine != WSS_SPARSE_NONE)
-		wss_sampling_members(p->s, p->e, p->fine, reset_member, NULL);
+		wss_sampling_members(p->s, p->e, p->fine, reset_member, &kind);
 }
 
 /* A sparse range that cannot split for want of table room: its piece from

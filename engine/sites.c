@@ -58,7 +58,7 @@
 #include "common/sys.h"
 #include "engine/modtab.h"
 
-#define SITE_SLOTS 4096 /* distinct faulting instructions; more count as "other" */
+#define SITE_SLOTS WSS_SITES_MAX /* distinct faulting instructions; more count as "other" */
 #define STACK_SLOTS 4096
 #define PROBES 64
 #define CAPTURE_STACKS 4
@@ -91,6 +91,8 @@ static bool no_capture;
 static site_t sites[SITE_SLOTS];
 static uint32_t counts[2][SITE_SLOTS];
 static uint32_t other[2];
+/* The whole run's counts, summed by the tick from the intervals'. */
+static uint64_t totals[SITE_SLOTS], other_total;
 static stk_t stacks[STACK_SLOTS];
 static uint64_t *frames; /* STACK_SLOTS * depth */
 static unsigned depth;
@@ -320,11 +322,13 @@ int wss_sites_top(uint32_t k, wss_site_count_t *top, int max, uint64_t *rest)
 {
 	int n = 0;
 	uint64_t others = __atomic_exchange_n(&other[k & 1], 0, __ATOMIC_RELAXED);
+	other_total += others;
 	for (uint32_t s = 0; s < SITE_SLOTS; s++) {
 		uint32_t c = counts[k & 1][s];
 		if (!c)
 			continue;
 		counts[k & 1][s] = 0;
+		totals[s] += c;
 		wss_site_count_t e = {.pc = __atomic_load_n(&sites[s].pc, __ATOMIC_ACQUIRE),
 				      .stack = __atomic_load_n(&sites[s].stack, __ATOMIC_ACQUIRE),
 				      .pages = c};
@@ -366,6 +370,8 @@ void wss_sites_fork_child(void)
 	 * child's profile has none of the stacks yet. */
 	memset(counts, 0, sizeof counts);
 	memset(other, 0, sizeof other);
+	memset(totals, 0, sizeof totals);
+	other_total = 0;
 	no_capture = true;
 	wss_modtab_fork_child();
 	for (uint32_t s = 0; s < STACK_SLOTS; s++)
@@ -374,6 +380,34 @@ void wss_sites_fork_child(void)
 	for (uint32_t s = 0; s < SITE_SLOTS; s++)
 		if (sites[s].state == 1) /* its capturing thread is gone */
 			sites[s].state = 2;
+}
+
+int wss_sites_run(wss_site_count_t *out, int max, uint64_t *rest)
+{
+	int n = 0;
+	uint64_t others = other_total;
+	for (uint32_t s = 0; s < SITE_SLOTS; s++) {
+		if (!totals[s])
+			continue;
+		if (n == max) {
+			others += totals[s];
+			continue;
+		}
+		out[n++] = (wss_site_count_t){.pc = __atomic_load_n(&sites[s].pc, __ATOMIC_ACQUIRE),
+					      .stack = __atomic_load_n(&sites[s].stack, __ATOMIC_ACQUIRE),
+					      .pages = totals[s]};
+	}
+	/* Shell sort, most pages first (no qsort: it may allocate). */
+	for (int gap = n / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n; i++) {
+			wss_site_count_t e = out[i];
+			int j = i;
+			for (; j >= gap && out[j - gap].pages < e.pages; j -= gap)
+				out[j] = out[j - gap];
+			out[j] = e;
+		}
+	*rest = others;
+	return n;
 }
 
 uint32_t wss_sites_stack_of(int site)

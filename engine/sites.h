@@ -12,7 +12,7 @@
 typedef struct wss_site_count {
 	uint64_t pc;    /* the faulting instruction */
 	uint32_t stack; /* its stack id, 0 if not captured */
-	uint32_t pages; /* pages it touched first in the interval */
+	uint64_t pages; /* pages it touched first in the interval (or the run) */
 } wss_site_count_t;
 
 /* Allocate the frame store; stacks keep at most depth frames.  Returns 0
@@ -37,6 +37,11 @@ void wss_sites_capture(int site, const void *uc);
  * and the pages of all the others in *rest; clears interval k's counts.
  * Returns how many.  tick. */
 int wss_sites_top(uint32_t k, wss_site_count_t *top, int max, uint64_t *rest);
+/* The whole run's sites (intervals summed by wss_sites_top) into out, at
+ * most max, most pages first; the pages of the others in *rest.  Returns
+ * how many.  tick. */
+#define WSS_SITES_MAX 4096
+int wss_sites_run(wss_site_count_t *out, int max, uint64_t *rest);
 /* Call fn for each captured stack not yet written to the profile, and mark
  * it written.  Returns how many.  tick. */
 int wss_sites_stacks_unwritten(void (*fn)(uint32_t id, const uint64_t *frames, uint32_t n, void *arg), void *arg);

@@ -67,6 +67,27 @@ $PROFILE stack "$TMP/mprotect.jsonl" "$(head -1 "$TMP/hot" | awk '{print $3}')" 
 is "$(cat "$TMP/hotsite")" "main bursty.c:$(grep -n 'busy\[i \* PG\]++;' "$top_srcdir/tests/progs/bursty.c" | cut -d: -f1)" \
 	"and the site that first touched them: main's loop, with its line"
 grep -q '"mapping":"data:[^"]*tests/progs/bursty"' "$TMP/mprotect.jsonl"; ok $? "a .data/.bss page is named by its program"
+# The run's first-touch sites: sweep's statement touched 2,000 pages first
+# in each of the two bursts, main's loop 4 pages in each of 80 intervals.
+sites() { python3 -c 'import json,sys
+r = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"sites\"" in l][0]
+for x in r["sites"][:2]: print(x["pages"], x.get("stack", 0))' "$1"; }
+sites "$TMP/mprotect.jsonl" >"$TMP/sites"
+is "$(awk '{print $1}' "$TMP/sites" | tr '\n' ' ')" "4000 320 " "the run's sites: sweep 2 x 2000 first touches, main's loop 80 x 4"
+is "$($PROFILE stack "$TMP/mprotect.jsonl" "$(head -1 "$TMP/sites" | awk '{print $2}')" | head -1 | awk '{print $1}')" sweep \
+	"the run's top site is sweep's"
+"$WSS" report "$TMP/mprotect.jsonl" >"$TMP/rep.txt" 2>&1
+grep -qE "^ +4000 +92\.[0-9] %  sweep \(.*bursty\.c:[0-9]+\)$" "$TMP/rep.txt"; ok $? "wss report: first touches by site, whole run"
+# Hot pages over the whole run: the busy pages, unmapped two intervals
+# before the end, are still the hottest, and say when they went.
+env WSS_TRACK_BACKEND=mprotect WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/gone.jsonl" \
+	LD_PRELOAD="$WSS_LIB" "$B" 80 unmap >/dev/null 2>&1
+is "$(python3 -c 'import json,sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"summary\"" in l][0]
+print(" ".join("%d/%s/%s" % (h["intervals"], h["mapping"], h.get("gone")) for h in s["hot_pages"][:5]))' "$TMP/gone.jsonl")" \
+	"80/anon/81 80/anon/81 80/anon/81 80/anon/81 5/data:$B/None" "hot pages unmapped before the end stay in the list, with the interval they went in"
+"$WSS" report "$TMP/gone.jsonl" | grep -c "(unmapped in interval 81)$" >"$TMP/gone.n"
+is "$(cat "$TMP/gone.n")" 4 "wss report marks them"
 bursts mprotect hot0 WSS_REPORT_HOT_PAGES=0
 grep -q '"hot_pages":\[' "$TMP/hot0.jsonl"; is $? 1 "report.hot_pages = 0: no list"
 bursts mprotect hot2 WSS_REPORT_HOT_PAGES=2

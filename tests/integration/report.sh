@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 91
+plan 93
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -137,7 +137,7 @@ synth() {
 	{
 		grep -v '"type":"summary"' "$BASE"
 		echo "{\"type\":\"stack\",\"id\":7,\"frames\":[\"$(hex "$B + $tp + 0x10")\",\"$(hex "$B + $ret")\"]}"
-		echo '{"type":"peak","seq":5,"series":"data","value":300,"mean":100.5,"threshold":250.25,"sites":[{"stack":7,"pages":200},{"stack":8,"pages":50},{"stack":99,"pages":1}]}'
+		echo "{\"type\":\"peak\",\"seq\":5,\"series\":\"data\",\"value\":300,\"mean\":100.5,\"threshold\":250.25,\"sites\":[{\"pc\":\"$(hex "$B + $tp + 0x10")\",\"stack\":7,\"pages\":200},{\"pc\":\"$IA\",\"stack\":8,\"pages\":50},{\"pc\":\"0x99\",\"stack\":99,\"pages\":1}]}"
 		echo '{"type":"peak","seq":2,"series":"thread:77","value":30,"mean":10,"threshold":25,"sites":[]}'
 		echo '{"type":"heatrow","seq":3,"future":"a record type this wss does not know"}'
 		for m in "$@"; do echo "$m"; done
@@ -244,6 +244,18 @@ synth "$TMP/bid.jsonl" "$($SYNTH module 1 "$TMP/ramp_g" $B 00112233445566778899a
 is $? 0 "a module with another build-id: exit 0"
 grep -qE "^ +0x[0-9a-f]+  ramp_g\+$(printf '0x%x' $((tp + 0x10))) \(build-id mismatch\)$" "$TMP/bid.txt"
 ok $? "module+offset (build-id mismatch), not the wrong function"
+
+# A site whose stack was never captured: named by its instruction alone.
+{
+	grep -v '"type":"summary"' "$BASE"
+	$SYNTH module 1 "$TMP/ramp_g" $B
+	echo "{\"type\":\"peak\",\"seq\":4,\"series\":\"data\",\"value\":30,\"mean\":1,\"threshold\":2,\"sites\":[{\"pc\":\"$(hex "$B + $tp + 0x10")\",\"pages\":30}]}"
+	grep '"type":"summary"' "$BASE"
+} >"$TMP/nostack.jsonl"
+"$WSS" report "$TMP/nostack.jsonl" >"$TMP/nostack.txt" 2>&1
+is $? 0 "a peak site without a stack: exit 0"
+grep -A1 "30 pages first touched at (no stack captured):" "$TMP/nostack.txt" | tail -1 | grep -qE "^ +0x[0-9a-f]+  touch_pages \(/.*/pageramp\.c:$L1\)$"
+ok $? "its instruction alone, symbolised"
 
 # ---- cut, corrupt and foreign files ----
 # Cut in the middle of a line: not just after a newline, nor just before one

@@ -2,9 +2,12 @@
  * pages busy, and at two known intervals it sweeps a large buffer in one
  * function (sweep, called from burst, called from main).  Manual ticks; it
  * prints "burst SEQ" for the samples that hold a sweep.
- * usage: bursty [INTERVALS] */
+ * With "unmap", the busy pages are unmapped after the last interval and
+ * two more intervals pass: they stay the run's hottest pages.
+ * usage: bursty [INTERVALS [unmap]] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "include/wss.h"
@@ -40,6 +43,11 @@ int main(int argc, char **argv)
 			burst(big);
 			printf("burst %d\n", seq);
 		}
+		wss_tick();
+	}
+	if (argc > 2 && !strcmp(argv[2], "unmap")) {
+		munmap(busy, 4 * PG);
+		wss_tick();
 		wss_tick();
 	}
 	return 0;

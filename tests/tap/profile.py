@@ -57,6 +57,7 @@ def check(path, prefix):
         raise SystemExit("%s:1: unknown version %r" % (path, h["version"]))
     last = 0
     stacks = set()
+    seen_sites = False
     # "process" notes come from other processes of the session, appended
     # whenever they start or end: anywhere after the header, even after the
     # summary.
@@ -93,6 +94,21 @@ def check(path, prefix):
             for site in r.get("sites", []):
                 if "stack" in site and site["stack"] not in stacks:
                     raise SystemExit("%s:%d: peak site refers to stack %d before its record" % (path, n, site["stack"]))
+            continue
+        if t == "sites":
+            # The run's first-touch sites: once, after the final sample,
+            # most pages first, every stack already written.
+            if seen_sites or n != end - 1:
+                raise SystemExit("%s:%d: sites record that is not the one just before the summary" % (path, n))
+            seen_sites = True
+            pages = [site["pages"] for site in r["sites"]]
+            if pages != sorted(pages, reverse=True) or (pages and pages[-1] <= 0) or not isinstance(r.get("other_pages"), int):
+                raise SystemExit("%s:%d: sites not sorted by pages, or without other_pages" % (path, n))
+            for site in r["sites"]:
+                if not site["pc"].startswith("0x") or ("stack" in site and site["stack"] not in stacks):
+                    raise SystemExit("%s:%d: site %r without pc or with a stack not written before" % (path, n, site))
+            continue
+        if t == "trace":
             continue
         if t != "sample":
             raise SystemExit("%s:%d: unknown record type %r" % (path, n, t))
