@@ -486,8 +486,8 @@
 		bar.appendChild(reset);
 		bar.appendChild(el('span', { text: 'wheel: zoom, drag: pan, double-click: all; ' + grouped(p.n) + ' samples, ' + p.peaks.length + ' peak' + (p.peaks.length === 1 ? '' : 's') + ' (click one)' }));
 		b.appendChild(bar);
-		var markers = [], stack = {}, rows = 1;
-		p.peaks.forEach(function (k) { stack[k.i] = (stack[k.i] || 0) + 1; rows = Math.max(rows, stack[k.i]); });
+		/* Flags closer than their width stack, up to FLAG_ROWS rows. */
+		var markers = [], FLAG_ROWS = 4, rows = p.peaks.length > 1 ? FLAG_ROWS : 1;
 		var chart = new TimeChart(b, {
 			t: state.x, height: 260 + 17 * (rows - 1), overlay: true, padTop: 14 + 17 * (rows - 1),
 			series: function () {
@@ -500,9 +500,13 @@
 				var W = ch.canvas.clientWidth;
 				ch.overlay.setAttribute('width', W);
 				ch.overlay.style.width = W + 'px';
+				var rowEnd = [];
 				markers.forEach(function (m) {
-					var x = ch.xOf(state.x[m.peak.i]), inView = m.peak.i >= 0 && x >= ch.pad.l - 1 && x <= W - ch.pad.r + 1;
-					m.g.setAttribute('transform', 'translate(' + x.toFixed(1) + ',' + m.row * 17 + ')');
+					var x = m.peak.i >= 0 ? ch.xOf(state.x[m.peak.i]) : -1e9, inView = x >= ch.pad.l - 1 && x <= W - ch.pad.r + 1, row = 0;
+					while (row < rows - 1 && rowEnd[row] !== undefined && rowEnd[row] > x - 17) row++;
+					rowEnd[row] = x;
+					m.g.setAttribute('transform', 'translate(' + x.toFixed(1) + ',' + row * 17 + ')');
+					m.line.setAttribute('y2', ch.opts.height - ch.pad.b - row * 17);
 					m.g.style.display = inView ? '' : 'none';
 				});
 			}
@@ -514,16 +518,15 @@
 			var title = svg('title');
 			title.textContent = 'peak ' + k.number + ': seq ' + k.seq + ', ' + k.series + ' ' + grouped(k.value) + ' pages';
 			g.appendChild(title);
-			g.appendChild(svg('line', { x1: 0, x2: 0, y1: 14, y2: 238 + 17 * (rows - 1) - 17 * markers.filter(function (m) { return m.peak.i === k.i; }).length, stroke: '#d1242f', 'stroke-dasharray': '3 3', 'stroke-width': 1 }));
+			var line = svg('line', { x1: 0, x2: 0, y1: 14, y2: 14, stroke: '#d1242f', 'stroke-dasharray': '3 3', 'stroke-width': 1 });
+			g.appendChild(line);
 			g.appendChild(svg('path', { d: 'M-8,0 L8,0 L8,10 L0,16 L-8,10 Z', fill: '#d1242f' }));
 			var tx = svg('text', { x: 0, y: 10, 'text-anchor': 'middle' });
 			tx.textContent = String(k.number);
 			g.appendChild(tx);
 			g.addEventListener('click', function (ev) { ev.stopPropagation(); showPeak(proc, k.number); });
 			chart.overlay.appendChild(g);
-			/* Peaks of one sample (data, write, a thread's) stack their flags. */
-			var row = markers.filter(function (m) { return m.peak.i === k.i; }).length;
-			markers.push({ g: g, peak: k, row: row });
+			markers.push({ g: g, peak: k, line: line });
 		});
 		b.appendChild(el('div', { id: 'peak-detail' }, [el('p', { class: 'note', text: p.peaks.length ? 'Click a peak marker to see the stacks that first touched its pages.' : 'No peaks in this profile.' })]));
 		if (p.peaks.length) showPeak(proc, 1, true);
