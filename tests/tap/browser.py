@@ -10,6 +10,7 @@ nothing beyond the standard library is needed.
       also as an "error ..." line), rendered_ms (the page's own clock, from
       navigation to drawn), load_ms (this driver's, from navigate to drawn),
       peaks, threads, procs, flame_nodes, hot, hot_gone, heatmap, hint,
+      zoom_ms (one wheel step on the timeline to the second frame after it),
       then for --click-peak the text of the peak's details ("detail ..."
       lines) after a real mouse click on its marker; with --screenshot
       the viewport as PNG, and its size and number of colours
@@ -268,6 +269,15 @@ def main(argv):
         print("load_ms %d" % load_ms)
         for k, expr in probes.items():
             print("%s %s" % (k, b.eval(expr)))
+        # One wheel step on the timeline: from the event to the next frame
+        # drawn after it (every time chart and the thread strip redraw).
+        print("zoom_ms %s" % b.eval("""new Promise(function (done) {
+            var c = document.querySelector('#timeline canvas');
+            if (!c) return done(-1);
+            var r = c.getBoundingClientRect(), t0 = performance.now();
+            c.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + r.width / 2, clientY: r.top + 50, bubbles: true, cancelable: true}));
+            requestAnimationFrame(function () { requestAnimationFrame(function () { done(Math.round(performance.now() - t0)); }); });
+        })"""))
         print("summary_text %s" % b.eval("(document.getElementById('summary')||{}).innerText||''").replace("\n", " | ").replace("\t", " "))
         if opts["--click-peak"]:
             n = opts["--click-peak"]
