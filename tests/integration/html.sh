@@ -80,6 +80,8 @@ bis "$(fact b settings)" "$(( $(grep '"type":"header"' b.jsonl | python3 -c 'imp
 bok "$(has '^screenshot 1280x900 ' b.b)" "a screenshot is taken"
 colors=$(fact b screenshot | sed 's/.*colors //')
 bok "$([ "${colors:-0}" -ge 100 ] 2>/dev/null; echo $?)" "and it is not blank ($colors colours)"
+# WSS_HTML_SCREENSHOT=PATH keeps it (docs/report-html.png is one).
+[ -n "${WSS_HTML_SCREENSHOT:-}" ] && [ -s b.png ] && cp b.png "$WSS_HTML_SCREENSHOT"
 if [ $have_chromium = yes ]; then
 	got=$(python3 "$top_srcdir/tests/tap/browser.py" png b.png | tr '\n' ' ')
 	case $got in "width 1280 height 900 colors "*) ok 0 "the PNG decodes on its own" ;; *) ok 1 "the PNG decodes on its own"; diag "$got" ;; esac
