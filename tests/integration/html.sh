@@ -40,7 +40,7 @@ errors_of() { grep '^error \|^failure \|^chromium ' "$1.b" | sed 's/^/# /'; }
 # ---- a bursty profile with a page trace ----
 B=$PROGS/bursty
 WSS_SESSION_TIME_BASE=manual WSS_SESSION_TRACE=true WSS_SESSION_OUTPUT="$TMP/b.jsonl" LD_PRELOAD="$WSS_LIB" \
-	"$B" 80 '</script><b>argv</b>' >"$TMP/b.out" 2>/dev/null || bail "bursty under the preload failed"
+	"$B" >"$TMP/b.out" 2>/dev/null || bail "bursty under the preload failed"
 $PROFILE check "$TMP/b.jsonl" || bail "bursty's profile is not valid"
 "$WSS" report --html b.html b.jsonl >out 2>err
 is $? 0 "report --html of a real profile exits 0"
@@ -55,7 +55,7 @@ speaks=$(grep -c '"type":"peak"' b.jsonl)
 between "$speaks" 2 100 "the profile has peak records ($speaks)"
 line=$(grep -n 'p\[(size_t)i \* PG\] = (char)i;' "$top_srcdir/tests/progs/bursty.c" | cut -d: -f1)
 first=$($PROFILE peaks b.jsonl | awk '{print $1; exit}')
-browser b b.html --click-peak 1 --screenshot "$TMP/b.png"
+browser b b.html --click-peak 1 --screenshot "$TMP/b.png" --height 1300
 bok $? "the page renders in headless Chromium" || errors_of b
 bis "$(fact b errors)" 0 "no console error or exception" || errors_of b
 bis "$(fact b peaks)" "$speaks" "one peak marker per peak record"
@@ -77,27 +77,27 @@ print("Data %.1f %s %s" % (s["data"]["avg"], format(s["data"]["peak"], ","), for
 bok "$(fact b summary_text | grep -qF "$want"; echo $?)" "the summary's numbers ($want)" || diag "$(fact b summary_text)"
 bis "$(fact b settings)" "$(( $(grep '"type":"header"' b.jsonl | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["config_source"]))') + 1 ))" \
 	"a row per setting of the header's config"
-bok "$(has '^screenshot 1280x900 ' b.b)" "a screenshot is taken"
+bok "$(has '^screenshot 1280x1300 ' b.b)" "a screenshot is taken"
 colors=$(fact b screenshot | sed 's/.*colors //')
 bok "$([ "${colors:-0}" -ge 100 ] 2>/dev/null; echo $?)" "and it is not blank ($colors colours)"
 # WSS_HTML_SCREENSHOT=PATH keeps it (docs/report-html.png is one).
 [ -n "${WSS_HTML_SCREENSHOT:-}" ] && [ -s b.png ] && cp b.png "$WSS_HTML_SCREENSHOT"
 if [ $have_chromium = yes ]; then
 	got=$(python3 "$top_srcdir/tests/tap/browser.py" png b.png | tr '\n' ' ')
-	case $got in "width 1280 height 900 colors "*) ok 0 "the PNG decodes on its own" ;; *) ok 1 "the PNG decodes on its own"; diag "$got" ;; esac
+	case $got in "width 1280 height 1300 colors "*) ok 0 "the PNG decodes on its own" ;; *) ok 1 "the PNG decodes on its own"; diag "$got" ;; esac
 else
 	skip "no chromium: the PNG decodes on its own"
 fi
-grep -q '\\u003c/script>\\u003cb>argv\\u003c/b>' b.html; ok $? "an argv with </script> is escaped in the page's data"
 
 # ---- a multi-threaded profile, without a trace ----
 WSS_SESSION_TIME_BASE=manual WSS_SESSION_WINDOW=300ms WSS_SESSION_OUTPUT="$TMP/t.jsonl" LD_PRELOAD="$WSS_LIB" \
-	"$PROGS/phases" threads >/dev/null 2>&1 || bail "phases threads under the preload failed"
+	"$PROGS/phases" threads '</script><b>argv</b>' >/dev/null 2>&1 || bail "phases threads under the preload failed"
 ntid=$(python3 -c 'import json,sys
 print(len({t["tid"] for l in open(sys.argv[1]) for t in json.loads(l).get("threads", [])}))' t.jsonl)
 between "$ntid" 3 9 "phases threads: several threads in the profile ($ntid)"
 "$WSS" report --html t.html t.jsonl
 is $? 0 "report --html of it exits 0"
+grep -q '\\u003c/script>\\u003cb>argv\\u003c/b>' t.html; ok $? "an argv with </script> is escaped in the page's data"
 browser t t.html
 bok $? "it renders" || errors_of t
 bis "$(fact t errors)" 0 "no console error or exception" || errors_of t

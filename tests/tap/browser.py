@@ -269,15 +269,6 @@ def main(argv):
         print("load_ms %d" % load_ms)
         for k, expr in probes.items():
             print("%s %s" % (k, b.eval(expr)))
-        # One wheel step on the timeline: from the event to the next frame
-        # drawn after it (every time chart and the thread strip redraw).
-        print("zoom_ms %s" % b.eval("""new Promise(function (done) {
-            var c = document.querySelector('#timeline canvas');
-            if (!c) return done(-1);
-            var r = c.getBoundingClientRect(), t0 = performance.now();
-            c.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + r.width / 2, clientY: r.top + 50, bubbles: true, cancelable: true}));
-            requestAnimationFrame(function () { requestAnimationFrame(function () { done(Math.round(performance.now() - t0)); }); });
-        })"""))
         print("summary_text %s" % b.eval("(document.getElementById('summary')||{}).innerText||''").replace("\n", " | ").replace("\t", " "))
         if opts["--click-peak"]:
             n = opts["--click-peak"]
@@ -304,6 +295,15 @@ def main(argv):
                 f.write(base64.b64decode(shot["data"]))
             w, h, n = png_info(opts["--screenshot"])
             print("screenshot %dx%d colors %d" % (w, h, n))
+        # One wheel step on the timeline: from the event to the next frame
+        # drawn after it (every time chart and the thread strip redraw).
+        print("zoom_ms %s" % b.eval("""new Promise(function (done) {
+            var c = document.querySelector('#timeline canvas');
+            if (!c) return done(-1);
+            var r = c.getBoundingClientRect(), t0 = performance.now();
+            c.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: r.left + r.width / 2, clientY: r.top + 50, bubbles: true, cancelable: true}));
+            requestAnimationFrame(function () { requestAnimationFrame(function () { done(Math.round(performance.now() - t0)); }); });
+        })"""))
         b.pump(0.2)
         errs = b.errors()
         print("errors %d" % len(errs))
