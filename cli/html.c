@@ -354,18 +354,25 @@ static int put_stacks(out_t *o, const wss_profile_t *p, wss_symbols_t *syms, fra
 	return 0;
 }
 
-/* A first-touch site: its pages and stack, and the touching instruction's
- * own frames when the stack was not captured or is not in the profile. */
-static int put_site(out_t *o, const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *s, frames_t *fr)
+/* First-touch sites: each one's pages and stack, and the touching
+ * instruction's own frames when the stack was not captured or is not in
+ * the profile. */
+static int put_sites(out_t *o, const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *sites, size_t n,
+		     frames_t *fr)
 {
-	putf(o, "{\"pages\":%" PRId64 ",\"pc\":\"0x%" PRIx64 "\",\"stack\":", s->pages, s->pc);
-	put_n(o, s->stack);
-	if (s->stack < 0 || !wss_load_stack(p, s->stack)) {
-		put(o, ",\"frames\":");
-		if (s->pc ? put_frames(o, syms, &s->pc, 1, fr) : (put(o, "[]"), 0))
-			return ENOMEM;
+	put(o, "[");
+	for (size_t k = 0; k < n; k++) {
+		const wss_site_t *s = &sites[k];
+		putf(o, "%s{\"pages\":%" PRId64 ",\"pc\":\"0x%" PRIx64 "\",\"stack\":", k ? "," : "", s->pages, s->pc);
+		put_n(o, s->stack);
+		if (s->stack < 0 || !wss_load_stack(p, s->stack)) {
+			put(o, ",\"frames\":");
+			if (s->pc ? put_frames(o, syms, &s->pc, 1, fr) : (put(o, "[]"), 0))
+				return ENOMEM;
+		}
+		put(o, "}");
 	}
-	put(o, "}");
+	put(o, "]");
 	return 0;
 }
 
@@ -391,25 +398,17 @@ static int put_peaks(out_t *o, wss_profile_t *p, wss_symbols_t *syms, frames_t *
 		put_d(o, pk->mean);
 		put(o, ",\"threshold\":");
 		put_d(o, pk->threshold);
-		put(o, ",\"sites\":[");
-		for (size_t j = 0; j < pk->nsites; j++) {
-			if (j)
-				put(o, ",");
-			if (put_site(o, p, syms, &pk->sites[j], fr))
-				return ENOMEM;
-		}
-		put(o, "]}");
+		put(o, ",\"sites\":");
+		if (put_sites(o, p, syms, pk->sites, pk->nsites, fr))
+			return ENOMEM;
+		put(o, "}");
 	}
 	put(o, "]");
 	if (p->has_sites) {
-		put(o, ",\"sites\":[");
-		for (size_t j = 0; j < p->nsites; j++) {
-			if (j)
-				put(o, ",");
-			if (put_site(o, p, syms, &p->sites[j], fr))
-				return ENOMEM;
-		}
-		putf(o, "],\"sites_other\":%" PRId64, p->sites_other);
+		put(o, ",\"sites\":");
+		if (put_sites(o, p, syms, p->sites, p->nsites, fr))
+			return ENOMEM;
+		putf(o, ",\"sites_other\":%" PRId64, p->sites_other);
 	}
 	put(o, ",\"hot\":[");
 	for (size_t k = 0; k < p->nhot; k++) {
