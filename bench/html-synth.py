@@ -83,6 +83,8 @@ def main():
                             "other_pages": 1234}, separators=(",", ":")) + "\n")
         hot = [{"addr": "0x%x" % (0x7f0000000000 + 4096 * k), "intervals": n - k, "mapping": "heap",
                 "stack": 1 + k % 8} for k in range(20)]
+        for h in hot[-2:]:
+            h["gone"] = n - 1  # unmapped before the end
         f.write(json.dumps({
             "type": "summary", "samples": n, "duration_ns": n * interval,
             "data": {"avg": round(tot_data / n, 1), "peak": peak_data, "total": peak_data * 2},

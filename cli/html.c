@@ -596,7 +596,6 @@ static int put_proc(out_t *o, proc_t *pr, size_t k)
 		return 0;
 	}
 	wss_profile_t *p = &pr->p;
-	wss_load_stats(p);
 	put(o, ",\"profile\":{");
 	put_run(o, p);
 	put(o, ",\"series\":");

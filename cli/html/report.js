@@ -381,13 +381,19 @@
 		return b;
 	}
 
-	function estimate(st, key, value, ps, tenths) {
-		var ci = st[key + '_ci'], txt = tenths ? value.toFixed(1) : grouped(value);
-		if (!ci) return txt;
+	/* Tenths of a page as "12,340.5". */
+	function groupedTenths(t) { return grouped(Math.floor(t / 10)) + '.' + (t % 10); }
+
+	/* An estimate as the text report prints it: "≈ 10,300.0 ± 7.8 % [9,550.5,
+	 * 11,102.5]", the interval rounded outwards. */
+	function estimate(st, key, value, tenths) {
+		var ci = st[key + '_ci'], scale = tenths ? 10 : 1;
+		var fmt = function (v) { return tenths ? groupedTenths(v) : grouped(v); };
+		var txt = '≈ ' + fmt(Math.round(value * scale));
+		if (!ci) return txt + ' (no interval)';
 		var half = Math.max(value - ci[0], ci[1] - value);
-		return '≈ ' + txt + (value > 0 ? ' ± ' + (100 * half / value).toFixed(1) + ' %' : '') +
-			'  [' + (tenths ? (Math.floor(ci[0] * 10 + 1e-9) / 10).toFixed(1) : grouped(Math.floor(ci[0] + 1e-9))) + ', ' +
-			(tenths ? (Math.ceil(ci[1] * 10 - 1e-9) / 10).toFixed(1) : grouped(Math.ceil(ci[1] - 1e-9))) + ']';
+		return txt + (value > 0 ? ' ± ' + (100 * half / value).toFixed(1) + ' %' : '') + ' [' +
+			fmt(Math.floor(ci[0] * scale + 1e-9)) + ', ' + fmt(Math.ceil(ci[1] * scale - 1e-9)) + ']';
 	}
 
 	function renderRun(proc) {
@@ -434,9 +440,9 @@
 			var name = k === 'data' ? 'Data' : k === 'read' ? 'Read' : 'Write';
 			sum.appendChild(el('tr', { 'data-series': k }, [
 				el('th', {}, [el('span', { class: 'swatch', style: 'background:' + COLORS[k] }), name]),
-				el('td', { class: 'num', text: (p.lower_bound && !p.sampled ? 'at least ' : '') + (p.sampled ? estimate(st, 'avg', st.avg, ps, true) : st.avg.toFixed(1)) }),
-				el('td', { class: 'num', text: p.sampled ? estimate(st, 'peak', st.peak, ps, false) : grouped(st.peak) }),
-				el('td', { class: 'num', text: st.total === null ? '?' : p.sampled ? estimate(st, 'total', st.total, ps, false) : grouped(st.total) }),
+				el('td', { class: 'num', text: (p.lower_bound && !p.sampled ? 'at least ' : '') + (p.sampled ? estimate(st, 'avg', st.avg, true) : st.avg.toFixed(1)) }),
+				el('td', { class: 'num', text: p.sampled ? estimate(st, 'peak', st.peak, false) : grouped(st.peak) }),
+				el('td', { class: 'num', text: st.total === null ? '?' : p.sampled ? estimate(st, 'total', st.total, false) : grouped(st.total) }),
 				el('td', { class: 'num', text: kb(avgT, ps) + '/' + kb(st.peak * 10, ps) + '/' + (st.total === null ? '?' : kb(st.total * 10, ps)) })
 			]));
 		});

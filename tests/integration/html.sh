@@ -17,7 +17,7 @@ have_chromium=no
 for c in chromium chromium-browser google-chrome; do
 	command -v $c >/dev/null && have_chromium=yes
 done
-plan 60
+plan 66
 
 # browser NAME PAGE [ARGS...]: the page's facts into NAME.b ("key value"
 # lines); its status (1: the page did not render).
@@ -129,6 +129,16 @@ bis "$(fact s errors)" 0 "renders without error" || errors_of s
 bis "$(fact s peaks)" 7 "its 7 peak markers"
 bis "$(fact s threads)" 9 "8 thread charts and one of the other 56 summed"
 bis "$(fact s thread_strip_rows)" 320 "the strip: 64 rows of 5 pixels"
+bis "$(fact s hot_gone)" 2 "its 2 hot pages unmapped before the end are marked"
+
+# ---- a sampled run (the text report's fixture): its estimates as the text report prints them ----
+F=$top_srcdir/tests/fixtures/report-sampled.jsonl
+"$WSS" report --html f.html "$F"
+is $? 0 "a sampled profile"
+browser f f.html
+bis "$(fact f errors)" 0 "renders without error" || errors_of f
+want=$(awk '/^Data avg\/peak\/total/ { d = 1; next } d && $1 == "avg" { sub(/^ *avg +/, ""); sub(/  [0-9,]+ kB$/, ""); sub(/ pages/, ""); sub(/  \[/, " ["); print; exit }' "$top_srcdir/tests/fixtures/report-sampled.txt")
+bok "$(fact f summary_text | grep -qF "$want"; echo $?)" "Data avg as the text report has it: $want" || diag "$(fact f summary_text)"
 
 # ---- a killed program's profile: no summary, a cut last line ----
 head -n 60 b.jsonl >k.jsonl
@@ -137,6 +147,12 @@ printf '{"type":"sample","seq":99,"t_' >>k.jsonl
 is $? 0 "a profile without a summary, its last line cut: exits 0"
 browser k k.html
 bis "$(fact k errors)" 0 "renders without error" || errors_of k
+
+head -n 1 b.jsonl >h.jsonl
+"$WSS" report --html h.html h.jsonl
+is $? 0 "a profile of its header alone: exits 0"
+browser h h.html
+bis "$(fact h errors)" 0 "renders without error" || errors_of h
 
 # ---- what must fail ----
 # A corrupt record: the loader's own line, as wss report prints it.
