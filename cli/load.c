@@ -296,6 +296,8 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 		return ld->status;
 	if (p->page_size == 0)
 		return bad(ld, 1, "header: \"page_size\" is 0");
+	if (!opt_int(ld, h, rec, "start_unix_ns", &p->start_unix_ns))
+		return ld->status;
 	if (wss_json_get(h, "sampling_seed")) {
 		if (!parse_addr(wss_json_get(h, "sampling_seed"), &p->sampling_seed))
 			return bad(ld, 1, "header: \"sampling_seed\" is not a hex string (\"0x...\")");
@@ -356,7 +358,7 @@ static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
-	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1,
+	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1, .code = -1,
 			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
@@ -366,7 +368,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
 	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_int(ld, r, rec, "faults", &s.faults) ||
-	    !opt_bool(ld, r, rec, "final", &s.final))
+	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code))
 		return ld->status;
 	if (s.rate < 1)
 		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
@@ -464,7 +466,13 @@ static int load_stat(loader_t *ld, const wss_json_t *r, const char *key, wss_sta
 	snprintf(rec, sizeof rec, "summary: %s", key);
 	if (!wss_json_get_num(o, "avg", &avg) || !(avg >= 0))
 		return bad(ld, ld->line, "%s: \"avg\" missing or not a non-negative number", rec);
-	if (!need_int(ld, o, rec, "peak", &st->peak) || !need_int(ld, o, rec, "total", &st->total) ||
+	/* total null: not known (wss attach cannot tell which pages were read). */
+	const wss_json_t *total = wss_json_get(o, "total");
+	if (total && total->type == WSS_JSON_NULL)
+		st->total = -1;
+	else if (!need_int(ld, o, rec, "total", &st->total))
+		return ld->status;
+	if (!need_int(ld, o, rec, "peak", &st->peak) ||
 	    !opt_ci(ld, o, rec, "avg_ci", &st->avg_ci) || !opt_ci(ld, o, rec, "peak_ci", &st->peak_ci) ||
 	    !opt_ci(ld, o, rec, "total_ci", &st->total_ci))
 		return ld->status;
@@ -483,7 +491,7 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "faults", &p->faults) || !opt_bool(ld, r, rec, "sampled", &p->summary_sampled) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &p->summary_lower_bound) ||
 	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
-	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
+	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) || load_stat(ld, r, "code", &p->code))
 		return ld->status;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
@@ -692,6 +700,7 @@ int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags)
 	p->version = p->pid = p->ppid = p->page_size = p->interval_ns = p->window_intervals = p->window_ns = -1;
 	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
 	p->trace_records = p->trace_pages = p->trace_bytes = p->trace_last = -1;
+	p->start_unix_ns = -1;
 	loader_t ld = {p, 0, 0, flags};
 	FILE *f = fopen(path, "r");
 	if (!f)

@@ -293,6 +293,7 @@ static void print_summary(const wss_profile_t *p, FILE *out)
 	print_stat(out, "Data", &p->data, p->page_size, sampled, at_least);
 	print_stat(out, "Read", &p->read, p->page_size, sampled, at_least);
 	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
+	print_stat(out, "Code", &p->code, p->page_size, sampled, at_least);
 	if (!p->has_summary)
 		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
 		      out);
@@ -819,6 +820,29 @@ static void json_frame(jw_t *w, const char *key, const wss_frame_t *f)
 	jw_close(w, '}');
 }
 
+/* {"pc", "stack", "pages", "frames": [FRAME...] or null when its stack is
+ * not in the profile}.  Returns 0 or ENOMEM. */
+static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *fr, jw_t *w)
+{
+	jw_open(w, NULL, '{');
+	jw_hex(w, "pc", site->pc);
+	jw_int_or_null(w, "stack", site->stack);
+	jw_int(w, "pages", site->pages);
+	int r = site_frames(p, syms, site, fr);
+	if (r == ENOENT)
+		jw_str(w, "frames", NULL);
+	else if (r)
+		return ENOMEM;
+	else {
+		jw_open(w, "frames", '[');
+		for (size_t f = 0; f < fr->n; f++)
+			json_frame(w, NULL, &fr->f[f]);
+		jw_close(w, ']');
+	}
+	jw_close(w, '}');
+	return 0;
+}
+
 static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
@@ -836,23 +860,10 @@ static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 		jw_num(w, "threshold", k->threshold);
 		jw_open(w, "sites", '[');
 		for (size_t j = 0; j < k->nsites; j++) {
-			jw_open(w, NULL, '{');
-			jw_hex(w, "pc", k->sites[j].pc);
-			jw_int_or_null(w, "stack", k->sites[j].stack);
-			jw_int(w, "pages", k->sites[j].pages);
-			int r = site_frames(p, syms, &k->sites[j], &fr);
-			if (r == ENOENT)
-				jw_str(w, "frames", NULL); /* not in the profile */
-			else if (r) {
+			if (json_site(p, syms, &k->sites[j], &fr, w)) {
 				free(fr.f);
 				return ENOMEM;
-			} else {
-				jw_open(w, "frames", '[');
-				for (size_t f = 0; f < fr.n; f++)
-					json_frame(w, NULL, &fr.f[f]);
-				jw_close(w, ']');
 			}
-			jw_close(w, '}');
 		}
 		jw_close(w, ']');
 		jw_close(w, '}');
@@ -869,24 +880,10 @@ static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 	jw_open(w, "sites", '{');
 	jw_open(w, "sites", '[');
 	for (size_t k = 0; k < p->nsites; k++) {
-		const wss_site_t *site = &p->sites[k];
-		jw_open(w, NULL, '{');
-		jw_hex(w, "pc", site->pc);
-		jw_int_or_null(w, "stack", site->stack);
-		jw_int(w, "pages", site->pages);
-		int r = site_frames(p, syms, site, &fr);
-		if (r == ENOENT)
-			jw_str(w, "frames", NULL);
-		else if (r) {
+		if (json_site(p, syms, &p->sites[k], &fr, w)) {
 			free(fr.f);
 			return ENOMEM;
-		} else {
-			jw_open(w, "frames", '[');
-			for (size_t f = 0; f < fr.n; f++)
-				json_frame(w, NULL, &fr.f[f]);
-			jw_close(w, ']');
 		}
-		jw_close(w, '}');
 	}
 	jw_close(w, ']');
 	jw_int(w, "other_pages", p->sites_other);
@@ -981,6 +978,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_stat(&w, "data", &p->data, p->page_size, sampled);
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
+	json_stat(&w, "code", &p->code, p->page_size, sampled);
 	jw_close(&w, '}');
 
 	jw_open(&w, "threads", '[');

@@ -5,7 +5,8 @@
  * through (128+N when it dies of signal N).  Usage errors exit 2 before the
  * program runs.  `wss report` reads a profile (cli/load.c) and prints it
  * (cli/report.c), or writes it as a web page (cli/html.c), symbolised offline
- * (cli/symbols.c).  The command never links the preload. */
+ * (cli/symbols.c); `wss export` writes it for other tools (cli/export.c).  The
+ * command never links the preload. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/attach.h"
+#include "cli/export.h"
 #include "cli/html.h"
 #include "cli/load.h"
 #include "cli/report.h"
@@ -40,6 +43,7 @@ static void usage(FILE *to)
 	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss report --html OUT.html PROFILE...\n"
+	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
 	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
 	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
 	      "       wss window --window N PROFILE\n"
@@ -47,6 +51,7 @@ static void usage(FILE *to)
 	      "       wss simulate [--policy fifo,lru,clock,nfu,aging,opt] [--frames N,...]\n"
 	      "                    [--period N] PROFILE\n"
 	      "       wss replay --trial-factor TF [--seed S] PROFILE\n"
+	      "       wss attach [-c FILE] [-o PATH] [--interval DUR] [--duration DUR] PID\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
 	      "       wss --version | --help\n"
@@ -85,6 +90,12 @@ static void usage(FILE *to)
 	      "session's processes (the profiles given, and those the first one notes).\n"
 	      "See docs/report.md.\n"
 	      "\n"
+	      "wss export writes a profile for other tools: csv (a row per sample for the\n"
+	      "process and one per thread), pprof (the run's first-touch sites with their\n"
+	      "stacks, for go tool pprof) or perfetto (trace-event JSON: counters and peaks,\n"
+	      "for ui.perfetto.dev and chrome://tracing); to stdout, or with -o to OUT,\n"
+	      "written whole or not at all.  See docs/report.md, \"Exports\".\n"
+	      "\n"
 	      "The trace analyses read the page trace beside a profile (recorded with\n"
 	      "wss run --trace; docs/trace-format.md) and print text, or CSV with --csv, or\n"
 	      "JSON with --json (replay: neither).  See docs/analyses.md.\n"
@@ -103,6 +114,12 @@ static void usage(FILE *to)
 	      "  replay      the proxy application: replays the heat map, interval by\n"
 	      "              interval, with (touches / TF) random accesses per interval and a\n"
 	      "              wss_tick() after each: run it under wss run --time-base manual\n"
+	      "\n"
+	      "wss attach measures a process that is already running (of the same user),\n"
+	      "with no code in it: every interval it reads and clears the kernel's accessed\n"
+	      "and soft-dirty bits (/proc/PID/smaps, pagemap, clear_refs), until --duration\n"
+	      "ends, the process exits, or it is interrupted; the profile has one interval\n"
+	      "per sample, no threads or stacks, and a code series.  See docs/attach.md.\n"
 	      "\n"
 	      "wss config check validates a session file and prints the effective settings\n"
 	      "with where each came from; wss config example prints a commented file with\n"
@@ -503,7 +520,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} analyses[] = {{"heatmap", wss_cmd_heatmap}, {"window", wss_cmd_window}, {"mrc", wss_cmd_mrc},
-			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}};
+			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}, {"attach", wss_cmd_attach},
+			{"export", wss_cmd_export}};
 	for (size_t k = 0; k < sizeof analyses / sizeof *analyses; k++)
 		if (!strcmp(argv[1], analyses[k].name)) {
 			int r = analyses[k].fn(argc - 1, argv + 1);

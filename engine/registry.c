@@ -415,7 +415,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		__atomic_store_n(&pa->prev, 0, __ATOMIC_RELAXED);
 		*wss_shadow_written(b) = *wss_shadow_written(a);
 		*wss_shadow_wsplit(b) = *wss_shadow_wsplit(a);
+		/* The hits move too: the old address is not a page unmapped
+		 * with its hits (wss_findings_hot_gone). */
 		*wss_shadow_hits(b) = *wss_shadow_hits(a);
+		*wss_shadow_hits(a) = 0;
 		*wss_shadow_site(b) = *wss_shadow_site(a);
 		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
 			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);

@@ -88,6 +88,13 @@ print(" ".join("%d/%s/%s" % (h["intervals"], h["mapping"], h.get("gone")) for h 
 	"80/anon/81 80/anon/81 80/anon/81 80/anon/81 5/data:$B/None" "hot pages unmapped before the end stay in the list, with the interval they went in"
 "$WSS" report "$TMP/gone.jsonl" | grep -c "(unmapped in interval 81)$" >"$TMP/gone.n"
 is "$(cat "$TMP/gone.n")" 4 "wss report marks them"
+# Moved by mremap, they are the same pages at their new address, once.
+env WSS_TRACK_BACKEND=mprotect WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/moved.jsonl" \
+	LD_PRELOAD="$WSS_LIB" "$B" 80 move >/dev/null 2>&1
+is "$(python3 -c 'import json,sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"summary\"" in l][0]
+print(" ".join("%d/%s" % (h["intervals"], h.get("gone")) for h in s["hot_pages"][:5]))' "$TMP/moved.jsonl")" \
+	"80/None 80/None 80/None 80/None 5/None" "pages moved by mremap keep their hits at the new address, listed once"
 bursts mprotect hot0 WSS_REPORT_HOT_PAGES=0
 grep -q '"hot_pages":\[' "$TMP/hot0.jsonl"; is $? 1 "report.hot_pages = 0: no list"
 bursts mprotect hot2 WSS_REPORT_HOT_PAGES=2

@@ -3,8 +3,12 @@
  * function (sweep, called from burst, called from main).  Manual ticks; it
  * prints "burst SEQ" for the samples that hold a sweep.
  * With "unmap", the busy pages are unmapped after the last interval and
- * two more intervals pass: they stay the run's hottest pages.
- * usage: bursty [INTERVALS [unmap]] */
+ * two more intervals pass: they stay the run's hottest pages; with
+ * "move", they are moved elsewhere by mremap instead.
+ * usage: bursty [INTERVALS [unmap|move]] */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +51,13 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "unmap")) {
 		munmap(busy, 4 * PG);
+		wss_tick();
+		wss_tick();
+	}
+	if (argc > 2 && !strcmp(argv[2], "move")) {
+		char *to = mmap(NULL, 4 * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (to == MAP_FAILED || mremap(busy, 4 * PG, 4 * PG, MREMAP_MAYMOVE | MREMAP_FIXED, to) != to)
+			return 1;
 		wss_tick();
 		wss_tick();
 	}

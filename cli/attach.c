@@ -1,0 +1,697 @@
+/* `wss attach PID`: measure a process that is already running, with no code
+ * in it, from the kernel's per-page bits (the reference-bit method):
+ * every interval, /proc/PID/smaps gives each mapping's pages referenced
+ * since the last clear (the accessed bits, read or written), the soft-dirty
+ * bits in /proc/PID/pagemap give which pages were written, and writing
+ * "1" and "4" to /proc/PID/clear_refs starts the next interval.  The
+ * profile is the usual one (docs/profile-format.md): one sample per
+ * interval, no threads, no stacks, a window of one interval (reference
+ * bits are counts per mapping: which pages were read is not known, so a
+ * window cannot be formed for them), and a code series from the
+ * executable mappings.  docs/attach.md says what it sees and how well. */
+#include "config.h"
+#include "cli/attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+#define EXIT_USAGE 2
+#define PM_SOFT_DIRTY (1ULL << 55)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_PRESENT (1ULL << 63)
+#define TOP_MAPPINGS 8
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+/* The pages ever written, for the run's write total: an open-addressing
+ * set of page numbers (0 is never a user page). */
+typedef struct pageset {
+	uint64_t *v;
+	size_t n, cap;
+} pageset_t;
+
+static int pageset_add(pageset_t *s, uint64_t page)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint64_t *v = calloc(cap, sizeof *v);
+		if (!v)
+			return ENOMEM;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->v[k])
+				continue;
+			size_t h = (size_t)(s->v[k] * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+			while (v[h])
+				h = (h + 1) & (cap - 1);
+			v[h] = s->v[k];
+		}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t h = (size_t)(page * 0x9e3779b97f4a7c15ULL) & (s->cap - 1);
+	for (; s->v[h]; h = (h + 1) & (s->cap - 1))
+		if (s->v[h] == page)
+			return 0;
+	s->v[h] = page;
+	s->n++;
+	return 0;
+}
+
+/* One mapping's share of an interval. */
+typedef struct mapping {
+	char name[96];
+	uint64_t pages, writes;
+} mapping_t;
+
+typedef struct interval {
+	uint64_t data, writes, code;
+	mapping_t top[TOP_MAPPINGS]; /* the data mappings with the most pages */
+	int ntop;
+} interval_t;
+
+typedef struct attach {
+	pid_t pid;
+	int smaps_fd, pagemap_fd, clear_fd;
+	long page_size;
+	bool writes;	       /* soft-dirty tracking */
+	const char *no_writes; /* why not, or NULL */
+	pageset_t written;
+	uint64_t *pm;
+	size_t pm_cap;
+} attach_t;
+
+/* What a mapping is: data (private writable: heap, anonymous memory, a
+ * module's .data/.bss), code (executable), or neither (read-only and shared
+ * files, the stack, the kernel's [vvar]/[vdso]/[vsyscall]). */
+enum { MAP_OTHER, MAP_DATA, MAP_CODE };
+
+static int classify(const char *perms, const char *name)
+{
+	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vvar]") || !strcmp(name, "[vsyscall]") ||
+	    !strcmp(name, "[vvar_vclock]") || !strncmp(name, "[stack", 6))
+		return MAP_OTHER;
+	if (perms[2] == 'x')
+		return MAP_CODE;
+	if (perms[1] == 'w' && perms[3] == 'p')
+		return MAP_DATA;
+	return MAP_OTHER;
+}
+
+/* Pages of [s, e) written since the last clear: soft-dirty and present (or
+ * swapped; a mapping created since the clear reports every page soft-dirty,
+ * so an absent page is not counted). */
+static int count_writes(attach_t *a, uint64_t s, uint64_t e, uint64_t *out)
+{
+	size_t n = (size_t)((e - s) / (uint64_t)a->page_size);
+	uint64_t first = s / (uint64_t)a->page_size;
+	*out = 0;
+	for (size_t done = 0; done < n;) {
+		size_t chunk = n - done < 65536 ? n - done : 65536;
+		if (chunk > a->pm_cap) {
+			uint64_t *pm = realloc(a->pm, chunk * sizeof *pm);
+			if (!pm)
+				return ENOMEM;
+			a->pm = pm;
+			a->pm_cap = chunk;
+		}
+		ssize_t r = pread(a->pagemap_fd, a->pm, chunk * sizeof *a->pm, (off_t)((first + done) * sizeof *a->pm));
+		if (r <= 0)
+			return r < 0 ? errno : 0; /* unmapped meanwhile: nothing more */
+		size_t got = (size_t)r / sizeof *a->pm;
+		for (size_t k = 0; k < got; k++) {
+			uint64_t v = a->pm[k];
+			if ((v & PM_SOFT_DIRTY) && (v & (PM_PRESENT | PM_SWAPPED))) {
+				(*out)++;
+				if (pageset_add(&a->written, first + done + k))
+					return ENOMEM;
+			}
+		}
+		done += got;
+	}
+	return 0;
+}
+
+static void note_top(interval_t *iv, const char *name, uint64_t pages, uint64_t writes)
+{
+	if (!pages)
+		return;
+	int j = iv->ntop < TOP_MAPPINGS ? iv->ntop++ : TOP_MAPPINGS - 1;
+	if (j == TOP_MAPPINGS - 1 && iv->ntop == TOP_MAPPINGS && iv->top[j].pages >= pages)
+		return;
+	for (; j > 0 && iv->top[j - 1].pages < pages; j--)
+		iv->top[j] = iv->top[j - 1];
+	snprintf(iv->top[j].name, sizeof iv->top[j].name, "%s", *name ? name : "[anon]");
+	iv->top[j].pages = pages;
+	iv->top[j].writes = writes;
+}
+
+/* Read one interval from smaps (and pagemap).  Returns 0, ESRCH when the
+ * process is gone, or an errno. */
+static int read_interval(attach_t *a, interval_t *iv)
+{
+	memset(iv, 0, sizeof *iv);
+	if (lseek(a->smaps_fd, 0, SEEK_SET) < 0)
+		return errno == ESRCH ? ESRCH : errno;
+	FILE *f = fdopen(dup(a->smaps_fd), "r");
+	if (!f)
+		return errno;
+	char line[PATH_MAX + 128];
+	int kind = MAP_OTHER;
+	uint64_t s = 0, e = 0;
+	char name[PATH_MAX] = "";
+	bool any = false;
+	int r = 0;
+	while (fgets(line, sizeof line, f)) {
+		uint64_t ms, me;
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s%n", &ms, &me, perms, &off) == 3 && off > 0) {
+			any = true;
+			const char *nm = line + off;
+			while (*nm == ' ')
+				nm++;
+			snprintf(name, sizeof name, "%s", nm);
+			name[strcspn(name, "\n")] = '\0';
+			kind = classify(perms, name);
+			s = ms;
+			e = me;
+			continue;
+		}
+		uint64_t kb;
+		if (kind != MAP_OTHER && sscanf(line, "Referenced: %" SCNu64 " kB", &kb) == 1) {
+			uint64_t pages = kb * 1024 / (uint64_t)a->page_size;
+			if (kind == MAP_CODE) {
+				iv->code += pages;
+				continue;
+			}
+			uint64_t w = 0;
+			if (a->writes && pages && (r = count_writes(a, s, e, &w)))
+				break;
+			/* A page written is referenced too; the two bits are read
+			 * at slightly different instants. */
+			if (w > pages)
+				pages = w;
+			iv->data += pages;
+			iv->writes += w;
+			note_top(iv, name, pages, w);
+		}
+	}
+	if (!r && ferror(f))
+		r = errno ? errno : EIO;
+	fclose(f);
+	if (!r && !any)
+		r = ESRCH; /* an exited process (a zombie) has no mappings */
+	return r == ENOENT ? ESRCH : r;
+}
+
+/* Does this kernel keep soft-dirty bits (CONFIG_MEM_SOFT_DIRTY)?  A page
+ * just written is soft-dirty where it does; elsewhere the bit is always 0
+ * and writing "4" to clear_refs is accepted and does nothing. */
+static bool soft_dirty_works(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	p[0] = 1;
+	uint64_t v = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && pread(fd, &v, sizeof v, (off_t)((uintptr_t)p / (uintptr_t)pg * sizeof v)) == sizeof v &&
+		  (v & PM_PRESENT) && (v & PM_SOFT_DIRTY);
+	if (fd >= 0)
+		close(fd);
+	munmap((void *)p, (size_t)pg);
+	return ok;
+}
+
+static int clear_refs(attach_t *a)
+{
+	/* 1: the accessed bits (and the pages' referenced flags).  4: the
+	 * soft-dirty bits, which write-protects the pages again where the
+	 * kernel keeps them; and, everywhere, it is what flushes the process's
+	 * TLB: "1" alone does not (a page whose translation stays cached is
+	 * never marked accessed again: 28 of 500 busy pages were seen that
+	 * way), so "4" is written even where there are no soft-dirty bits. */
+	if (pwrite(a->clear_fd, "1", 1, 0) != 1 || pwrite(a->clear_fd, "4", 1, 0) != 1)
+		return errno;
+	return 0;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The target's CPU time (utime + stime of /proc/PID/stat), -1 if gone. */
+static int64_t target_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	unsigned long long ut, st;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (int64_t)((ut + st) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK)));
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+}
+
+static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const char *config_file)
+{
+	char path[64], exe[PATH_MAX] = "";
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)a->pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	struct utsname u;
+	uname(&u);
+	long ppid = -1;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)a->pid);
+	FILE *st = fopen(path, "r");
+	if (st) {
+		char buf[1024];
+		size_t m = fread(buf, 1, sizeof buf - 1, st);
+		buf[m] = '\0';
+		char *p = strrchr(buf, ')');
+		if (p)
+			sscanf(p + 2, "%*c %ld", &ppid);
+		fclose(st);
+	}
+	fprintf(f, "{\"type\":\"header\",\"version\":1,\"tool\":\"wss %s\",\"pid\":%d,\"ppid\":%ld,\"exe\":", PACKAGE_VERSION,
+		(int)a->pid, ppid);
+	json_string(f, exe);
+	fputs(",\"argv\":[", f);
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)a->pid);
+	FILE *cl = fopen(path, "r");
+	if (cl) {
+		char arg[4096];
+		int c, len = 0, k = 0;
+		while ((c = fgetc(cl)) != EOF) {
+			if (c) {
+				if (len < (int)sizeof arg - 1)
+					arg[len++] = (char)c;
+				continue;
+			}
+			arg[len] = '\0';
+			fputs(k++ ? "," : "", f);
+			json_string(f, arg);
+			len = 0;
+		}
+		fclose(cl);
+	}
+	fprintf(f, "],\"start_unix_ns\":%" PRIu64 ",\"kernel\":", now_ns(CLOCK_REALTIME));
+	json_string(f, u.release);
+	fprintf(f,
+		",\"page_size\":%ld,\"backend\":\"refbits\",\"backend_reason\":\"wss attach --method refbits: the kernel's "
+		"accessed and soft-dirty bits of a running process, cleared every interval (/proc/PID/clear_refs)\","
+		"\"backend_sees\":\"%s\",\"time_base\":\"wall\",\"interval_ns\":%" PRIu64
+		",\"window_intervals\":1,\"window_ns\":%" PRIu64 ",\"track_mode\":\"exact\"",
+		a->page_size, a->writes ? "reads and writes, writes apart" : "reads and writes", cfg->interval_ns,
+		cfg->interval_ns);
+	fprintf(f, ",\"attach\":{\"method\":\"refbits\",\"writes\":%s", a->writes ? "true" : "false");
+	if (a->no_writes) {
+		fputs(",\"writes_reason\":", f);
+		json_string(f, a->no_writes);
+	}
+	fputs(",\"cannot_see\":\"threads, call stacks, hot pages, windows longer than one interval, which pages were "
+	      "read (counts per mapping)\"}",
+	      f);
+	if (config_file) {
+		fputs(",\"config_file\":", f);
+		json_string(f, config_file);
+	}
+	fputs(",\"track\":{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":true,\"code\":true}}\n", f);
+}
+
+static void write_sample(FILE *f, attach_t *a, uint64_t seq, uint64_t t_ns, const interval_t *iv, bool final)
+{
+	int64_t cpu = target_cpu_ns(a->pid);
+	fprintf(f, "{\"type\":\"sample\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64, seq, t_ns);
+	if (cpu >= 0)
+		fprintf(f, ",\"cpu_ns\":%" PRId64, cpu);
+	fprintf(f, ",\"data_pages\":%" PRIu64, iv->data);
+	if (a->writes)
+		fprintf(f, ",\"read_pages\":%" PRIu64 ",\"write_pages\":%" PRIu64, iv->data - iv->writes, iv->writes);
+	fprintf(f, ",\"code_pages\":%" PRIu64 ",\"faults\":%" PRIu64 ",\"coarse\":0,\"rate\":1", iv->code, iv->data);
+	if (final)
+		fputs(",\"final\":true", f);
+	fputs(",\"mappings\":[", f);
+	for (int k = 0; k < iv->ntop; k++) {
+		fputs(k ? ",{\"name\":" : "{\"name\":", f);
+		json_string(f, iv->top[k].name);
+		fprintf(f, ",\"pages\":%" PRIu64, iv->top[k].pages);
+		if (a->writes)
+			fprintf(f, ",\"write_pages\":%" PRIu64, iv->top[k].writes);
+		fputc('}', f);
+	}
+	/* tid 0: pages no thread is known for (reference bits have none). */
+	fprintf(f, "],\"threads\":[{\"tid\":0,\"data_pages\":%" PRIu64, iv->data);
+	if (a->writes)
+		fprintf(f, ",\"read_pages\":%" PRIu64 ",\"write_pages\":%" PRIu64, iv->data - iv->writes, iv->writes);
+	fprintf(f, ",\"faults\":%" PRIu64 "}]}\n", iv->data);
+}
+
+typedef struct stat_acc {
+	uint64_t sum, peak;
+} stat_acc_t;
+
+static void acc(stat_acc_t *s, uint64_t v)
+{
+	s->sum += v;
+	if (v > s->peak)
+		s->peak = v;
+}
+
+static void write_stat(FILE *f, const char *key, const stat_acc_t *s, uint64_t n, int64_t total)
+{
+	double avg = n ? (double)s->sum / (double)n : 0;
+	fprintf(f, ",\"%s\":{\"avg\":%.1f,\"peak\":%" PRIu64 ",\"total\":", key, avg, s->peak);
+	if (total < 0)
+		fputs("null}", f);
+	else
+		fprintf(f, "%" PRId64 "}", total);
+}
+
+/* The profile's path: the output pattern with %p (the target's pid), %n
+ * (its name), %t (the start time, s) and %%. */
+static int expand_output(const char *pattern, pid_t pid, char *out, size_t n)
+{
+	char comm[64] = "", path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	FILE *c = fopen(path, "r");
+	if (c) {
+		if (!fgets(comm, sizeof comm, c))
+			comm[0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		fclose(c);
+	}
+	size_t len = 0;
+	for (const char *p = pattern; *p; p++) {
+		char buf[64];
+		const char *add = buf;
+		if (*p == '%' && p[1]) {
+			p++;
+			if (*p == 'p')
+				snprintf(buf, sizeof buf, "%d", (int)pid);
+			else if (*p == 't')
+				snprintf(buf, sizeof buf, "%lld", (long long)time(NULL));
+			else if (*p == 'n')
+				add = comm;
+			else
+				snprintf(buf, sizeof buf, "%c", *p);
+		} else
+			snprintf(buf, sizeof buf, "%c", *p);
+		size_t k = strlen(add);
+		if (len + k >= n)
+			return ENAMETOOLONG;
+		memcpy(out + len, add, k);
+		len += k;
+	}
+	out[len] = '\0';
+	return 0;
+}
+
+/* Can this process use the target's /proc files?  Prints the reason and
+ * returns EXIT_USAGE when it cannot. */
+static int open_target(attach_t *a)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d", (int)a->pid);
+	if (stat(path, &st)) {
+		fprintf(stderr, "wss: attach: no process %d\n", (int)a->pid);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0 && st.st_uid != geteuid()) {
+		fprintf(stderr, "wss: attach: process %d belongs to another user (uid %u): wss attaches to its own user's "
+				"processes\n", (int)a->pid, (unsigned)st.st_uid);
+		return EXIT_USAGE;
+	}
+	static const char *const files[] = {"smaps", "pagemap", "clear_refs"};
+	int *fds[] = {&a->smaps_fd, &a->pagemap_fd, &a->clear_fd};
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)a->pid, files[k]);
+		*fds[k] = open(path, (k == 2 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+		if (*fds[k] < 0) {
+			int e = errno;
+			fprintf(stderr, "wss: attach: %s: %s%s\n", path, strerror(e),
+				e == EACCES || e == EPERM
+					? " (the kernel refuses access: a process that is not dumpable, or one of "
+					  "another user, or kernel.yama.ptrace_scope = 3)"
+					: "");
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int parse_duration(const char *v, uint64_t *ns)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || !(x > 0))
+		return EINVAL;
+	double mul = !strcmp(end, "ns")  ? 1
+		     : !strcmp(end, "us") ? 1e3
+		     : !strcmp(end, "ms") ? 1e6
+		     : !strcmp(end, "s")  ? 1e9
+		     : !strcmp(end, "m")  ? 60e9
+		     : !strcmp(end, "h")  ? 3600e9
+					 : 0;
+	if (!mul || x * mul > 1e18)
+		return EINVAL;
+	*ns = (uint64_t)(x * mul);
+	return 0;
+}
+
+int wss_cmd_attach(int argc, char **argv)
+{
+	const char *config = NULL, *output = NULL, *interval = NULL, *method = "refbits";
+	uint64_t duration_ns = 0;
+	const char *pidarg = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return WSS_CMD_HELP;
+		if (!strcmp(a, "-c") || !strcmp(a, "--config"))
+			slot = &config;
+		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+			slot = &output;
+		else if (!strcmp(a, "--interval"))
+			slot = &interval;
+		else if (!strcmp(a, "--method"))
+			slot = &method;
+		else if (!strcmp(a, "--duration")) {
+			if (i + 1 >= argc || parse_duration(argv[++i], &duration_ns)) {
+				fprintf(stderr, "wss: attach: --duration needs a duration (500ms, 2s, 10m, 1h)%s%s\n",
+					i < argc ? ": " : "", i < argc ? argv[i] : "");
+				return EXIT_USAGE;
+			}
+			continue;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "wss: attach: unknown option %s\nwss: try 'wss --help'\n", a);
+			return EXIT_USAGE;
+		} else if (pidarg) {
+			fprintf(stderr, "wss: attach: one process at a time: %s\n", a);
+			return EXIT_USAGE;
+		} else {
+			pidarg = a;
+			continue;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "wss: attach: missing value for %s\n", a);
+			return EXIT_USAGE;
+		}
+		*slot = argv[++i];
+	}
+	char *end;
+	long pid = pidarg ? strtol(pidarg, &end, 10) : 0;
+	if (!pidarg || *end || pid <= 0 || pid > INT32_MAX) {
+		fprintf(stderr, "wss: attach: %s (wss attach [options] PID)\n", pidarg ? "not a process id" : "no process given");
+		return EXIT_USAGE;
+	}
+	if (strcmp(method, "refbits")) {
+		fprintf(stderr, "wss: attach: --method %s: this wss attaches with refbits only (injection is not built yet)\n",
+			method);
+		return EXIT_USAGE;
+	}
+	extern char **environ;
+	wss_config_t cfg;
+	char err[1024];
+	if (wss_config_build(&cfg, config ? config : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err) ||
+	    (output && wss_config_set_flag(&cfg, "session.output", output, "--output", err, sizeof err)) ||
+	    (interval && wss_config_set_flag(&cfg, "session.interval", interval, "--interval", err, sizeof err)) ||
+	    wss_config_validate(&cfg, err, sizeof err)) {
+		fprintf(stderr, "wss: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (cfg.window_intervals != 1) {
+		fprintf(stderr, "wss: attach: session.window is %u intervals: reference bits give one interval at a time "
+				"(set the window to the interval)\n", cfg.window_intervals);
+		return EXIT_USAGE;
+	}
+	if (cfg.time_base != WSS_TIME_WALL) {
+		fprintf(stderr, "wss: attach: session.time_base must be wall (a running process is measured by the clock)\n");
+		return EXIT_USAGE;
+	}
+
+	/* Writes apart where the kernel keeps soft-dirty bits; where it does
+	 * not, the profile and stderr say so (no write series). */
+	bool writes = soft_dirty_works();
+	const char *no_writes = NULL;
+	if (!writes) {
+		no_writes = "this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)";
+		fprintf(stderr, "wss: attach: no read/write split: %s\n", no_writes);
+	}
+	attach_t a = {.pid = (pid_t)pid, .smaps_fd = -1, .pagemap_fd = -1, .clear_fd = -1,
+		      .page_size = sysconf(_SC_PAGESIZE), .writes = writes, .no_writes = no_writes};
+	int r = open_target(&a);
+	if (r)
+		return r;
+	char path[PATH_MAX];
+	if (expand_output(cfg.output, a.pid, path, sizeof path)) {
+		fprintf(stderr, "wss: %s: the profile's name is too long\n", cfg.output);
+		return EXIT_USAGE;
+	}
+	struct stat st;
+	bool chardev = !stat(path, &st) && S_ISCHR(st.st_mode);
+	int fd = open(path, chardev ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "wss: %s: %s%s\n", path, strerror(errno), errno == EEXIST ? " (wss never overwrites a profile)" : "");
+		return EXIT_USAGE;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		perror("wss");
+		return 1;
+	}
+	/* Line-buffered: each record reaches the file whole, so a killed
+	 * wss attach leaves a valid profile prefix. */
+	setvbuf(f, NULL, _IOLBF, 1 << 16);
+
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	write_header(f, &a, &cfg, config);
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), next = t0;
+	stat_acc_t data = {0}, rd = {0}, wr = {0}, code = {0};
+	uint64_t seq = 0, faults = 0;
+	const char *why = "duration";
+	if ((r = clear_refs(&a))) {
+		fprintf(stderr, "wss: attach: /proc/%d/clear_refs: %s\n", (int)a.pid, strerror(r));
+		fclose(f);
+		return EXIT_USAGE;
+	}
+	for (;;) {
+		next += cfg.interval_ns;
+		uint64_t stop_at = duration_ns ? t0 + duration_ns : UINT64_MAX;
+		bool last = next >= stop_at;
+		uint64_t wake = last ? stop_at : next;
+		struct timespec ts = {(time_t)(wake / 1000000000ULL), (long)(wake % 1000000000ULL)};
+		while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		interval_t iv;
+		r = read_interval(&a, &iv);
+		if (r == ESRCH) {
+			why = "the process exited";
+			break;
+		}
+		if (r) {
+			fprintf(stderr, "wss: attach: /proc/%d: %s\n", (int)a.pid, strerror(r));
+			why = "error";
+			break;
+		}
+		bool final = stop_signal || last;
+		write_sample(f, &a, ++seq, now_ns(CLOCK_MONOTONIC) - t0, &iv, final && now_ns(CLOCK_MONOTONIC) < wake);
+		acc(&data, iv.data);
+		acc(&wr, iv.writes);
+		acc(&rd, iv.data - iv.writes);
+		acc(&code, iv.code);
+		faults += iv.data;
+		if (ferror(f)) {
+			fprintf(stderr, "wss: %s: %s; measuring stopped at sample %" PRIu64 "\n", path, strerror(errno), seq);
+			why = "error";
+			break;
+		}
+		if (final) {
+			why = stop_signal ? "interrupted" : "duration";
+			break;
+		}
+		if ((r = clear_refs(&a))) {
+			why = "the process exited";
+			break;
+		}
+	}
+	fprintf(f, "{\"type\":\"summary\",\"samples\":%" PRIu64 ",\"duration_ns\":%" PRIu64, seq, now_ns(CLOCK_MONOTONIC) - t0);
+	write_stat(f, "data", &data, seq, -1);
+	if (a.writes) {
+		write_stat(f, "read", &rd, seq, -1);
+		write_stat(f, "write", &wr, seq, (int64_t)a.written.n);
+	}
+	write_stat(f, "code", &code, seq, -1);
+	fprintf(f, ",\"faults\":%" PRIu64 ",\"coarse\":0,\"page_size\":%ld,\"attach_end\":", faults, a.page_size);
+	json_string(f, why);
+	fputs("}\n", f);
+	int werr = ferror(f) ? errno : 0;
+	if (fclose(f) && !werr)
+		werr = errno;
+	free(a.written.v);
+	free(a.pm);
+	close(a.smaps_fd);
+	close(a.pagemap_fd);
+	close(a.clear_fd);
+	if (werr) {
+		fprintf(stderr, "wss: %s: %s\n", path, strerror(werr));
+		return 1;
+	}
+	double n = seq ? (double)seq : 1;
+	fprintf(stderr, "wss: attached to %d for %" PRIu64 " samples (%s)\n", (int)a.pid, seq, why);
+	fprintf(stderr, "wss: data avg/peak: %.1f/%" PRIu64 " pages per interval (reference bits)\n", (double)data.sum / n,
+		data.peak);
+	if (a.writes)
+		fprintf(stderr, "wss: write avg/peak/total: %.1f/%" PRIu64 "/%zu pages\n", (double)wr.sum / n, wr.peak,
+			a.written.n);
+	fprintf(stderr, "wss: insn avg/peak: %.1f/%" PRIu64 " pages per interval\n", (double)code.sum / n, code.peak);
+	fprintf(stderr, "wss: profile: %s\n", path);
+	return 0;
+}

@@ -1,0 +1,179 @@
+#!/bin/sh
+# wss attach (reference bits): a running multi-threaded program, started
+# without the preload, is attached and detached; its output and exit status
+# equal a run that was not attached to; the per-phase counts match what it
+# touches (within the accuracy docs/attach.md states); 20 attach/detach in a
+# row leave it healthy; a redis-server under load; and the errors.
+. "$top_srcdir/tests/tap/tap.sh"
+cd "$TMP" || bail "cd $TMP"
+A=$PROGS/attachee
+
+# wait_ready FILE: until the program has printed "ready" (at most 10 s).
+wait_ready() {
+	n=0
+	while ! grep -q '^ready' "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 1000 ] && return 1
+		sleep 0.01
+	done
+}
+
+# 1. Unharmed: the same output and status as a run nobody attached to.
+"$A" 0.5 2 4 500,2000 >"$TMP/alone.out" 2>/dev/null
+alone=$?
+"$A" 0.5 2 4 500,2000 >"$TMP/att.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/att.out" || bail "attachee did not start"
+"$WSS" attach --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
+is $? 0 "wss attach --duration 1s exits 0" || sed 's/^/# /' "$TMP/a1.err"
+wait $pid
+is $? "$alone" "the program's exit status is unchanged ($alone)"
+cmp -s "$TMP/alone.out" "$TMP/att.out"; ok $? "and its output" || diff "$TMP/alone.out" "$TMP/att.out" | sed 's/^/# /'
+$PROFILE check "$TMP/a1.jsonl"; ok $? "the profile is valid"
+is "$($PROFILE get "$TMP/a1.jsonl" header.backend)" refbits "header: backend refbits"
+is "$($PROFILE get "$TMP/a1.jsonl" header.attach.method)" refbits "header: attach.method"
+between "$(grep -c '"type":"sample"' "$TMP/a1.jsonl")" 8 11 "about one sample per 100 ms for 1 s"
+grep -q '"attach_end":"duration"' "$TMP/a1.jsonl"; ok $? "the summary says why it ended: duration"
+"$WSS" report "$TMP/a1.jsonl" >"$TMP/a1.txt" 2>&1
+is $? 0 "wss report reads it"
+grep -q "^backend *refbits (wss attach --method refbits" "$TMP/a1.txt"; ok $? "and names the method" || head -20 "$TMP/a1.txt" | sed 's/^/# /'
+
+# 2. Per-phase counts: 4 threads write 1000, then 4000, then 2000 pages,
+# 1.5 s each; attached from start to exit.  A sample inside a phase counts
+# the phase's pages plus the few the program's stacks and the C library's
+# data touch (docs/attach.md: +0 to +64 pages).
+"$A" 1.5 1 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
+pid=$!
+wait_ready "$TMP/ph.out" || bail "attachee did not start"
+"$WSS" attach --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
+is $? 0 "attached until the process exited: exit 0"
+wait $pid
+grep -q '"attach_end":"the process exited"' "$TMP/ph.jsonl"; ok $? "the summary says the process exited"
+phase_hits() { # SERIES LO HI: samples with LO <= SERIES <= HI
+	python3 -c 'import json,sys
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "sample" and int(sys.argv[3]) <= r[sys.argv[2]] <= int(sys.argv[4]): n += 1
+print(n)' "$TMP/ph.jsonl" "$@"; }
+# Writes apart only where the kernel keeps soft-dirty bits; elsewhere the
+# header says why not, and so does stderr.
+writes=$($PROFILE get "$TMP/ph.jsonl" header.attach.writes)
+for p in 1000 4000 2000; do
+	between "$(phase_hits data_pages $p $((p + 64)))" 10 16 "phase of $p pages: 10+ of its ~14 samples count $p..$((p + 64)) pages"
+	if [ "$writes" = true ]; then
+		between "$(phase_hits write_pages $p $((p + 64)))" 10 16 "and as many count them written"
+	else
+		skip "no soft-dirty bits on this kernel: no write split"
+	fi
+done
+if [ "$writes" = true ]; then
+	between "$($PROFILE get "$TMP/ph.jsonl" summary.write.total)" 4000 4100 "write total: the 4000 pages ever written, and a few more"
+else
+	grep -q '"writes_reason":"this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)"' "$TMP/ph.jsonl"
+	ok $? "no soft-dirty bits: the header says why there is no write split"
+	grep -q "^wss: attach: no read/write split: this kernel keeps no soft-dirty bits" "$TMP/ph.aerr"; ok $? "and so does stderr"
+fi
+"$WSS" report "$TMP/ph.jsonl" >"$TMP/ph.txt" 2>&1
+grep -qE "^Data avg/peak/total: [0-9.]+/40[0-6][0-9]/\? pages" "$TMP/ph.txt"; ok $? "wss report: the data peak, total unknown (?)"
+grep -qE "^Code avg/peak/total: [0-9.]+/[1-9][0-9]*/\? pages" "$TMP/ph.txt"; ok $? "and a code line"
+out_of_phase=$(python3 -c 'import json,sys
+bad = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] != "sample" or r.get("final"): continue
+    v = r["data_pages"]
+    # between phases a sample spans two of them: at most the sum of the two
+    if v > 4000 + 2000 + 64: bad += 1
+print(bad)' "$TMP/ph.jsonl")
+is "$out_of_phase" 0 "no sample counts more than the pages the program could touch"
+python3 -c 'import json,sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"sample\"" in l]
+assert all(x["code_pages"] > 0 for x in s), "a sample without code pages"
+assert all(x["threads"][0]["tid"] == 0 and x["threads"][0]["data_pages"] == x["data_pages"] for x in s)
+m = s[len(s) // 2]["mappings"][0]
+assert m["name"] == "[anon]" and m["pages"] >= 1000, m' "$TMP/ph.jsonl"
+ok $? "every sample has code pages, one thread slot (tid 0), and its largest mapping is the program's buffer"
+
+# 3. Attach and detach 20 times in a row; the program runs on unharmed.
+"$A" 0.2 40 2 300,600 >"$TMP/many.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/many.out" || bail "attachee did not start"
+fails=0
+for i in $(seq 1 20); do
+	"$WSS" attach --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>/dev/null || fails=$((fails + 1))
+	$PROFILE check "$TMP/m$i.jsonl" || fails=$((fails + 1))
+done
+is $fails 0 "20 attaches in a row: each exits 0 with a valid profile"
+wait $pid
+is $? 3 "the program then exits as it would"
+grep -q "^done: 40 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
+
+# 4. Interrupted: SIGINT ends it with a final sample and the summary.
+"$A" 0.5 4 2 100 >"$TMP/int.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/int.out" || bail "attachee did not start"
+"$WSS" attach --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
+apid=$!
+sleep 0.5
+kill -INT $apid
+wait $apid
+is $? 0 "SIGINT: wss attach exits 0"
+grep -q '"attach_end":"interrupted"' "$TMP/int.jsonl"; ok $? "and its summary says interrupted"
+wait $pid
+
+# 5. A server under load.
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	port=$((20000 + $$ % 20000))
+	redis-server --port $port --save '' --appendonly no --daemonize no >"$TMP/redis.log" 2>&1 &
+	rpid=$!
+	n=0
+	until redis-cli -p $port ping >/dev/null 2>&1 || [ $n -gt 500 ]; do n=$((n + 1)); sleep 0.02; done
+	redis-benchmark -p $port -q -n 200000 -c 8 -t set,get -d 256 -r 100000 >"$TMP/bench.out" 2>&1 &
+	bpid=$!
+	sleep 0.3
+	"$WSS" attach --interval 100ms --duration 1s -o "$TMP/redis.jsonl" $rpid 2>"$TMP/redis.aerr"
+	is $? 0 "redis-server under redis-benchmark: attach for 1 s exits 0"
+	wait $bpid
+	is $? 0 "the benchmark finishes without errors"
+	grep -qi "error" "$TMP/bench.out"; is $? 1 "and reports none"
+	is "$(redis-cli -p $port ping)" PONG "redis-server still answers"
+	$PROFILE check "$TMP/redis.jsonl"; ok $? "its profile is complete (a summary at the end)"
+	between "$($PROFILE get "$TMP/redis.jsonl" summary.data.peak)" 50 10000000 "and counts the server's pages under load"
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1
+	wait $rpid
+else
+	skip "redis-server or redis-benchmark not installed" 6
+fi
+
+# 6. Errors: one line, exit 2.
+"$WSS" attach 999999999 2>"$TMP/e1"
+is $? 2 "a process id that cannot exist: exit 2"
+grep -q "^wss: attach: no process 999999999$" "$TMP/e1"; ok $? "and says so"
+sleep 30 &
+spid=$!
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WSS" attach -o /tmp/wss-nobody-$$.jsonl $spid 2>"$TMP/e2"
+	is $? 2 "another user's process: exit 2"
+	grep -q "^wss: attach: process $spid belongs to another user (uid 0)" "$TMP/e2"; ok $? "and says whose" || cat "$TMP/e2" | sed 's/^/# /'
+else
+	skip "not root: cannot run as another user" 2
+fi
+"$WSS" attach --window 200ms $spid 2>"$TMP/e3"
+is $? 2 "an unknown option: exit 2"
+WSS_SESSION_WINDOW=200ms "$WSS" attach $spid 2>"$TMP/e4"
+is $? 2 "a window of more than one interval: exit 2"
+grep -q "reference bits give one interval at a time" "$TMP/e4"; ok $? "and says why"
+"$WSS" attach --method inject $spid 2>"$TMP/e5"
+is $? 2 "--method inject (not built): exit 2, not a silent fallback"
+"$WSS" attach -o "$TMP/nodir/x.jsonl" --duration 100ms $spid 2>"$TMP/e6"
+is $? 2 "an unwritable output: exit 2"
+grep -q "^wss: $TMP/nodir/x.jsonl: No such file or directory$" "$TMP/e6"; ok $? "one line naming it"
+touch "$TMP/exists.jsonl"
+"$WSS" attach -o "$TMP/exists.jsonl" --duration 100ms $spid 2>/dev/null
+is $? 2 "an existing profile is never overwritten"
+"$WSS" attach 2>/dev/null
+is $? 2 "no pid: exit 2"
+kill $spid
+wait $spid 2>/dev/null
+done_testing

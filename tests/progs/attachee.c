@@ -1,0 +1,85 @@
+/* A program to attach to: THREADS threads write the pages of one buffer
+ * in phases of known size, each phase lasting SECONDS, repeated ROUNDS
+ * times; then it prints what it did and exits with status 3.  Its output
+ * does not depend on timing, so a run attached to equals one that was not.
+ * It prints "ready" (flushed) once its threads run, and each phase's start
+ * ("phase PAGES T_NS", T_NS on CLOCK_MONOTONIC) on stderr.
+ * usage: attachee SECONDS ROUNDS THREADS PAGES[,PAGES...] */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define PG 4096
+
+static char *buf;
+static volatile int phase_pages; /* 0: stop */
+static volatile uint64_t phase_id;
+static int nthreads;
+
+static void *worker(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	uint64_t seen = 0;
+	while (1) {
+		int n = phase_pages;
+		if (!n)
+			break;
+		/* Thread t writes pages t, t + nthreads, ... of the phase. */
+		for (int i = t; i < n; i += nthreads)
+			buf[(size_t)i * PG]++;
+		seen++;
+	}
+	return (void *)(uintptr_t)seen;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5)
+		return 2;
+	double secs = atof(argv[1]);
+	int rounds = atoi(argv[2]);
+	nthreads = atoi(argv[3]);
+	int sizes[64], nsizes = 0, max = 0;
+	for (char *s = strtok(argv[4], ","); s && nsizes < 64; s = strtok(NULL, ","))
+		if ((sizes[nsizes++] = atoi(s)) > max)
+			max = sizes[nsizes - 1];
+	if (nthreads < 1 || nthreads > 64 || !nsizes || max <= 0)
+		return 2;
+	buf = mmap(NULL, (size_t)max * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 1;
+	phase_pages = sizes[0];
+	pthread_t th[64];
+	for (int t = 0; t < nthreads; t++)
+		pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+	printf("ready\n");
+	fflush(stdout);
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < nsizes; k++) {
+			phase_pages = sizes[k];
+			fprintf(stderr, "phase %d %llu\n", sizes[k], (unsigned long long)now_ns());
+			struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+			nanosleep(&ts, NULL);
+		}
+	phase_pages = 0;
+	for (int t = 0; t < nthreads; t++)
+		pthread_join(th[t], NULL);
+	/* What it did, independent of timing: the phases and a check that
+	 * every page of the largest phase was written at least once. */
+	int untouched = 0;
+	for (int i = 0; i < max; i++)
+		untouched += buf[(size_t)i * PG] == 0;
+	printf("done: %d rounds of %d phases, %d threads, %d pages never written\n", rounds, nsizes, nthreads, untouched);
+	return 3;
+}
