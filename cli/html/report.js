@@ -595,10 +595,16 @@
 			rest.forEach(function (t) { for (var i = 0; i < t.count; i++) sum[t.first + i] += t.values[i]; });
 			series.push({ t: null, values: sum, label: rest.length + ' other threads, summed' });
 		}
+		/* One y scale for the threads, another for the sum of the rest
+		 * (on the threads' scale it would flatten them). */
 		var ymax = 0;
-		series.forEach(function (s) { for (var i = 0; i < n; i++) if (s.values[i] > ymax) ymax = s.values[i]; });
+		series.forEach(function (s) {
+			s.ymax = 0;
+			for (var i = 0; i < n; i++) if (s.values[i] > s.ymax) s.ymax = s.values[i];
+			if (s.t && s.ymax > ymax) ymax = s.ymax;
+		});
 		b.appendChild(el('p', { class: 'note', text: T.length + ' thread' + (T.length === 1 ? '' : 's') + '; each chart: the thread\'s share of the working set (data pages), ' +
-			(rest.length ? 'the ' + top.length + ' largest by peak and the other ' + rest.length + ' summed, ' : '') + 'one y scale (0 to ' + grouped(ymax) + ' pages); zoom as on the timeline' }));
+			(rest.length ? 'the ' + top.length + ' largest by peak and the other ' + rest.length + ' summed, ' : '') + 'one y scale for the threads (0 to ' + grouped(ymax) + ' pages)' + (rest.length ? ', its own for the sum' : '') + '; zoom as on the timeline' }));
 		var grid = el('div', { class: 'thread-grid' });
 		b.appendChild(grid);
 		series.forEach(function (s) {
@@ -607,7 +613,7 @@
 			grid.appendChild(cell);
 			new TimeChart(cell, {
 				t: state.x, height: 70, compact: true,
-				ymax: function () { return ymax; },
+				ymax: function () { return s.t ? ymax : s.ymax; },
 				series: function () { return [{ values: s.values, color: COLORS.data, fill: true }]; },
 				describe: function (i) {
 					return s.label + '\nseq ' + (i + 1) + ' at ' + seconds(p.S.t_ns[i]) + '\n' + (s.values[i] < 0 ? 'not in this sample' : grouped(s.values[i]) + ' pages');
