@@ -557,11 +557,12 @@ static void put_analyses(out_t *o, const wss_profile_t *p)
 		int (*fn)(int, char **, FILE *);
 	} cmds[] = {{"heatmap", wss_cmd_heatmap_to}, {"mrc", wss_cmd_mrc_to}, {"simulate", wss_cmd_simulate_to}};
 	put(o, ",\"analyses\":{");
+	int failed = 0; /* after one failure the others would say it again */
 	for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
 		char *doc = NULL;
 		size_t len = 0;
-		FILE *mem = open_memstream(&doc, &len);
-		int r = 1;
+		FILE *mem = failed ? NULL : open_memstream(&doc, &len);
+		int r = failed ? failed : 1;
 		if (mem) {
 			char *argv[] = {(char *)cmds[k].name, (char *)"--json", (char *)p->path, NULL};
 			r = cmds[k].fn(3, argv, mem);
@@ -573,8 +574,12 @@ static void put_analyses(out_t *o, const wss_profile_t *p)
 			while (len && doc[len - 1] == '\n')
 				len--;
 			wss_fmt_mem(&o->f, doc, len);
-		} else
-			putf(o, "{\"error\":\"wss %s failed (exit status %d): run it for the reason\"}", cmds[k].name, r);
+		} else if (failed) {
+			putf(o, "{\"error\":\"wss %s not run: the trace could not be read\"}", cmds[k].name);
+		} else {
+			putf(o, "{\"error\":\"wss %s failed (exit status %d; stderr says why)\"}", cmds[k].name, r);
+			failed = r;
+		}
 		free(doc);
 	}
 	put(o, "}");

@@ -17,7 +17,7 @@ have_chromium=no
 for c in chromium chromium-browser google-chrome; do
 	command -v $c >/dev/null && have_chromium=yes
 done
-plan 66
+plan 68
 
 # browser NAME PAGE [ARGS...]: the page's facts into NAME.b ("key value"
 # lines); its status (1: the page did not render).
@@ -153,6 +153,12 @@ head -n 1 b.jsonl >h.jsonl
 is $? 0 "a profile of its header alone: exits 0"
 browser h h.html
 bis "$(fact h errors)" 0 "renders without error" || errors_of h
+
+# A trace named but missing: one line on stderr, a page without the analyses.
+mkdir nt && cp b.jsonl nt/
+"$WSS" report --html nt/b.html nt/b.jsonl 2>err
+is $? 0 "the trace missing: the page is made anyway"
+is "$(cat err)" "wss: nt/b.trace: No such file or directory" "and stderr says it once"
 
 # ---- what must fail ----
 # A corrupt record: the loader's own line, as wss report prints it.
