@@ -582,7 +582,7 @@ static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
 
 /* --compare: both maps on one grid (by default the finer grid both can
  * fill), each divided by its total, and the RMSD between them. */
-static int heat_compare(wss_pair_t *pp, wss_scan_t *ss, heat_req_t rq, wss_out_t form)
+static int heat_compare(wss_pair_t *pp, wss_scan_t *ss, heat_req_t rq, wss_out_t form, FILE *out)
 {
 	heat_axes_t ax[2];
 	wss_heat_t h[2] = {{0}};
@@ -606,32 +606,32 @@ static int heat_compare(wss_pair_t *pp, wss_scan_t *ss, heat_req_t rq, wss_out_t
 		wss_pair_note_end(&pp[1]);
 		const char *by = rq.by_address ? "address" : "index";
 		if (form == WSS_OUT_JSON) {
-			fputs("{\"a\":", stdout);
-			json_str(stdout, pp[0].prof.path);
-			fputs(",\"b\":", stdout);
-			json_str(stdout, pp[1].prof.path);
-			fprintf(stdout, ",\"by\":\"%s\",\"time_bins\":%" PRIu64 ",\"page_bins\":%" PRIu64 ",\"rmsd\":", by,
+			fputs("{\"a\":", out);
+			json_str(out, pp[0].prof.path);
+			fputs(",\"b\":", out);
+			json_str(out, pp[1].prof.path);
+			fprintf(out, ",\"by\":\"%s\",\"time_bins\":%" PRIu64 ",\"page_bins\":%" PRIu64 ",\"rmsd\":", by,
 				rq.tbins, rq.pbins);
-			json_num(stdout, d);
-			fputs("}\n", stdout);
+			json_num(out, d);
+			fputs("}\n", out);
 		} else if (form == WSS_OUT_CSV) {
-			fputs("a,b,by,time_bins,page_bins,rmsd\n", stdout);
-			fprintf(stdout, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%.9g\n", pp[0].prof.path, pp[1].prof.path, by,
+			fputs("a,b,by,time_bins,page_bins,rmsd\n", out);
+			fprintf(out, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%.9g\n", pp[0].prof.path, pp[1].prof.path, by,
 				rq.tbins, rq.pbins, d);
 		} else {
-			fprintf(stdout, "wss heatmap --compare: %s and %s\n", pp[0].prof.path, pp[1].prof.path);
-			fprintf(stdout, "grid   %" PRIu64 " time bins x %" PRIu64 " page bins, pages by %s, each map divided by its total\n",
+			fprintf(out, "wss heatmap --compare: %s and %s\n", pp[0].prof.path, pp[1].prof.path);
+			fprintf(out, "grid   %" PRIu64 " time bins x %" PRIu64 " page bins, pages by %s, each map divided by its total\n",
 				rq.tbins, rq.pbins, by);
-			fprintf(stdout, "rmsd   %.9g\n", d);
+			fprintf(out, "rmsd   %.9g\n", d);
 		}
-		r = finish(stdout, "heatmap");
+		r = finish(out, "heatmap");
 	}
 	wss_heat_release(&h[0]);
 	wss_heat_release(&h[1]);
 	return r;
 }
 
-int wss_cmd_heatmap(int argc, char **argv)
+int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
 {
 	const char *tb = NULL, *pb = NULL, *by = NULL, *paths[2];
 	bool csv = false, json = false, compare = false;
@@ -664,19 +664,19 @@ int wss_cmd_heatmap(int argc, char **argv)
 			return r;
 		}
 	if (compare) {
-		r = heat_compare(pp, ss, rq, form);
+		r = heat_compare(pp, ss, rq, form, out);
 	} else {
 		heat_axes_t ax;
 		wss_heat_t h = {0};
 		if (!(r = heat_build(&pp[0], &ss[0], &ax, &h, &rq))) {
 			wss_pair_note_end(&pp[0]);
 			if (form == WSS_OUT_JSON)
-				heat_json(stdout, &pp[0], &ss[0], &ax, &h);
+				heat_json(out, &pp[0], &ss[0], &ax, &h);
 			else if (form == WSS_OUT_CSV)
-				heat_csv(stdout, &pp[0], &ss[0], &ax, &h);
+				heat_csv(out, &pp[0], &ss[0], &ax, &h);
 			else
-				heat_text(stdout, &pp[0], &ss[0], &ax, &h);
-			r = finish(stdout, "heatmap");
+				heat_text(out, &pp[0], &ss[0], &ax, &h);
+			r = finish(out, "heatmap");
 			wss_heat_release(&h);
 		}
 	}
@@ -686,6 +686,8 @@ int wss_cmd_heatmap(int argc, char **argv)
 	}
 	return r;
 }
+
+int wss_cmd_heatmap(int argc, char **argv) { return wss_cmd_heatmap_to(argc, argv, stdout); }
 
 /* ---- window ---- */
 
@@ -1326,7 +1328,7 @@ static int default_sizes(uint64_t distinct, uint64_t **sizes, size_t *n)
 	return 0;
 }
 
-int wss_cmd_mrc(int argc, char **argv)
+int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 {
 	const char *sz = NULL, *paths[1];
 	bool csv = false, json = false, no_opt = false;
@@ -1399,12 +1401,12 @@ int wss_cmd_mrc(int argc, char **argv)
 	}
 	wss_pair_note_end(&p);
 	if (form == WSS_OUT_JSON)
-		mrc_json(stdout, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
+		mrc_json(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
 	else if (form == WSS_OUT_CSV)
-		mrc_csv(stdout, p.prof.page_size, refs, pt, nsizes, !no_opt);
+		mrc_csv(out, p.prof.page_size, refs, pt, nsizes, !no_opt);
 	else
-		mrc_text(stdout, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
-	r = finish(stdout, "mrc");
+		mrc_text(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
+	r = finish(out, "mrc");
 out_cum:
 	free(cum);
 	free(next);
@@ -1417,6 +1419,8 @@ out_scan:
 	wss_pair_close(&p);
 	return r;
 }
+
+int wss_cmd_mrc(int argc, char **argv) { return wss_cmd_mrc_to(argc, argv, stdout); }
 
 /* ---- simulate ---- */
 
@@ -1522,7 +1526,7 @@ static void sim_json(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim
 	fputs("]}\n", out);
 }
 
-int wss_cmd_simulate(int argc, char **argv)
+int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 {
 	const char *pol = NULL, *fr = NULL, *per = NULL, *paths[1];
 	bool csv = false, json = false;
@@ -1603,12 +1607,12 @@ int wss_cmd_simulate(int argc, char **argv)
 	}
 	wss_pair_note_end(&p);
 	if (form == WSS_OUT_JSON)
-		sim_json(stdout, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
+		sim_json(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
 	else if (form == WSS_OUT_CSV)
-		sim_csv(stdout, res, nres, nperiods);
+		sim_csv(out, res, nres, nperiods);
 	else
-		sim_text(stdout, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
-	r = finish(stdout, "simulate");
+		sim_text(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
+	r = finish(out, "simulate");
 out_res:
 	for (size_t i = 0; i < nres; i++) {
 		free(res[i].period_hits);
@@ -1624,3 +1628,5 @@ out_scan:
 	wss_pair_close(&p);
 	return r;
 }
+
+int wss_cmd_simulate(int argc, char **argv) { return wss_cmd_simulate_to(argc, argv, stdout); }

@@ -28,6 +28,13 @@ int wss_cmd_mrc(int argc, char **argv);
 int wss_cmd_simulate(int argc, char **argv);
 int wss_cmd_replay(int argc, char **argv);
 
+/* heatmap, mrc and simulate writing their output to out instead of
+ * stdout (`wss report --html` embeds their --json documents); errors
+ * still go to stderr, and the status is the command's. */
+int wss_cmd_heatmap_to(int argc, char **argv, FILE *out);
+int wss_cmd_mrc_to(int argc, char **argv, FILE *out);
+int wss_cmd_simulate_to(int argc, char **argv, FILE *out);
+
 /* ---- shared by analyses.c and replay.c ---- */
 
 typedef enum wss_out { WSS_OUT_TEXT, WSS_OUT_CSV, WSS_OUT_JSON } wss_out_t;

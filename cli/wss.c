@@ -4,8 +4,9 @@
  * libwss.so that belongs to this wss, and passes the program's exit status
  * through (128+N when it dies of signal N).  Usage errors exit 2 before the
  * program runs.  `wss report` reads a profile (cli/load.c) and prints it
- * (cli/report.c), symbolised offline (cli/symbols.c); `wss export` writes
- * it for other tools (cli/export.c).  The command never links the preload. */
+ * (cli/report.c), or writes it as a web page (cli/html.c), symbolised offline
+ * (cli/symbols.c); `wss export` writes it for other tools (cli/export.c).  The
+ * command never links the preload. */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "cli/analyses.h"
 #include "cli/attach.h"
 #include "cli/export.h"
+#include "cli/html.h"
 #include "cli/load.h"
 #include "cli/report.h"
 #include "common/sys.h"
@@ -40,6 +42,7 @@ static void usage(FILE *to)
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
 	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
+	      "       wss report --html OUT.html PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
 	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
 	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
@@ -81,7 +84,11 @@ static void usage(FILE *to)
 	      "wss report prints what a profile says: the run, the working set's\n"
 	      "avg/peak/total, threads, a timeline, the peaks with the call stacks that\n"
 	      "first touched their pages, and the hot pages; --json prints the same as one\n"
-	      "JSON document.  See docs/report.md.\n"
+	      "JSON document.  --html OUT.html writes one self-contained page instead: the\n"
+	      "same and a zoomable timeline, threads over time, flame graphs of the\n"
+	      "first-touch stacks, the trace's heat map and miss-ratio curves, and the\n"
+	      "session's processes (the profiles given, and those the first one notes).\n"
+	      "See docs/report.md.\n"
 	      "\n"
 	      "wss export writes a profile for other tools: csv (a row per sample for the\n"
 	      "process and one per thread), pprof (the run's first-touch sites with their\n"
@@ -435,28 +442,49 @@ static int cmd_config(int argc, char **argv)
 static int cmd_report(int argc, char **argv)
 {
 	bool json = false;
-	const char *path = NULL;
+	const char *html = NULL;
+	char **paths = calloc((size_t)argc, sizeof *paths);
+	size_t n = 0;
 	bool options = true;
-	for (int i = 1; i < argc; i++) {
+	if (!paths) {
+		perror("wss");
+		return 1;
+	}
+	int r = 0;
+	for (int i = 1; i < argc && !r; i++) {
 		const char *a = argv[i];
 		if (options && !strcmp(a, "--")) {
 			options = false;
 		} else if (options && !strcmp(a, "--json")) {
 			json = true;
+		} else if (options && opt_is(a, "--html")) {
+			html = flag_value(argc, argv, &i, "--html");
+			if (!html || !*html)
+				r = die_usage("report: --html needs the page's path (wss report --html OUT.html PROFILE...)", NULL);
 		} else if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
 			usage(stdout);
+			free(paths);
 			return 0;
 		} else if (options && a[0] == '-' && a[1]) {
-			return die_usage("report: unknown option ", a);
-		} else if (path) {
-			return die_usage("report: one profile at a time: ", a);
+			r = die_usage("report: unknown option ", a);
 		} else
-			path = a;
+			paths[n++] = argv[i];
 	}
-	if (!path)
-		return die_usage("report: no profile given (wss report [--json] PROFILE)", NULL);
+	if (!r && json && html)
+		r = die_usage("report: --json or --html, not both", NULL);
+	else if (!r && !n)
+		r = die_usage("report: no profile given (wss report [--json] PROFILE, wss report --html OUT PROFILE...)",
+			      NULL);
+	else if (!r && n > 1 && !html)
+		r = die_usage("report: one profile at a time (several with --html): ", paths[1]);
+	if (r || html) {
+		r = r ? r : wss_html_report(html, paths, n);
+		free(paths);
+		return r;
+	}
 	wss_profile_t p;
-	int r = wss_load_profile(path, &p);
+	r = wss_load_profile(paths[0], &p);
+	free(paths);
 	if (r)
 		return r;
 	r = json ? wss_report_json(&p, stdout) : wss_report_text(&p, stdout);
