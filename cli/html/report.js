@@ -923,10 +923,10 @@
 				el('td', { class: 'mono addr', text: h.addr }),
 				el('td', { class: 'num', text: grouped(h.intervals) }),
 				el('td', { class: 'mono', text: h.mapping }),
-				el('td', {}, [site, h.gone !== null ? el('span', { class: 'gone-mark', text: ' unmapped in interval ' + h.gone }) : null])
+				el('td', {}, [site, h.gone !== null ? el('span', { class: 'gone-mark', text: ' left tracking in interval ' + h.gone }) : null])
 			]));
 		});
-		b.appendChild(el('p', { class: 'note', text: 'The ' + p.hot.length + ' pages touched in the most intervals' + (gone ? '; ' + gone + ' were unmapped before the end (struck through)' : '') + '.' }));
+		b.appendChild(el('p', { class: 'note', text: 'The ' + p.hot.length + ' pages touched in the most intervals' + (gone ? '; ' + gone + ' left tracking before the end, unmapped most often (struck through)' : '') + '.' }));
 		b.appendChild(tbl);
 	}
 
