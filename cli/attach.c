@@ -7,8 +7,9 @@
  * profile is the usual one (docs/profile-format.md): one sample per
  * interval, no threads, no stacks, a window of one interval (reference
  * bits are counts per mapping: which pages were read is not known, so a
- * window cannot be formed for them), and a code series from the
- * executable mappings.  docs/attach.md says what it sees and how well. */
+ * window cannot be formed for them).  No code series: the accessed flag
+ * smaps counts for a shared page (the C library's code) is set by every
+ * process that uses it.  docs/attach.md says what it sees and how well. */
 #include "config.h"
 #include "cli/attach.h"
 
@@ -27,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fmt.h"
+#include "common/pattern.h"
 #include "config/config.h"
 
 #define EXIT_USAGE 2
@@ -35,16 +38,20 @@
 #define PM_PRESENT (1ULL << 63)
 #define TOP_MAPPINGS 8
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig) { stop_signal = sig; }
-
 /* The pages ever written, for the run's write total: an open-addressing
  * set of page numbers (0 is never a user page). */
 typedef struct pageset {
 	uint64_t *v;
 	size_t n, cap;
 } pageset_t;
+
+/* The slot of page in a table of cap (a power of two) entries: the high
+ * bits of a Fibonacci hash, so that pages a power of two apart (a stride
+ * of 512 pages) spread out. */
+static size_t slot(uint64_t page, size_t cap)
+{
+	return (size_t)((page * 0x9e3779b97f4a7c15ULL) >> (64 - __builtin_ctzll(cap)));
+}
 
 static int pageset_add(pageset_t *s, uint64_t page)
 {
@@ -56,7 +63,7 @@ static int pageset_add(pageset_t *s, uint64_t page)
 		for (size_t k = 0; k < s->cap; k++) {
 			if (!s->v[k])
 				continue;
-			size_t h = (size_t)(s->v[k] * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+			size_t h = slot(s->v[k], cap);
 			while (v[h])
 				h = (h + 1) & (cap - 1);
 			v[h] = s->v[k];
@@ -65,7 +72,7 @@ static int pageset_add(pageset_t *s, uint64_t page)
 		s->v = v;
 		s->cap = cap;
 	}
-	size_t h = (size_t)(page * 0x9e3779b97f4a7c15ULL) & (s->cap - 1);
+	size_t h = slot(page, s->cap);
 	for (; s->v[h]; h = (h + 1) & (s->cap - 1))
 		if (s->v[h] == page)
 			return 0;
@@ -81,7 +88,7 @@ typedef struct mapping {
 } mapping_t;
 
 typedef struct interval {
-	uint64_t data, writes, code;
+	uint64_t data, writes;
 	mapping_t top[TOP_MAPPINGS]; /* the data mappings with the most pages */
 	int ntop;
 } interval_t;
@@ -97,21 +104,13 @@ typedef struct attach {
 	size_t pm_cap;
 } attach_t;
 
-/* What a mapping is: data (private writable: heap, anonymous memory, a
- * module's .data/.bss), code (executable), or neither (read-only and shared
- * files, the stack, the kernel's [vvar]/[vdso]/[vsyscall]). */
-enum { MAP_OTHER, MAP_DATA, MAP_CODE };
-
-static int classify(const char *perms, const char *name)
+/* Is a mapping data: private and writable (heap, anonymous memory, a
+ * module's .data/.bss, thread stacks), not executable, not the main stack
+ * or the kernel's [vvar]? */
+static bool is_data(const char *perms, const char *name)
 {
-	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vvar]") || !strcmp(name, "[vsyscall]") ||
-	    !strcmp(name, "[vvar_vclock]") || !strncmp(name, "[stack", 6))
-		return MAP_OTHER;
-	if (perms[2] == 'x')
-		return MAP_CODE;
-	if (perms[1] == 'w' && perms[3] == 'p')
-		return MAP_DATA;
-	return MAP_OTHER;
+	return perms[1] == 'w' && perms[2] != 'x' && perms[3] == 'p' && strncmp(name, "[stack", 6) &&
+	       strncmp(name, "[vvar", 5);
 }
 
 /* Pages of [s, e) written since the last clear: soft-dirty and present (or
@@ -173,8 +172,8 @@ static int read_interval(attach_t *a, interval_t *iv)
 	if (!f)
 		return errno;
 	char line[PATH_MAX + 128];
-	int kind = MAP_OTHER;
-	uint64_t s = 0, e = 0;
+	bool data = false;
+	uint64_t s = 0, e = 0, rss = 0;
 	char name[PATH_MAX] = "";
 	bool any = false;
 	int r = 0;
@@ -189,20 +188,21 @@ static int read_interval(attach_t *a, interval_t *iv)
 				nm++;
 			snprintf(name, sizeof name, "%s", nm);
 			name[strcspn(name, "\n")] = '\0';
-			kind = classify(perms, name);
+			data = is_data(perms, name);
 			s = ms;
 			e = me;
+			rss = 0;
 			continue;
 		}
 		uint64_t kb;
-		if (kind != MAP_OTHER && sscanf(line, "Referenced: %" SCNu64 " kB", &kb) == 1) {
+		if (data && sscanf(line, "Rss: %" SCNu64 " kB", &kb) == 1)
+			rss = kb;
+		if (data && sscanf(line, "Referenced: %" SCNu64 " kB", &kb) == 1) {
 			uint64_t pages = kb * 1024 / (uint64_t)a->page_size;
-			if (kind == MAP_CODE) {
-				iv->code += pages;
-				continue;
-			}
 			uint64_t w = 0;
-			if (a->writes && pages && (r = count_writes(a, s, e, &w)))
+			/* pagemap only where pages are resident (a reserved
+			 * heap of gigabytes with nothing in it costs nothing). */
+			if (a->writes && rss && (r = count_writes(a, s, e, &w)))
 				break;
 			/* A page written is referenced too; the two bits are read
 			 * at slightly different instants. */
@@ -279,18 +279,15 @@ static int64_t target_cpu_ns(pid_t pid)
 	return (int64_t)((ut + st) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK)));
 }
 
+/* A JSON string literal: the engine's escaping, so that a name that is not
+ * UTF-8 (a file name, an argument) gets U+FFFD and the profile stays JSON. */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(f, "\\u%04x", *c);
-		else
-			fputc(*c, f);
-	}
-	fputc('"', f);
+	wss_fmt_t b;
+	char buf[2 * PATH_MAX];
+	wss_fmt_init(&b, buf, sizeof buf);
+	wss_fmt_json_str(&b, s);
+	fwrite(b.buf, 1, b.len, f);
 }
 
 static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const char *config_file)
@@ -322,16 +319,24 @@ static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const ch
 	if (cl) {
 		char arg[4096];
 		int c, len = 0, k = 0;
+		bool open_arg = false;
 		while ((c = fgetc(cl)) != EOF) {
 			if (c) {
 				if (len < (int)sizeof arg - 1)
 					arg[len++] = (char)c;
+				open_arg = true;
 				continue;
 			}
 			arg[len] = '\0';
 			fputs(k++ ? "," : "", f);
 			json_string(f, arg);
 			len = 0;
+			open_arg = false;
+		}
+		if (open_arg) { /* a process that rewrote its arguments without a last NUL */
+			arg[len] = '\0';
+			fputs(k ? "," : "", f);
+			json_string(f, arg);
 		}
 		fclose(cl);
 	}
@@ -356,7 +361,7 @@ static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const ch
 		fputs(",\"config_file\":", f);
 		json_string(f, config_file);
 	}
-	fputs(",\"track\":{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":true,\"code\":true}}\n", f);
+	fputs(",\"track\":{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":true}}\n", f);
 }
 
 static void write_sample(FILE *f, attach_t *a, uint64_t seq, uint64_t t_ns, const interval_t *iv, bool final)
@@ -368,7 +373,7 @@ static void write_sample(FILE *f, attach_t *a, uint64_t seq, uint64_t t_ns, cons
 	fprintf(f, ",\"data_pages\":%" PRIu64, iv->data);
 	if (a->writes)
 		fprintf(f, ",\"read_pages\":%" PRIu64 ",\"write_pages\":%" PRIu64, iv->data - iv->writes, iv->writes);
-	fprintf(f, ",\"code_pages\":%" PRIu64 ",\"faults\":%" PRIu64 ",\"coarse\":0,\"rate\":1", iv->code, iv->data);
+	fprintf(f, ",\"faults\":%" PRIu64 ",\"coarse\":0,\"rate\":1", iv->data);
 	if (final)
 		fputs(",\"final\":true", f);
 	fputs(",\"mappings\":[", f);
@@ -408,43 +413,20 @@ static void write_stat(FILE *f, const char *key, const stat_acc_t *s, uint64_t n
 		fprintf(f, "%" PRId64 "}", total);
 }
 
-/* The profile's path: the output pattern with %p (the target's pid), %n
- * (its name), %t (the start time, s) and %%. */
+/* The profile's path: the output pattern as `wss run` expands it (%p the
+ * target's pid, %t the start time, %n the basename of its argv[0]). */
 static int expand_output(const char *pattern, pid_t pid, char *out, size_t n)
 {
-	char comm[64] = "", path[64];
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	char arg0[PATH_MAX] = "", path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
 	FILE *c = fopen(path, "r");
 	if (c) {
-		if (!fgets(comm, sizeof comm, c))
-			comm[0] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
+		size_t m = fread(arg0, 1, sizeof arg0 - 1, c);
+		arg0[m] = '\0';
 		fclose(c);
 	}
-	size_t len = 0;
-	for (const char *p = pattern; *p; p++) {
-		char buf[64];
-		const char *add = buf;
-		if (*p == '%' && p[1]) {
-			p++;
-			if (*p == 'p')
-				snprintf(buf, sizeof buf, "%d", (int)pid);
-			else if (*p == 't')
-				snprintf(buf, sizeof buf, "%lld", (long long)time(NULL));
-			else if (*p == 'n')
-				add = comm;
-			else
-				snprintf(buf, sizeof buf, "%c", *p);
-		} else
-			snprintf(buf, sizeof buf, "%c", *p);
-		size_t k = strlen(add);
-		if (len + k >= n)
-			return ENAMETOOLONG;
-		memcpy(out + len, add, k);
-		len += k;
-	}
-	out[len] = '\0';
-	return 0;
+	const char *slash = strrchr(arg0, '/');
+	return wss_output_expand(pattern, (int)pid, (uint64_t)time(NULL), slash ? slash + 1 : arg0, out, n);
 }
 
 /* Can this process use the target's /proc files?  Prints the reason and
@@ -471,14 +453,50 @@ static int open_target(attach_t *a)
 		if (*fds[k] < 0) {
 			int e = errno;
 			fprintf(stderr, "wss: attach: %s: %s%s\n", path, strerror(e),
-				e == EACCES || e == EPERM
-					? " (the kernel refuses access: a process that is not dumpable, or one of "
-					  "another user, or kernel.yama.ptrace_scope = 3)"
-					: "");
+				e == EACCES || e == EPERM ? " (the kernel refuses access: a process that is not dumpable)" : "");
 			return EXIT_USAGE;
 		}
 	}
 	return 0;
+}
+
+/* The profile: created, never over an existing file (O_EXCL first, so no
+ * file can appear between a check and the open); an existing character
+ * device or pipe (/dev/null, /dev/stdout on a pipe) is written as it is.
+ * Returns the descriptor, or -1 having said why. */
+static int open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0 || errno != EEXIST) {
+		if (fd < 0)
+			fprintf(stderr, "wss: %s: %s\n", path, strerror(errno));
+		return fd;
+	}
+	struct stat st;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	fprintf(stderr, "wss: %s: File exists (wss never overwrites a profile)\n", path);
+	return -1;
+}
+
+/* Why the target's memory went away: it exited, or it exec'd (the /proc
+ * files opened at the start belong to the image that was running; the
+ * new program is not measured: it may not be one this user may watch). */
+static const char *process_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return "the process exited";
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' ? "the process exec'd" : "the process exited";
 }
 
 static int parse_duration(const char *v, uint64_t *ns)
@@ -572,93 +590,104 @@ int wss_cmd_attach(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	/* Writes apart where the kernel keeps soft-dirty bits; where it does
-	 * not, the profile and stderr say so (no write series). */
-	bool writes = soft_dirty_works();
-	const char *no_writes = NULL;
-	if (!writes) {
-		no_writes = "this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)";
-		fprintf(stderr, "wss: attach: no read/write split: %s\n", no_writes);
-	}
+	/* SIGINT, SIGTERM and SIGHUP end the measurement: blocked from here
+	 * on and waited for between samples (sigtimedwait), so one that comes
+	 * at any instant is seen at once; the first one restores the default,
+	 * so a second ^C kills as it would. */
+	sigset_t stops;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, NULL);
+
 	attach_t a = {.pid = (pid_t)pid, .smaps_fd = -1, .pagemap_fd = -1, .clear_fd = -1,
-		      .page_size = sysconf(_SC_PAGESIZE), .writes = writes, .no_writes = no_writes};
+		      .page_size = sysconf(_SC_PAGESIZE)};
 	int r = open_target(&a);
 	if (r)
 		return r;
 	char path[PATH_MAX];
 	if (expand_output(cfg.output, a.pid, path, sizeof path)) {
-		fprintf(stderr, "wss: %s: the profile's name is too long\n", cfg.output);
+		fprintf(stderr, "wss: %s: cannot expand into a profile name\n", cfg.output);
 		return EXIT_USAGE;
 	}
-	struct stat st;
-	bool chardev = !stat(path, &st) && S_ISCHR(st.st_mode);
-	int fd = open(path, chardev ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "wss: %s: %s%s\n", path, strerror(errno), errno == EEXIST ? " (wss never overwrites a profile)" : "");
+	/* The first clear before the profile exists: a process that cannot
+	 * be cleared leaves no profile behind. */
+	if ((r = clear_refs(&a))) {
+		fprintf(stderr, "wss: attach: /proc/%d/clear_refs: %s\n", (int)a.pid, strerror(r));
 		return EXIT_USAGE;
 	}
+	int fd = open_output(path);
+	if (fd < 0)
+		return EXIT_USAGE;
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
-		perror("wss");
+		fprintf(stderr, "wss: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
 	/* Line-buffered: each record reaches the file whole, so a killed
 	 * wss attach leaves a valid profile prefix. */
 	setvbuf(f, NULL, _IOLBF, 1 << 16);
+	/* Writes apart where the kernel keeps soft-dirty bits; where it does
+	 * not, the profile and stderr say so (no write series). */
+	a.writes = soft_dirty_works();
+	if (!a.writes) {
+		a.no_writes = "this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)";
+		fprintf(stderr, "wss: attach: no read/write split: %s\n", a.no_writes);
+	}
+	write_header(f, &a, &cfg, config ? config : getenv("WSS_CONFIG"));
 
-	struct sigaction sa = {.sa_handler = on_stop};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
-	write_header(f, &a, &cfg, config);
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC), next = t0;
-	stat_acc_t data = {0}, rd = {0}, wr = {0}, code = {0};
+	uint64_t stop_at = duration_ns ? t0 + duration_ns : UINT64_MAX;
+	stat_acc_t data = {0}, rd = {0}, wr = {0};
 	uint64_t seq = 0, faults = 0;
 	const char *why = "duration";
-	if ((r = clear_refs(&a))) {
-		fprintf(stderr, "wss: attach: /proc/%d/clear_refs: %s\n", (int)a.pid, strerror(r));
-		fclose(f);
-		return EXIT_USAGE;
-	}
+	int status = 0;
+	bool stopped = false;
 	for (;;) {
 		next += cfg.interval_ns;
-		uint64_t stop_at = duration_ns ? t0 + duration_ns : UINT64_MAX;
-		bool last = next >= stop_at;
-		uint64_t wake = last ? stop_at : next;
-		struct timespec ts = {(time_t)(wake / 1000000000ULL), (long)(wake % 1000000000ULL)};
-		while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		uint64_t wake = next < stop_at ? next : stop_at;
+		for (uint64_t now; !stopped && (now = now_ns(CLOCK_MONOTONIC)) < wake;) {
+			struct timespec ts = {(time_t)((wake - now) / 1000000000ULL), (long)((wake - now) % 1000000000ULL)};
+			if (sigtimedwait(&stops, NULL, &ts) > 0) {
+				stopped = true;
+				signal(SIGINT, SIG_DFL);
+				sigprocmask(SIG_UNBLOCK, &stops, NULL);
+			}
+		}
 		interval_t iv;
 		r = read_interval(&a, &iv);
 		if (r == ESRCH) {
-			why = "the process exited";
+			why = process_gone(a.pid);
 			break;
 		}
 		if (r) {
-			fprintf(stderr, "wss: attach: /proc/%d: %s\n", (int)a.pid, strerror(r));
+			fprintf(stderr, "wss: attach: /proc/%d: %s; measuring stopped at sample %" PRIu64 "\n", (int)a.pid,
+				strerror(r), seq);
 			why = "error";
+			status = 1;
 			break;
 		}
-		bool final = stop_signal || last;
-		write_sample(f, &a, ++seq, now_ns(CLOCK_MONOTONIC) - t0, &iv, final && now_ns(CLOCK_MONOTONIC) < wake);
+		uint64_t t = now_ns(CLOCK_MONOTONIC);
+		/* A sample of a partial interval: interrupted before its end,
+		 * or the duration ending inside it. */
+		bool final = stopped || wake == stop_at;
+		write_sample(f, &a, ++seq, t - t0, &iv, final && (stopped ? t < next : stop_at < next));
 		acc(&data, iv.data);
 		acc(&wr, iv.writes);
 		acc(&rd, iv.data - iv.writes);
-		acc(&code, iv.code);
 		faults += iv.data;
 		if (ferror(f)) {
-			fprintf(stderr, "wss: %s: %s; measuring stopped at sample %" PRIu64 "\n", path, strerror(errno), seq);
 			why = "error";
+			status = 1;
 			break;
 		}
 		if (final) {
-			why = stop_signal ? "interrupted" : "duration";
+			why = stopped ? "interrupted" : "duration";
 			break;
 		}
-		if ((r = clear_refs(&a))) {
-			why = "the process exited";
+		if (clear_refs(&a)) {
+			why = process_gone(a.pid);
 			break;
 		}
 	}
@@ -668,7 +697,6 @@ int wss_cmd_attach(int argc, char **argv)
 		write_stat(f, "read", &rd, seq, -1);
 		write_stat(f, "write", &wr, seq, (int64_t)a.written.n);
 	}
-	write_stat(f, "code", &code, seq, -1);
 	fprintf(f, ",\"faults\":%" PRIu64 ",\"coarse\":0,\"page_size\":%ld,\"attach_end\":", faults, a.page_size);
 	json_string(f, why);
 	fputs("}\n", f);
@@ -681,9 +709,11 @@ int wss_cmd_attach(int argc, char **argv)
 	close(a.pagemap_fd);
 	close(a.clear_fd);
 	if (werr) {
-		fprintf(stderr, "wss: %s: %s\n", path, strerror(werr));
+		fprintf(stderr, "wss: %s: %s; the profile ends at sample %" PRIu64 " or before\n", path, strerror(werr), seq);
 		return 1;
 	}
+	if (status)
+		return status;
 	double n = seq ? (double)seq : 1;
 	fprintf(stderr, "wss: attached to %d for %" PRIu64 " samples (%s)\n", (int)a.pid, seq, why);
 	fprintf(stderr, "wss: data avg/peak: %.1f/%" PRIu64 " pages per interval (reference bits)\n", (double)data.sum / n,
@@ -691,7 +721,6 @@ int wss_cmd_attach(int argc, char **argv)
 	if (a.writes)
 		fprintf(stderr, "wss: write avg/peak/total: %.1f/%" PRIu64 "/%zu pages\n", (double)wr.sum / n, wr.peak,
 			a.written.n);
-	fprintf(stderr, "wss: insn avg/peak: %.1f/%" PRIu64 " pages per interval\n", (double)code.sum / n, code.peak);
 	fprintf(stderr, "wss: profile: %s\n", path);
 	return 0;
 }
