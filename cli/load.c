@@ -369,7 +369,7 @@ static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
 static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
-	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1, .code = -1,
+	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1,
 			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
@@ -379,7 +379,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
 	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_int(ld, r, rec, "faults", &s.faults) ||
-	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code))
+	    !opt_bool(ld, r, rec, "final", &s.final))
 		return ld->status;
 	if (s.rate < 1)
 		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
@@ -502,7 +502,7 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "faults", &p->faults) || !opt_bool(ld, r, rec, "sampled", &p->summary_sampled) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &p->summary_lower_bound) ||
 	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
-	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) || load_stat(ld, r, "code", &p->code))
+	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
 		return ld->status;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {

@@ -35,7 +35,6 @@ typedef struct wss_sample {
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
 	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
 	int64_t faults;	  /* first touches recorded in the interval, -1: absent */
-	int64_t code;	  /* code pages (the instruction working set), -1: absent */
 	bool final;	  /* the sample taken at exit (a partial interval) */
 	/* With WSS_LOAD_THREAD_SAMPLES: this sample's threads are
 	 * p->sample_threads[thread_first .. thread_first + nthreads). */
@@ -157,7 +156,6 @@ typedef struct wss_profile {
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;
 	wss_stat_t data, read, write;
-	wss_stat_t code; /* the instruction working set, where the profile has one (wss attach) */
 	bool summary_sampled, summary_lower_bound; /* the summary's "sampled", "lower_bound" */
 	int64_t summary_rate_max;                  /* its "rate_max", -1: absent */
 	/* the records added with peaks */

@@ -293,7 +293,6 @@ static void print_summary(const wss_profile_t *p, FILE *out)
 	print_stat(out, "Data", &p->data, p->page_size, sampled, at_least);
 	print_stat(out, "Read", &p->read, p->page_size, sampled, at_least);
 	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
-	print_stat(out, "Code", &p->code, p->page_size, sampled, at_least);
 	if (!p->has_summary)
 		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
 		      out);
@@ -978,7 +977,6 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_stat(&w, "data", &p->data, p->page_size, sampled);
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
-	json_stat(&w, "code", &p->code, p->page_size, sampled);
 	jw_close(&w, '}');
 
 	jw_open(&w, "threads", '[');
