@@ -347,10 +347,13 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 	}
 }
 
-/* Axis label for seconds, short. */
-static int axis_seconds(char *buf, size_t n, int64_t ns)
+/* Axis label of a sample: seconds, short; or, under the manual time base
+ * (the program's ticks, whose time says little), its seq. */
+static int axis_label(const wss_profile_t *p, char *buf, size_t n, const wss_sample_t *smp)
 {
-	double s = (double)ns / 1e9;
+	if (p->time_base && !strcmp(p->time_base, "manual"))
+		return snprintf(buf, n, "seq %" PRId64, smp->seq);
+	double s = (double)smp->t_ns / 1e9;
 	return snprintf(buf, n, s < 10 ? "%.2fs" : s < 100 ? "%.1fs" : "%.0fs", s);
 }
 
@@ -420,13 +423,14 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 	axis[cols] = '\0';
 	fprintf(out, "%8s +%s\n", "0", axis);
 
-	/* Seconds under the first, middle and last columns, where they fit. */
-	char xl[COLS + 16];
+	/* Seconds (or seqs) under the first, middle and last columns, where
+	 * they fit. */
+	char xl[COLS + 32];
 	memset(xl, ' ', sizeof xl);
-	char t0[16], t1[16], tm[16];
-	int l0 = axis_seconds(t0, sizeof t0, p->samples[0].t_ns);
-	int l1 = axis_seconds(t1, sizeof t1, p->samples[n - 1].t_ns);
-	int lm = axis_seconds(tm, sizeof tm, p->samples[first[cols / 2]].t_ns);
+	char t0[32], t1[32], tm[32];
+	int l0 = axis_label(p, t0, sizeof t0, &p->samples[0]);
+	int l1 = axis_label(p, t1, sizeof t1, &p->samples[n - 1]);
+	int lm = axis_label(p, tm, sizeof tm, &p->samples[first[cols / 2]]);
 	size_t width = (size_t)l0;
 	memcpy(xl, t0, (size_t)l0);
 	if (cols >= (size_t)(l0 + l1 + 2)) {

@@ -124,6 +124,23 @@ static void test_count(void)
 		}
 	}
 	ok(bad == 0, "wss_sample_count equals a brute-force count on 3,000 random ranges");
+	/* Small ranges are counted page by page: the same as the blocks'
+	 * members (wss_sample_in_block) say, at every level. */
+	bad = 0;
+	for (int r = 0; r < 20000; r++) {
+		unsigned level = 1 + (unsigned)below(WSS_SAMPLE_LEVEL_MAX);
+		uint64_t seed = wss_sample_seed(rnd());
+		uint64_t first = below(1ull << 40), len = below(10);
+		if (r % 3 == 0) /* a block's member, and its neighbours */
+			first = wss_sample_in_block(first >> level, level, seed) - below(3);
+		uint64_t n = 0;
+		for (uint64_t b = first >> level; len && b <= (first + len - 1) >> level; b++) {
+			uint64_t m = wss_sample_in_block(b, level, seed);
+			n += m >= first && m < first + len;
+		}
+		bad += wss_sample_count(first, first + len, level, seed) != n;
+	}
+	ok(bad == 0, "wss_sample_count of ranges of 0 to 9 pages equals the blocks' members, levels 1 to 30");
 	ok(wss_sample_count(10, 5, 3, 1) == 0 && wss_sample_count(7, 7, 3, 1) == 0 &&
 	   wss_sample_count(5, 17, 0, 1) == 12 &&
 	   wss_sample_count(UINT64_MAX - (1ull << 31), UINT64_MAX, WSS_SAMPLE_LEVEL_MAX, 9) <= 2,
@@ -514,7 +531,7 @@ static void test_average(void)
 
 int main(void)
 {
-	plan(74);
+	plan(75);
 	test_nesting();
 	test_one_per_block();
 	test_count();
