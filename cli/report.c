@@ -153,6 +153,30 @@ static void print_word(FILE *out, const char *w)
 	fputc('\'', out);
 }
 
+/* The session's other processes, from the process notes: how many, how
+ * many wrote a profile, and where this program's own exec'd image wrote
+ * its (the profile to read next). */
+static void print_session(const wss_profile_t *p, FILE *out)
+{
+	size_t with = 0, others = 0;
+	const char *next = NULL;
+	for (size_t k = 0; k < p->nprocs; k++) {
+		const wss_process_note_t *n = &p->procs[k];
+		if (n->pid == p->pid) {
+			if (n->profile)
+				next = n->profile; /* the last exec of this process */
+			continue;
+		}
+		others++;
+		with += n->profile != NULL;
+	}
+	if (next)
+		fprintf(out, "\nexec'd     this program exec'd; the next image's profile is %s", next);
+	if (others)
+		fprintf(out, "\nsession    %zu more process%s noted, %zu with a profile (wss report --html %s shows the tree)",
+			others, others == 1 ? "" : "es", with, p->path);
+}
+
 static void print_header(const wss_profile_t *p, FILE *out)
 {
 	fprintf(out, "program    %s\n", p->exe);
@@ -188,6 +212,7 @@ static void print_header(const wss_profile_t *p, FILE *out)
 			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / prog);
 		fputc(')', out);
 	}
+	print_session(p, out);
 	if (p->trace) {
 		fprintf(out, "\ntrace      %s", p->trace);
 		if (p->trace_records >= 0)

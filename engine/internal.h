@@ -406,6 +406,9 @@ void wss_session_note(const char *profile, const char *reason);
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
+/* Is this an exec'd image of the session's leader (it leads on, and notes
+ * its profile in the first image's, the profile to read next)? */
+bool wss_session_exec_image(void);
 
 /* lifecycle.c */
 /* Stop measuring: every tracked page back to its own protection; unless

@@ -89,7 +89,7 @@ int wss_out_open(char *err, size_t errlen)
 	E.no_profile = E.fd < 0;
 	if (E.no_profile)
 		return 0;
-	if (!E.leader)
+	if (!E.leader || wss_session_exec_image())
 		wss_session_note(E.path, NULL);
 	E.fd = wss_fd_high(E.fd); /* keep the low numbers the program would get natively */
 	wss_fd_identity(E.fd, &E.fd_dev, &E.fd_ino);

@@ -113,6 +113,19 @@ void wss_session_note(const char *profile, const char *reason)
  * own, and how many had none; the directory of the first such profile in
  * dir.  Reads the profile back (descendants write into it, not into our
  * memory).  Returns false if it cannot be read. */
+/* Is this note line one of the leader's own exec'd images ("pid" the
+ * leader's)? */
+static bool own_note(const char *line)
+{
+	const char *p = strstr(line, "\"pid\":");
+	if (!p)
+		return false;
+	long v = 0;
+	for (p += 6; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v == leader_pid;
+}
+
 static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t dirlen)
 {
 	static const char tag[] = "{\"type\":\"process\",";
@@ -138,20 +151,27 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 				continue;
 			}
 			line[ll] = '\0';
-			if (!skip && !strncmp(line, tag, sizeof tag - 1)) {
+			/* The leader's own exec'd images note themselves too
+			 * (the profile to read next): not "more" profiles. */
+			if (!skip && !strncmp(line, tag, sizeof tag - 1) && !own_note(line)) {
 				const char *p = strstr(line, prof);
 				if (!p) {
 					(*without)++;
-				} else if ((*with)++ == 0) {
+				} else {
 					p += sizeof prof - 1;
 					const char *q = strchr(p, '"'), *slash = NULL;
 					for (const char *x = p; q && x < q; x++)
 						if (*x == '/')
 							slash = x;
 					size_t dl = slash ? (size_t)(slash - p) : 0;
-					if (dl && dl < dirlen && !memchr(p, '\\', dl)) {
-						memcpy(dir, p, dl);
-						dir[dl] = '\0';
+					/* The directory, when every profile is in it. */
+					if ((*with)++ == 0) {
+						if (dl && dl < dirlen && !memchr(p, '\\', dl)) {
+							memcpy(dir, p, dl);
+							dir[dl] = '\0';
+						}
+					} else if (dir[0] && (dl != strlen(dir) || memcmp(dir, p, dl))) {
+						dir[0] = '\0';
 					}
 				}
 			}
@@ -163,6 +183,8 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 	return n == 0;
 }
 
+
+bool wss_session_exec_image(void) { return leader_path[0] && !leader_own && leader_pid == E.pid; }
 
 void wss_session_describe(wss_fmt_t *f)
 {

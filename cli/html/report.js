@@ -424,7 +424,8 @@
 		if (p.cost && p.cost.program_ns > 0) {
 			var c = p.cost, pr = c.program_ns;
 			rows.push(['overhead', (100 * (c.faults_ns + c.tick_ns + c.change_ns) / pr).toFixed(1) + ' % of the program\'s time (faults ' +
-				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / pr).toFixed(1) + ' %)']);
+				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / pr).toFixed(1) + ' %' +
+				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / pr).toFixed(1) + ' %' : '') + ')']);
 		}
 		var facts = el('table', { class: 'facts' });
 		rows.forEach(function (r) {

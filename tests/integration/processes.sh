@@ -132,6 +132,11 @@ LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/loop/x.%p.jsonl" bash -c '/bin/tr
 is "$(grep -c '^wss: profile: ' err)" 1 "a leader that execs: its new image prints the one summary"
 grep -q "^wss: profile: $TMP/loop/x\.[0-9]*\.jsonl\.2; $TMP/loop/x\.[0-9]*\.jsonl lists 1 more profile from this session (in $TMP/loop) and 1 forked child that wrote none\$" err
 ok $? "naming its first image's profile as the list" || sed 's/^/# /' err
+first=$(ls "$TMP"/loop/x.*.jsonl | head -1)
+grep -q "\"type\":\"process\",\"pid\":$(basename "$first" | cut -d. -f2),.*\"profile\":\"$first.2\"" "$first"
+ok $? "the first image's profile notes the exec'd image's, the profile to read next"
+"$WSS" report "$first" | grep -q "^exec'd     this program exec'd; the next image's profile is $first.2\$"
+ok $? "and wss report says so"
 
 # -o /dev/null (a character device): no profile, the summary still printed.
 mkdir dn
