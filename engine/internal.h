@@ -406,6 +406,13 @@ void wss_session_note(const char *profile, const char *reason);
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
+/* The directory a relative output pattern is relative to in this process:
+ * the leader's working directory at its start (from its profile's path),
+ * so that descendants that change directory (a shell script that cd's,
+ * pyenv's shims) write beside the leader's profile, not into other
+ * programs' directories.  False (use the working directory) for the leader
+ * itself, an absolute pattern, or a leader without a profile.  hook. */
+bool wss_session_output_base(const char *pattern, char *dir, size_t n);
 /* Is this an exec'd image of the session's leader (it leads on, and notes
  * its profile in the first image's, the profile to read next)? */
 bool wss_session_exec_image(void);

@@ -11,6 +11,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "common/pattern.h"
+
 /* The profile cannot be written (ENOSPC, EIO, EFBIG, a quota): measuring
  * stops here, so the program runs on as it would without us, and the file
  * is cut back to its last whole record (a record cut short would be the
@@ -82,7 +84,20 @@ void wss_out_say(const char *a, const char *b)
 int wss_out_open(char *err, size_t errlen)
 {
 	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;
-	int r = wss_profile_create(E.set.output, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
+	/* A relative pattern is the leader's, relative to where it started. */
+	static char pattern[PATH_MAX + WSS_OUTPUT_MAX];
+	const char *pat = E.set.output;
+	char base[PATH_MAX];
+	if (wss_session_output_base(pat, base, sizeof base)) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, pattern, sizeof pattern);
+		wss_fmt_str(&f, base);
+		wss_fmt_ch(&f, '/');
+		wss_fmt_str(&f, pat);
+		if (!f.overflow)
+			pat = wss_fmt_cstr(&f);
+	}
+	int r = wss_profile_create(pat, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
 				   &E.fd, err, errlen);
 	if (r)
 		return r;

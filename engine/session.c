@@ -184,6 +184,29 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 }
 
 
+bool wss_session_output_base(const char *pattern, char *dir, size_t n)
+{
+	if (!leader_path[0] || leader_own || pattern[0] == '/')
+		return false;
+	/* leader_path is the leader's directory, "/", and its own expansion
+	 * of the pattern: the pattern's directory part, which has no %
+	 * (else the expansion's could differ), then the file name. */
+	const char *ls = strrchr(leader_path, '/'), *ps = strrchr(pattern, '/');
+	size_t dl = ls ? (size_t)(ls - leader_path) : 0, pl = ps ? (size_t)(ps - pattern) : 0;
+	if (!ls || memchr(pattern, '%', pl))
+		return false;
+	if (pl) {
+		if (dl < pl + 1 || leader_path[dl - pl - 1] != '/' || memcmp(leader_path + dl - pl, pattern, pl))
+			return false;
+		dl -= pl + 1;
+	}
+	if (dl + 1 > n)
+		return false;
+	memcpy(dir, leader_path, dl);
+	dir[dl] = '\0';
+	return true;
+}
+
 bool wss_session_exec_image(void) { return leader_path[0] && !leader_own && leader_pid == E.pid; }
 
 void wss_session_describe(wss_fmt_t *f)

@@ -138,6 +138,15 @@ ok $? "the first image's profile notes the exec'd image's, the profile to read n
 "$WSS" report "$first" | grep -q "^exec'd     this program exec'd; the next image's profile is $first.2\$"
 ok $? "and wss report says so"
 
+# A relative output is the leader's, relative to where it started: a
+# descendant that changes directory (a script's cd, pyenv's shims) writes
+# beside the leader's profile, not into the directory it is in.
+mkdir -p rel/sub rel/runs rel/sub/runs
+(cd rel && LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="p.%p.jsonl" sh -c 'cd sub && /bin/true' >/dev/null 2>&1)
+is "$(ls rel | grep -c '^p\.') $(ls rel/sub | grep -c '^p\.')" "2 0" "a child that cd's writes beside the leader's profile (relative output)"
+(cd rel && LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="runs/p.%p.jsonl" sh -c 'cd sub && /bin/true' >/dev/null 2>&1)
+is "$(ls rel/runs | grep -c '^p\.') $(ls rel/sub/runs | grep -c '^p\.')" "2 0" "and with a directory in the pattern"
+
 # -o /dev/null (a character device): no profile, the summary still printed.
 mkdir dn
 (cd dn && "$WSS" run -o /dev/null -- "$PROGS/forker" exit 0 >../out 2>../err)
