@@ -536,7 +536,7 @@ int wss_cmd_export(int argc, char **argv)
 	}
 	outfile_t o;
 	if ((r = out_open(&o, output))) {
-		fprintf(stderr, "wss: %s: %s\n", output, strerror(r));
+		wss_text_output_error(output, r);
 		out_close(&o, false);
 		return EXIT_USAGE;
 	}

@@ -24,6 +24,7 @@
 #include "cli/analyses.h"
 #include "cli/load.h"
 #include "cli/symbols.h"
+#include "cli/text.h"
 #include "common/fmt.h"
 
 /* One process of the page: a profile loaded (args first, then those the
@@ -819,7 +820,7 @@ int wss_html_report(const char *out_path, char *const *paths, size_t n)
 	int e = write_atomically(out_path, &o);
 	wss_fmt_release(&o.f);
 	if (e) {
-		fprintf(stderr, "wss: %s: %s\n", out_path, strerror(e));
+		wss_text_output_error(out_path, e);
 		return e == ENOMEM ? 1 : WSS_EXIT_BADINPUT;
 	}
 	return 0;

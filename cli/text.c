@@ -1,10 +1,12 @@
-/* Number formatting (text.h). */
+/* Number formatting and output errors (text.h). */
 #include "config.h"
 #include "cli/text.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *wss_text_grouped(char *buf, size_t n, uint64_t v)
 {
@@ -27,4 +29,16 @@ const char *wss_text_shortest(char *buf, size_t n, double v)
 			break;
 	}
 	return buf;
+}
+
+void wss_text_output_error(const char *path, int err)
+{
+	if (err == ENOENT || err == ENOTDIR) {
+		const char *slash = strrchr(path, '/');
+		int dl = slash ? (int)(slash - path) : 1;
+		fprintf(stderr, "wss: %s: cannot write it: the directory %.*s does not exist\n", path, dl ? dl : 1,
+			slash ? path : ".");
+	} else {
+		fprintf(stderr, "wss: %s: cannot write it: %s\n", path, strerror(err));
+	}
 }

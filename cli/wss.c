@@ -289,8 +289,25 @@ static int cmd_run(int argc, char **argv)
 				slot = &values[k];
 			}
 		}
-		if (!slot)
+		if (!slot) {
+			/* A mistyped flag: the one meant, when it is close. */
+			const char *words[2 * NFLAGS + 5] = {"-c", "--config", "--help", "-h"};
+			size_t nw = 4;
+			for (size_t k = 0; k < NFLAGS; k++) {
+				if (run_flags[k].shortname)
+					words[nw++] = run_flags[k].shortname;
+				words[nw++] = run_flags[k].longname;
+			}
+			words[nw] = NULL;
+			char typed[64];
+			snprintf(typed, sizeof typed, "%.*s", (int)strcspn(a, "="), a);
+			const char *near = wss_config_closest_word(typed, words);
+			if (near) {
+				fprintf(stderr, "wss: run: unknown option %s; did you mean %s?\n", a, near);
+				return EXIT_USAGE;
+			}
 			return die_usage("run: unknown option ", a);
+		}
 		if (!name)
 			continue; /* a flag without a value */
 		const char *v = flag_value(argc, argv, &i, name);

@@ -342,6 +342,18 @@ static bool close_enough(const char *typed, const char *known)
 	return distance(typed, known) <= (n >= 8 ? 3u : n >= 4 ? 2u : 1u);
 }
 
+const char *wss_config_closest_word(const char *typed, const char *const *words)
+{
+	const char *best = NULL;
+	unsigned bd = 1000;
+	for (int i = 0; words[i]; i++) {
+		unsigned d = distance(typed, words[i]);
+		if (close_enough(typed, words[i]) && d < bd)
+			bd = d, best = words[i];
+	}
+	return best;
+}
+
 static const char *closest_section(const char *typed)
 {
 	const char *best = NULL;

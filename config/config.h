@@ -180,6 +180,10 @@ int wss_config_build(wss_config_t *c, const char *path, char *const *envp, const
  * and fill window_ns and window_intervals.  Returns 0 or EINVAL with the
  * reason, prefixed by where the offending value came from, in err. */
 int wss_config_validate(wss_config_t *c, char *err, size_t errlen);
+/* The word of words (NULL-terminated) that typed most likely misspells
+ * (a few edits away, fewer for short words), or NULL: the "did you mean"
+ * of a mistyped key or flag. */
+const char *wss_config_closest_word(const char *typed, const char *const *words);
 
 /* The effective configuration as a TOML document, each value commented
  * with its source (`wss config check`). */

@@ -2,13 +2,15 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 46
+plan 47
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
 grep -q '^wss: unknown command: frobnicate' "$TMP/err"; ok $? "and says so"
 "$WSS" run 2>/dev/null; is $? 2 "run without a program exits 2"
 "$WSS" run --bogus -- true 2>"$TMP/err"; is $? 2 "unknown option exits 2"
+"$WSS" run --intervall 10ms -- true 2>"$TMP/err2"
+is "$?:$(cat "$TMP/err2")" "2:wss: run: unknown option --intervall; did you mean --interval?" "a mistyped flag: one line naming the flag meant"
 "$WSS" run --interval 0 -- touch "$TMP/ran" 2>"$TMP/err"; is $? 2 "zero interval exits 2"
 test ! -e "$TMP/ran"; ok $? "and the program did not run"
 "$WSS" run --interval 10 ms -- true 2>/dev/null; is $? 2 "a malformed duration exits 2"

@@ -156,10 +156,10 @@ is "$?:$(grep -c '^process,' "$TMP/cut.csv")" "0:9" "a profile cut mid-record: e
 
 # ---- bad outputs ----
 "$WSS" export --format csv -o /nonexistent/dir/x.csv "$TMP/b.jsonl" 2>"$TMP/err"
-is "$?:$(cat "$TMP/err")" "2:wss: /nonexistent/dir/x.csv: No such file or directory" "-o in a missing directory: one line, exit 2"
+is "$?:$(cat "$TMP/err")" "2:wss: /nonexistent/dir/x.csv: cannot write it: the directory /nonexistent/dir does not exist" "-o in a missing directory: one line, exit 2"
 mkdir "$TMP/outdir"
 "$WSS" export --format csv -o "$TMP/outdir" "$TMP/b.jsonl" 2>"$TMP/err"
-is "$?:$(cat "$TMP/err")" "2:wss: $TMP/outdir: Is a directory" "-o a directory: one line, exit 2"
+is "$?:$(cat "$TMP/err")" "2:wss: $TMP/outdir: cannot write it: Is a directory" "-o a directory: one line, exit 2"
 "$WSS" export --format perfetto -o /dev/full "$TMP/b.jsonl" 2>"$TMP/err"
 is "$?:$(cat "$TMP/err")" "2:wss: /dev/full: No space left on device" "-o /dev/full (written in place): the write's error, exit 2"
 # A file-size limit stops the write half-way: the old file stays as it

@@ -176,11 +176,11 @@ test ! -e c2.html; ok $? "and no page"
 is $? 2 "a missing profile: exit 2"
 "$WSS" report --html /nonexistent/dir/x.html b.jsonl 2>err
 is $? 2 "an output in a missing directory: exit 2"
-is "$(cat err)" "wss: /nonexistent/dir/x.html: No such file or directory" "in one line"
+is "$(cat err)" "wss: /nonexistent/dir/x.html: cannot write it: the directory /nonexistent/dir does not exist" "in one line"
 mkdir d.html
 "$WSS" report --html d.html b.jsonl 2>err
 is $? 2 "an output that is a directory: exit 2"
-is "$(cat err)" "wss: d.html: Is a directory" "in one line"
+is "$(cat err)" "wss: d.html: cannot write it: Is a directory" "in one line"
 is "$(ls | grep -c '^d\.html\.')" 0 "and the temporary file is removed"
 "$WSS" report --html 2>/dev/null
 is $? 2 "--html without a path: usage error"
