@@ -161,7 +161,8 @@ void wss_findings_sites(void)
 	wss_profile_sites(&E.out, out, n, rest);
 }
 
-void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt)
+void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt,
+			const wss_sampled_t *sm)
 {
 	wss_site_count_t top[PEAK_SITES];
 	uint64_t rest = 0;
@@ -189,7 +190,10 @@ void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile
 			wss_peaks_init(&det_thread[t], E.set.peaks_sensitivity_milli / 1000.0, WSS_PEAKS_WINDOW);
 			det_thread_on[t] = true;
 		}
-		series[n++] = (typeof(series[0])){&det_thread[t], "thread", th->tid, th->window_pages};
+		/* On the sample's scale: a sampled thread's estimate, as its
+		 * sample record says (the process's series are estimates too). */
+		uint64_t v = sm->sampled ? wss_estimate_pages(sm->tracked, sm->members, th->window_pages).est : th->window_pages;
+		series[n++] = (typeof(series[0])){&det_thread[t], "thread", th->tid, v};
 	}
 	bool stacks_out = false;
 	for (int i = 0; i < n; i++) {

@@ -367,8 +367,16 @@ void wss_tick_clock(void);
 /* findings.c */
 /* Reset the peak detectors (start, fork child). */
 void wss_findings_init(void);
-/* Peak records for sample k.  Engine lock held. */
-void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt);
+/* How a sample was counted, for the threads' series: exact (sampled
+ * false) or members of tracked pages at a level. */
+typedef struct wss_sampled {
+	bool sampled;
+	uint64_t tracked, members;
+} wss_sampled_t;
+/* Peak records for sample k (pages and writes on the sample's scale; the
+ * threads' series are put on it by sm).  Engine lock held. */
+void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt,
+			const wss_sampled_t *sm);
 /* The hot pages, from wss_sys_alloc (report.hot_pages entries), their
  * count in *nhot; their stacks are written into E.out first.  Engine
  * lock held. */

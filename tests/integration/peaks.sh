@@ -106,6 +106,16 @@ grep -q '"hot_pages":\[' "$TMP/hot0.jsonl"; is $? 1 "report.hot_pages = 0: no li
 bursts mprotect hot2 WSS_REPORT_HOT_PAGES=2
 is "$(hot "$TMP/hot2.jsonl" | wc -l)" 2 "report.hot_pages = 2: two pages"
 
+# Sampled: a thread's peak is on the sample's scale (its estimate), as
+# the process's: bursty's one thread owns every page, so the two agree.
+bursts mprotect smp WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=1/2
+is "$(python3 -c 'import json,sys
+pk = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"peak\"" in l]
+d = {p["seq"]: p["value"] for p in pk if p["series"] == "data"}
+t = [(p["seq"], p["value"]) for p in pk if p["series"].startswith("thread:")]
+print(len(t) > 0 and all(d.get(s) == v for s, v in t))' "$TMP/smp.jsonl")" True \
+	"sampled: the thread's peaks are estimates, equal to the process's (one thread)"
+
 # pageramp: its first-touch sites name touch_pages in pageramp.c.
 WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/pr.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 2 >/dev/null 2>&1
 $PROFILE check "$TMP/pr.jsonl"; ok $? "pageramp: valid profile"
