@@ -204,6 +204,17 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		t.est += xe;
 		t.lo += xe;
 		t.hi += xe;
+		/* The run's distinct pages are at least one window's: the total
+		 * is not estimated below the peak's estimate, nor bounded below
+		 * the peak's lower bound (the two estimators differ in their
+		 * members and rounding: a run of one sample said peak 5,259,
+		 * total 5,256). */
+		if (t.est < E.peak_est[s].est)
+			t.est = E.peak_est[s].est;
+		if (t.lo < E.peak_est[s].lo)
+			t.lo = E.peak_est[s].lo;
+		if (t.hi < t.est)
+			t.hi = t.est;
 		st[s]->total = t.est;
 		st[s]->total_ci = (wss_profile_ci_t){t.lo, t.hi};
 		st[s]->sum_lo = E.sum_lo[s];

@@ -80,6 +80,11 @@ def check(path, prefix):
                 # wss attach's reference bits cannot tell the run's total.
                 if not isinstance(v, (int, float)) and not (k == "total" and v is None and h["backend"] == "refbits"):
                     raise SystemExit("%s:%d: summary.data.%s missing" % (path, n, k))
+            # The run's distinct pages are at least one window's.
+            for sk in ("data", "read", "write"):
+                st = r.get(sk)
+                if st and isinstance(st.get("total"), int) and st["total"] < st["peak"]:
+                    raise SystemExit("%s:%d: summary.%s.total %d below its peak %d" % (path, n, sk, st["total"], st["peak"]))
             continue
         if t == "module":
             if not isinstance(r.get("path"), str) or not all(isinstance(r.get(k), str) and r[k].startswith("0x") for k in ("bias", "start", "end")):
