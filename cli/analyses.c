@@ -668,6 +668,11 @@ int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
 	} else {
 		heat_axes_t ax;
 		wss_heat_t h = {0};
+		/* No more columns than intervals: a column narrower than one
+		 * would stay empty and look like time the program was idle. (A
+		 * comparison keeps the grid asked for: its two traces differ.) */
+		if (rq.tbins > ss[0].intervals && ss[0].intervals)
+			rq.tbins = ss[0].intervals;
 		if (!(r = heat_build(&pp[0], &ss[0], &ax, &h, &rq))) {
 			wss_pair_note_end(&pp[0]);
 			if (form == WSS_OUT_JSON)

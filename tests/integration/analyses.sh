@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 70
+plan 71
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
@@ -32,6 +32,8 @@ grep -q "^pages  8 distinct, by index (gaps removed): 8 rows of 1 page$" h.txt; 
 grep -q "^time   120 intervals (seq 1..120): 72 columns of 1-2 intervals$" h.txt; ok $? "120 intervals in 72 columns"
 grep -q "max 2, total 960$" h.txt; ok $? "960 touches (8 pages x 120 intervals), at most 2 in a cell"
 is "$(grep -c '^ *[0-9]* |[+@]*$' h.txt)" 8 "8 shaded rows"
+"$WSS" heatmap --time-bins 1000 cyc.jsonl | grep -q "^time   120 intervals (seq 1..120): 120 columns of 1 interval$"
+ok $? "--time-bins past the intervals: one column an interval, no empty ones"
 "$WSS" heatmap --csv --time-bins 5 --page-bins 2 ramp.jsonl >r.csv
 is $? 0 "heatmap --csv exits 0"
 is "$(sed -n 1p r.csv)" "page_bin,time_bin,page_first,page_last,seq_first,seq_last,touches" "the CSV's columns"
