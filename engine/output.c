@@ -163,7 +163,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	*sum = (wss_profile_summary_t){
 		.samples = E.nsamples,
 		.data = {E.sum_pages, E.peak_pages, total},
-		.write = {E.sum_write, E.peak_write, E.total_write},
+		.write = {E.sum_write, E.peak_write, __atomic_load_n(&E.total_write, __ATOMIC_RELAXED)},
 		.read = {E.sum_read, E.peak_read, E.total_read},
 		.sets = {.writes = E.backend->harvest != NULL, .reads = E.backend->harvest && E.backend->fault},
 		.faults = E.faults_total,
