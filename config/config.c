@@ -354,17 +354,7 @@ const char *wss_config_closest_word(const char *typed, const char *const *words)
 	return best;
 }
 
-static const char *closest_section(const char *typed)
-{
-	const char *best = NULL;
-	unsigned bd = 1000;
-	for (int i = 0; sections[i]; i++) {
-		unsigned d = distance(typed, sections[i]);
-		if (close_enough(typed, sections[i]) && d < bd)
-			bd = d, best = sections[i];
-	}
-	return best;
-}
+static const char *closest_section(const char *typed) { return wss_config_closest_word(typed, sections); }
 
 /* The key closest to typed: in section sec (NULL: any section). */
 static const keydef_t *closest_key(const char *sec, const char *typed)
