@@ -61,6 +61,8 @@ typedef struct wss_engine {
 	/* writes.c */
 	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
 	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
+	/* fault.c */
+	int changing;             /* futex word: 1 while a change of sample opens or unwatches (wss_change_begin) */
 	int harvester;            /* the tid of the thread running the tick or discard (engine lock) */
 	/* tick.c */
 	uint64_t t0_ns, cpu0_ns, start_unix_ns;
@@ -113,6 +115,7 @@ typedef struct wss_engine {
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
 	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample */
+	uint64_t member_tick_ns;  /* a steady tick's cost per member touched in its interval (0: none measured) */
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
 	/* sampling.c */
@@ -192,6 +195,9 @@ void wss_fault_list_add(uintptr_t page, uint32_t e);
 /* Some page may now be open and in no list: the next tick walks every
  * member.  AS-safe. */
 void wss_fault_list_stale(void);
+/* A change of sample's opening, which program threads' faults wait for (fault.c). */
+void wss_change_begin(void);
+void wss_change_end(void);
 /* For the tick ending k, after the drain: interval k's list, or NULL when
  * it cannot be trusted (not allocated, overflowed, or stale; the stale
  * mark is consumed).  *n its length.  Engine lock held. */

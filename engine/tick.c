@@ -31,6 +31,9 @@ static int64_t thread_cpu_ns(int tid)
  * pages the program touched in exact and in sampled windows does not depend
  * on the sample, so these members are a sample of the pages touched in
  * sampled windows alone.  Engine lock held (the tick, an untrack). */
+/* A steady tick's cost is divided among its touched members only when
+ * they are enough to outweigh its fixed part (writing the sample). */
+#define MIN_TOUCHED_FOR_COST 32
 #define REVER_READ 1
 #define REVER_E(s) ((uint8_t)(2U << (2 * (s))))
 #define REVER_S(s) ((uint8_t)(4U << (2 * (s))))
@@ -246,9 +249,12 @@ void wss_tick_locked(bool final)
 			 * member is ever open in between (a touch then would go
 			 * unseen).  A finer sample holds the coarser one (nested):
 			 * nothing to open. */
-			if (lk == 0 || lk < ln)
+			if (lk == 0 || lk < ln) {
+				wss_change_begin();
 				for (size_t i = 0; i < E.regions.n; i++)
 					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
+				wss_change_end();
+			}
 		}
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
@@ -293,9 +299,12 @@ void wss_tick_locked(bool final)
 	}
 	/* A coarser sample: the pages that left it, their bits of k read by
 	 * the harvest, are not watched any more. */
-	if (!final && lk < ln)
+	if (!final && lk < ln && E.backend->unwatch) {
+		wss_change_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
 			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
+		wss_change_end();
+	}
 	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
@@ -417,6 +426,13 @@ void wss_tick_locked(bool final)
 	 * to the program), but for a change of sample, paid once. */
 	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	E.tick_cost_ns = spent > once ? spent - once : 0;
+	/* What re-arming and harvesting a touched member costs the tick, for
+	 * a burst's raise (wss_sampling_burst): from steady sampled ticks,
+	 * which walk the touched members alone. */
+	if (!final && !change && lk && lk == ln && faults >= MIN_TOUCHED_FOR_COST) {
+		uint64_t m = E.tick_cost_ns / faults;
+		E.member_tick_ns = E.member_tick_ns ? (E.member_tick_ns * 3 + m) / 4 : m;
+	}
 	E.spent_ns += spent;
 	E.change_ns = 0;
 }
