@@ -47,6 +47,7 @@
 #include <linux/futex.h>
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "engine/sites.h"
@@ -259,7 +260,11 @@ void wss_engine_opened(uintptr_t page, uint8_t *fl, const void *uc, uint32_t tic
  * fault goes the usual way. */
 #define CHANGE_WAIT_NS 50000000L
 
-void wss_change_begin(void) { __atomic_store_n(&E.changing, 1, __ATOMIC_SEQ_CST); }
+void wss_change_begin(void)
+{
+	__atomic_store_n(&E.changing_pid, wss_sys_getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&E.changing, wss_sys_gettid(), __ATOMIC_SEQ_CST);
+}
 
 void wss_change_end(void)
 {
@@ -267,16 +272,29 @@ void wss_change_end(void)
 	wss_sys_futex(&E.changing, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
-static bool change_wait(uintptr_t addr)
+/* E.changing holds the changer's thread id: the thread making the change
+ * (the engine thread, or a program thread in its mmap or ending an
+ * interval under manual ticks: wss_sampling_make_room, _before_attach,
+ * wss_tick) never waits for itself.  A child forked without the fork
+ * handlers (_Fork, a raw clone) during a change inherits the word with no
+ * one to clear it: the pid tells. */
+static bool change_wait(uintptr_t addr, bool write, bool exec)
 {
-	if (!__atomic_load_n(&E.changing, __ATOMIC_ACQUIRE) || wss_fault_engine_thread)
+	int c = __atomic_load_n(&E.changing, __ATOMIC_ACQUIRE);
+	if (!c || wss_fault_engine_thread || c == wss_sys_gettid() || __atomic_load_n(&E.changing_pid, __ATOMIC_RELAXED) != wss_sys_getpid())
 		return false;
 	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
 	uint8_t *fl = wss_shadow_flags(page);
-	if (!fl || !(__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+	uint8_t f = fl ? __atomic_load_n(fl, __ATOMIC_RELAXED) : 0;
+	if (!(f & WSS_PF_TRACKED))
+		return false;
+	/* The program's own fault (a guard page, a collector's barrier)
+	 * goes to its handler at once. */
+	int prot = f & WSS_PF_PROT;
+	if (exec ? !(prot & PROT_EXEC) : write ? !(prot & PROT_WRITE) : !(prot & (PROT_READ | PROT_WRITE)))
 		return false;
 	struct timespec ts = {0, CHANGE_WAIT_NS};
-	wss_sys_futex(&E.changing, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	wss_sys_futex(&E.changing, FUTEX_WAIT_PRIVATE, c, &ts, NULL, 0);
 	return !__atomic_load_n(&E.changing, __ATOMIC_ACQUIRE);
 }
 
@@ -285,7 +303,7 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 	const wss_backend_t *b = E.backend;
 	if (!b || !b->fault)
 		return false;
-	if (change_wait(addr))
+	if (change_wait(addr, write, exec))
 		return true;
 	return b->fault(addr, write, exec, uc);
 }

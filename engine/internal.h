@@ -62,7 +62,8 @@ typedef struct wss_engine {
 	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
 	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
 	/* fault.c */
-	int changing;             /* futex word: 1 while a change of sample opens or unwatches (wss_change_begin) */
+	int changing;             /* futex word: the changer's tid while a change of sample opens or unwatches (wss_change_begin) */
+	int changing_pid;         /* the process that set it */
 	int harvester;            /* the tid of the thread running the tick or discard (engine lock) */
 	/* tick.c */
 	uint64_t t0_ns, cpu0_ns, start_unix_ns;
@@ -319,6 +320,7 @@ void wss_sampling_fork_child(void);
  * becomes one whose members fit the VMA budget with it, at once (mid
  * interval: sampling.c says why that is sound).  Engine lock held. */
 void wss_sampling_make_room(uint64_t pages);
+void wss_sampling_before_attach(uint64_t pages);
 /* On the engine thread, woken by a burst of first touches (fault.c): the
  * level in force becomes coarser at once (sampling.c).  Engine lock held. */
 void wss_sampling_burst(void);

@@ -31,8 +31,8 @@ static int64_t thread_cpu_ns(int tid)
  * pages the program touched in exact and in sampled windows does not depend
  * on the sample, so these members are a sample of the pages touched in
  * sampled windows alone.  Engine lock held (the tick, an untrack). */
-/* A steady tick's cost is divided among its touched members only when
- * they are enough to outweigh its fixed part (writing the sample). */
+/* A steady tick's arming and harvest are divided among its listed members
+ * only when they are enough to outweigh the fixed part. */
 #define MIN_TOUCHED_FOR_COST 32
 #define REVER_READ 1
 #define REVER_E(s) ((uint8_t)(2U << (2 * (s))))
@@ -308,8 +308,17 @@ void wss_tick_locked(bool final)
 	wss_fault_list_reset(k);
 	if (window)
 		wss_writes_window_close();
+	uint64_t c_end = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (change)
-		once = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c_arm;
+		once = c_end - c_arm;
+	/* What re-arming and harvesting a touched member costs the tick, for
+	 * a burst's raise (wss_sampling_burst): from steady ticks that took
+	 * the list (a full walk's cost is every member's, not the touched
+	 * ones'), the arming and harvest alone. */
+	if (listed && !change && lk && lk == ln && nlisted >= MIN_TOUCHED_FOR_COST) {
+		uint64_t m = (c_end - c_arm) / nlisted;
+		E.member_tick_ns = E.member_tick_ns ? (E.member_tick_ns * 3 + m) / 4 : m;
+	}
 	/* The harvest records k's touches under uffd-wp: into k's counters,
 	 * read before it for the decision; no handler of k+2 exists yet. */
 	for (uint32_t s = 0; s <= nt; s++) {
@@ -426,13 +435,6 @@ void wss_tick_locked(bool final)
 	 * to the program), but for a change of sample, paid once. */
 	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
 	E.tick_cost_ns = spent > once ? spent - once : 0;
-	/* What re-arming and harvesting a touched member costs the tick, for
-	 * a burst's raise (wss_sampling_burst): from steady sampled ticks,
-	 * which walk the touched members alone. */
-	if (!final && !change && lk && lk == ln && faults >= MIN_TOUCHED_FOR_COST) {
-		uint64_t m = E.tick_cost_ns / faults;
-		E.member_tick_ns = E.member_tick_ns ? (E.member_tick_ns * 3 + m) / 4 : m;
-	}
 	E.spent_ns += spent;
 	E.change_ns = 0;
 }

@@ -66,4 +66,33 @@ grep -q "^wss: sampled: 1 page in 16" "$TMP/r16.err"
 ok $? "the stderr summary says so"
 grep -q "^wss: data avg/peak/total: ≈ .* pages ± " "$TMP/r16.err"
 ok $? "and gives the estimates with their intervals"
+# A mapping made at a sampled level has its members armed one by one in
+# the program's mmap; the budget holds that to one interval's worth
+# (engine/sampling.c, wss_sampling_before_attach).  `sampled` starts at 1
+# in 64; 512 MiB there is 2,048 members, well past one interval's budget
+# at 2 % (2 ms of 100, a few hundred members at the probe's 5-12 us):
+# the level goes up before the mapping is attached, within the interval
+# it is made in (the program's 30 ms are inside the first 100 ms
+# interval; on a slower machine a tick in between can only raise the
+# level more).  A fixed rate is the user's and stays.
+bigmap() { # NAME RATE-OR-EMPTY
+	rm -f "$TMP/$1.jsonl"
+	env WSS_TRACK_MODE=sampled ${2:+WSS_TRACK_SAMPLE_RATE=$2} WSS_SESSION_INTERVAL=100ms \
+		WSS_SESSION_OUTPUT="$TMP/$1.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/bigmap" 512 16 >"$TMP/$1.out" 2>"$TMP/$1.err"
+}
+first_rate() { python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "sample":
+        print(r["rate"]); break' "$1"; }
+bigmap big ""
+ok $? "bigmap: 512 MiB mapped under sampled tracking, no fixed rate"
+is "$(cat "$TMP/big.out")" 8192 "bigmap: its output is its own"
+rate=$(first_rate "$TMP/big.jsonl")
+diag "bigmap: the interval of the mapping sampled at 1 in $rate"
+[ "${rate:-0}" -ge 256 ]; ok $? "bigmap: the level rose before the attach (1 in $rate: at most 512 members of 131,072 pages; 1 in 64 would arm 2,048)"
+bigmap bigfixed 1/64
+ok $? "bigmap at a fixed 1/64"
+is "$(first_rate "$TMP/bigfixed.jsonl")" 64 "bigmap: a fixed rate is kept (1 in 64)"
 done_testing
