@@ -85,7 +85,7 @@ matrix() {
 }
 
 # ---- 1. the capture and delivery paths, under manual ticks -------------
-for mode in personality jitframe altstack threads; do
+for mode in personality jitframe altstack threads stdio; do
 	want=$("$PROGS/unharmed" $mode)
 	for b in $backends; do
 		p="$TMP/unharmed.$mode.$b.jsonl"

@@ -10,6 +10,11 @@
  *   threads      threads created after ticks (run linked by lld, whose
  *                layout puts RELRO, .dynamic included, in a segment of its
  *                own, and with lazy binding)
+ *   stdio        stdio handing the kernel armed pages past the wrappers: a
+ *                heap buffer given with setvbuf/setbuffer/setbuf, flushed
+ *                after a tick; fwrite and fread of a buffer-sized or longer
+ *                request (straight between the caller's pages and the
+ *                kernel) and of a short one (through the stream's buffer)
  * Each prints a checksum; the test compares it with a run without wss. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -101,6 +106,61 @@ static void *worker(void *arg)
 	return (void *)s;
 }
 
+/* One stream with the program's own buffer (setvbuf, setbuffer or setbuf
+ * by how), 1,000 lines written, a tick, the flush; then a 64 KiB fwrite
+ * and fread and a 100-byte one, each of armed heap pages.  Returns the
+ * bytes read back, or -1 on any stdio error. */
+static long stdio_round(int how)
+{
+	FILE *f = tmpfile();
+	if (!f)
+		abort();
+	char *vb = heap(how == 2 ? BUFSIZ / PAGE + 1 : 16);
+	if (how == 0)
+		setvbuf(f, vb, _IOFBF, 16 * PAGE);
+	else if (how == 1)
+		setbuffer(f, vb, 16 * PAGE);
+	else
+		setbuf(f, vb);
+	for (int i = 0; i < 1000; i++)
+		fprintf(f, "line %d\n", i);
+	wss_tick();
+	if (fflush(f) || ferror(f))
+		return -1;
+	char *big = heap(16), *in = heap(16);
+	memset(big, 'x', 16 * PAGE);
+	wss_tick();
+	if (fwrite(big, 1, 16 * PAGE, f) != 16 * PAGE || fwrite(big + 8 * PAGE, 1, 100, f) != 100 || fflush(f))
+		return -1;
+	rewind(f);
+	wss_tick();
+	long got = 0;
+	size_t n;
+	while ((n = fread(in, 1, 16 * PAGE, f)) > 0)
+		got += (long)n;
+	rewind(f);
+	wss_tick();
+	got += (long)fread(in + 4 * PAGE, 1, 100, f);
+	if (ferror(f))
+		return -1;
+	fclose(f);
+	free(big);
+	free(in);
+	return got; /* the stream's buffer stays excluded: never freed */
+}
+
+static long stdio_rounds(void)
+{
+	long sum = 0;
+	for (int how = 0; how < 3; how++) {
+		long r = stdio_round(how);
+		if (r < 0)
+			return -1;
+		sum += r;
+	}
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -143,8 +203,10 @@ int main(int argc, char **argv)
 			}
 		}
 		sum += pad[0];
+	} else if (!strcmp(mode, "stdio")) {
+		sum = stdio_rounds();
 	} else {
-		fprintf(stderr, "usage: unharmed personality|jitframe|altstack|threads\n");
+		fprintf(stderr, "usage: unharmed personality|jitframe|altstack|threads|stdio\n");
 		return 2;
 	}
 	printf("%s %ld\n", mode, sum);
