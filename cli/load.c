@@ -288,6 +288,8 @@ static int load_settings(loader_t *ld, const wss_json_t *h)
 	return 0;
 }
 
+static int load_code_header(loader_t *ld, const wss_json_t *c);
+
 static int load_header(loader_t *ld, const wss_json_t *h)
 {
 	wss_profile_t *p = ld->p;
@@ -329,7 +331,42 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 		p->window_ns = p->window_intervals * p->interval_ns;
 	if (!opt_str(ld, h, rec, "track_mode", &p->track_mode) || !opt_str(ld, h, rec, "config_file", &p->config_file))
 		return ld->status;
+	const wss_json_t *code;
+	if (!opt_obj(ld, h, rec, "code", &code))
+		return ld->status;
+	if (code && load_code_header(ld, code))
+		return ld->status;
 	return load_settings(ld, h);
+}
+
+/* The header's "code": {"tracked":true,"excluded":[{"object","why"}...]}
+ * or {"tracked":false,"why":...}. */
+static int load_code_header(loader_t *ld, const wss_json_t *c)
+{
+	wss_profile_t *p = ld->p;
+	const char *rec = "header: code";
+	if (!opt_bool(ld, c, rec, "tracked", &p->code_tracked) || !opt_str(ld, c, rec, "why", &p->code_off))
+		return ld->status;
+	const wss_json_t *ex = wss_json_get(c, "excluded");
+	if (!ex)
+		return 0;
+	if (ex->type != WSS_JSON_ARRAY)
+		return bad(ld, 1, "header: code: \"excluded\" is not an array");
+	if (ex->n && !(p->code_excluded = calloc(ex->n, sizeof *p->code_excluded)))
+		return nomem(ld);
+	for (size_t k = 0; k < ex->n; k++) {
+		const wss_json_t *o = ex->items[k];
+		const wss_json_t *name = o->type == WSS_JSON_OBJECT ? wss_json_get(o, "object") : NULL;
+		const wss_json_t *why = o->type == WSS_JSON_OBJECT ? wss_json_get(o, "why") : NULL;
+		if (!name || name->type != WSS_JSON_STRING || !why || why->type != WSS_JSON_STRING)
+			return bad(ld, 1, "header: code: excluded[%zu]: \"object\" and \"why\" must be strings", k);
+		size_t n = strlen(name->s) + strlen(why->s) + 3;
+		if (!(p->code_excluded[k] = malloc(n)))
+			return nomem(ld);
+		snprintf(p->code_excluded[k], n, "%s: %s", name->s, why->s);
+		p->code_nexcluded++;
+	}
+	return 0;
 }
 
 static wss_load_thread_t *thread_slot(loader_t *ld, int64_t tid)
@@ -370,7 +407,8 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
 	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1,
-			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1};
+			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1,
+			  .code = -1, .code_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
 	if (!need_int(ld, r, rec, "seq", &s.seq) || !need_int(ld, r, rec, "t_ns", &s.t_ns) ||
@@ -379,8 +417,11 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
 	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_int(ld, r, rec, "faults", &s.faults) ||
-	    !opt_bool(ld, r, rec, "final", &s.final))
+	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code) ||
+	    !opt_bool(ld, r, rec, "code_lower_bound", &s.code_lower_bound))
 		return ld->status;
+	p->has_code |= s.code >= 0;
+	p->code_lower_bound |= s.code_lower_bound;
 	if (s.rate < 1)
 		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
 	if (sampled && (!opt_int(ld, sampled, "sample: sampled", "tracked", &s.tracked) ||
@@ -392,6 +433,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	if (cost && (!opt_int(ld, cost, "sample: cost", "faults_ns", &s.faults_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "change_ns", &s.change_ns) ||
+		     !opt_int(ld, cost, "sample: cost", "code_ns", &s.code_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "program_ns", &s.program_ns)))
 		return ld->status;
 	p->has_read |= s.read >= 0;
@@ -409,6 +451,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		p->cost_faults_ns += s.faults_ns > 0 ? s.faults_ns : 0;
 		p->cost_tick_ns += s.tick_ns > 0 ? s.tick_ns : 0;
 		p->cost_change_ns += s.change_ns > 0 ? s.change_ns : 0;
+		p->cost_code_ns += s.code_ns > 0 ? s.code_ns : 0;
 		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
 	}
 	const wss_json_t *threads = wss_json_get(r, "threads");
@@ -417,20 +460,24 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	s.thread_first = p->nsample_threads;
 	for (size_t k = 0; k < threads->n; k++) {
 		const wss_json_t *o = threads->items[k];
-		int64_t tid, data, write = -1, faults = 0, cpu = -1;
+		int64_t tid, data, write = -1, faults = 0, cpu = -1, code = 0;
 		wss_ci_t ci[WSS_SERIES_N] = {{0}};
 		rec = "sample: threads[]";
 		if (o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "%s: not an object", rec);
 		if (!need_int(ld, o, rec, "tid", &tid) || !need_int(ld, o, rec, "data_pages", &data) ||
 		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
-		    !opt_int(ld, o, rec, "cpu_ns", &cpu) || !opt_cis(ld, o, rec, ci))
+		    !opt_int(ld, o, rec, "cpu_ns", &cpu) || !opt_cis(ld, o, rec, ci) ||
+		    !opt_int(ld, o, rec, "code_pages", &code))
 			return ld->status;
 		wss_load_thread_t *t = thread_slot(ld, tid);
 		if (!t)
 			return ld->status;
 		t->estimated |= s.rate > 1;
 		t->samples++;
+		t->code_sum += (uint64_t)code;
+		if ((uint64_t)code > t->code_peak)
+			t->code_peak = (uint64_t)code;
 		t->data_sum += (uint64_t)data;
 		if ((uint64_t)data > t->data_peak)
 			t->data_peak = (uint64_t)data;
@@ -502,7 +549,8 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "faults", &p->faults) || !opt_bool(ld, r, rec, "sampled", &p->summary_sampled) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &p->summary_lower_bound) ||
 	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
-	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write))
+	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) ||
+	    load_stat(ld, r, "code", &p->code))
 		return ld->status;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
@@ -793,6 +841,8 @@ void wss_load_stats(wss_profile_t *p)
 		stat_from_samples(p, offsetof(wss_sample_t, read), &p->read);
 	if (p->has_write)
 		stat_from_samples(p, offsetof(wss_sample_t, write), &p->write);
+	if (p->has_code)
+		stat_from_samples(p, offsetof(wss_sample_t, code), &p->code);
 }
 
 bool wss_load_sampled(const wss_profile_t *p) { return p->summary_sampled || p->nsampled > 0; }
@@ -831,6 +881,10 @@ void wss_load_release(wss_profile_t *p)
 	free(p->trace_stopped);
 	free(p->track_mode);
 	free(p->config_file);
+	free(p->code_off);
+	for (size_t k = 0; k < p->code_nexcluded; k++)
+		free(p->code_excluded[k]);
+	free(p->code_excluded);
 	for (size_t k = 0; k < p->nsettings; k++) {
 		free(p->settings[k].key);
 		free(p->settings[k].value);

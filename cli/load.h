@@ -34,8 +34,11 @@ typedef struct wss_sample {
 	int64_t tracked, members, sampled[WSS_SERIES_N];
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
 	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
+	int64_t code_ns;  /* "cost": track.code's first runs, -1: absent */
 	int64_t faults;	  /* first touches recorded in the interval, -1: absent */
 	bool final;	  /* the sample taken at exit (a partial interval) */
+	int64_t code;	  /* track.code: code pages run in the window (exact), -1: absent */
+	bool code_lower_bound; /* a code range was opened whole in it */
 	/* With WSS_LOAD_THREAD_SAMPLES: this sample's threads are
 	 * p->sample_threads[thread_first .. thread_first + nthreads). */
 	size_t thread_first, nthreads;
@@ -62,6 +65,7 @@ typedef struct wss_load_thread {
 	bool estimated;  /* some of its numbers come from a sample with rate > 1 */
 	uint64_t faults; /* first touches, summed over its samples */
 	int64_t cpu_ns;	 /* its last recorded CPU time, -1 if never */
+	uint64_t code_sum, code_peak; /* track.code: code pages it ran first */
 } wss_load_thread_t;
 
 /* avg/peak/total of one series.  avg_tenths is the mean in tenths of a
@@ -145,13 +149,22 @@ typedef struct wss_profile {
 	int64_t *thread_index; /* open-addressing tid -> index + 1 */
 	size_t thread_index_cap;
 	bool has_read, has_write; /* some sample carried read_pages / write_pages */
+	/* track.code: the header said so (code_tracked), or why not
+	 * (code_off); the excluded objects ("name: why", code_nexcluded);
+	 * some sample carried code_pages (has_code); the series' summary,
+	 * and whether a sample was a lower bound. */
+	bool code_tracked, has_code, code_lower_bound;
+	char *code_off;
+	char **code_excluded;
+	size_t code_nexcluded;
+	wss_stat_t code;
 	/* Sampled tracking, from the samples: how many had rate > 1 and their
 	 * smallest and largest rate, how many were lower bounds, and the sums
 	 * of the cost members (has_cost: some sample had them). */
 	size_t nsampled, nlower;
 	int64_t rate_min, rate_max;
 	bool has_cost;
-	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
+	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns, cost_code_ns;
 	/* summary (has_summary) or what the samples give */
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;

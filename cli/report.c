@@ -206,13 +206,24 @@ static void print_header(const wss_profile_t *p, FILE *out)
 	if (p->has_cost && p->cost_program_ns > 0) {
 		double prog = (double)p->cost_program_ns;
 		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
-			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns + p->cost_change_ns) / prog,
+			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns + p->cost_change_ns + p->cost_code_ns) / prog,
 			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / prog);
 		if (p->cost_change_ns)
 			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / prog);
+		if (p->cost_code_ns)
+			fprintf(out, ", code %.1f %%", 100.0 * (double)p->cost_code_ns / prog);
 		fputc(')', out);
 	}
 	print_session(p, out);
+	if (p->code_tracked) {
+		fputs("\ncode       tracked (track.code)", out);
+		if (p->code_lower_bound)
+			fputs(", a lower bound in some samples (a range opened whole for want of VMAs)", out);
+		for (size_t k = 0; k < p->code_nexcluded; k++)
+			fprintf(out, "%s%s", k ? "\n             " : "; not tracked:\n             ", p->code_excluded[k]);
+	} else if (p->code_off) {
+		fprintf(out, "\ncode       not tracked: %s", p->code_off);
+	}
 	if (p->trace) {
 		fprintf(out, "\ntrace      %s", p->trace);
 		if (p->trace_records >= 0)
@@ -318,6 +329,8 @@ static void print_summary(const wss_profile_t *p, FILE *out)
 	print_stat(out, "Data", &p->data, p->page_size, sampled, at_least);
 	print_stat(out, "Read", &p->read, p->page_size, sampled, at_least);
 	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
+	/* Code is exact whatever the data's rate. */
+	print_stat(out, "Insn", &p->code, p->page_size, false, p->code_lower_bound);
 	if (!p->has_summary)
 		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
 		      out);
@@ -333,10 +346,12 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 		any_estimated |= p->threads[k].estimated;
 	if (any_estimated)
 		fputs("  (≈: estimated from sampled pages)\n", out);
-	bool w = p->has_write;
+	bool w = p->has_write, c = p->has_code;
 	fprintf(out, "  %10s %8s %10s %8s", "tid", "samples", "data avg", "peak");
 	if (w)
 		fprintf(out, " %10s %8s", "write avg", "peak");
+	if (c)
+		fprintf(out, " %10s %8s", "insn avg", "peak");
 	fprintf(out, " %12s %12s\n", "first faults", "cpu time");
 	for (size_t k = 0; k < p->nthreads; k++) {
 		const wss_load_thread_t *t = &p->threads[k];
@@ -364,6 +379,10 @@ static void print_threads(const wss_profile_t *p, FILE *out)
 			uint64_t wa = wss_load_avg_tenths(t->write_sum, t->samples);
 			fprintf(out, " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, wa / 10, wa % 10, t->write_peak);
 		}
+		if (c) {
+			uint64_t ca = wss_load_avg_tenths(t->code_sum, t->samples);
+			fprintf(out, " %8" PRIu64 ".%" PRIu64 " %8" PRIu64, ca / 10, ca % 10, t->code_peak);
+		}
 		fprintf(out, " %12" PRIu64 " ", t->faults);
 		if (t->cpu_ns >= 0)
 			fprintf(out, "%10.3f s\n", (double)t->cpu_ns / 1e9);
@@ -387,7 +406,9 @@ static char peak_mark(size_t number)
 	return number <= 9 ? (char)('0' + number) : number <= 35 ? (char)('a' + number - 10) : '*';
 }
 
-static void print_timeline(const wss_profile_t *p, FILE *out)
+/* The timeline of the data series (written pages apart where the backend
+ * tells them), or with code of the code series. */
+static void print_timeline(const wss_profile_t *p, FILE *out, bool code)
 {
 	size_t n = p->nsamples;
 	enum { COLS = WSS_REPORT_COLUMNS, ROWS = WSS_REPORT_ROWS };
@@ -398,14 +419,15 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 	size_t cols = n < COLS ? n : COLS;
 	size_t first[COLS + 1];
 	int64_t dmax[COLS], wmax[COLS], ymax = 0;
-	bool split = p->has_write && p->has_read;
+	bool split = !code && p->has_write && p->has_read;
 	for (size_t c = 0; c <= cols; c++)
 		first[c] = c * n / cols;
 	for (size_t c = 0; c < cols; c++) {
 		dmax[c] = wmax[c] = 0;
 		for (size_t k = first[c]; k < first[c + 1]; k++) {
-			if (p->samples[k].data > dmax[c])
-				dmax[c] = p->samples[k].data;
+			int64_t v = code ? p->samples[k].code : p->samples[k].data;
+			if (v > dmax[c])
+				dmax[c] = v;
 			if (p->samples[k].write > wmax[c])
 				wmax[c] = p->samples[k].write;
 		}
@@ -413,7 +435,7 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 			ymax = dmax[c];
 	}
 	size_t lo = n / cols, hi = (n + cols - 1) / cols;
-	fputs("Timeline: data pages per sample", out);
+	fputs(code ? "Timeline: code pages per sample (insn)" : "Timeline: data pages per sample", out);
 	if (lo == 1 && hi == 1)
 		fputs(" (a column per sample)\n", out);
 	else if (lo == hi)
@@ -422,7 +444,7 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 		fprintf(out, " (each column: the max of %zu or %zu samples)\n", lo, hi);
 	if (split)
 		fputs("  # written   : touched, not written\n", out);
-	bool sampled = wss_load_sampled(p);
+	bool sampled = !code && wss_load_sampled(p);
 	if (sampled)
 		fputs("  estimates where sampled: ~ under the column\n", out);
 	int64_t scale = ymax ? ymax : 1;
@@ -483,7 +505,7 @@ static void print_timeline(const wss_profile_t *p, FILE *out)
 		fprintf(out, "%8s  %s\n", "sampled", est);
 	}
 
-	if (!p->npeaks)
+	if (code || !p->npeaks)
 		return;
 	char marks[COLS + 1];
 	memset(marks, ' ', cols);
@@ -657,8 +679,12 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	fputc('\n', out);
 	print_threads(p, out);
 	fputc('\n', out);
-	print_timeline(p, out);
+	print_timeline(p, out, false);
 	fputc('\n', out);
+	if (p->has_code) {
+		print_timeline(p, out, true);
+		fputc('\n', out);
+	}
 	int r = print_peaks(p, syms, out);
 	if (!r && p->has_sites) {
 		fputc('\n', out);
@@ -772,6 +798,17 @@ static void json_header(const wss_profile_t *p, jw_t *w)
 	jw_str(w, "backend", p->backend);
 	jw_str(w, "backend_reason", p->backend_reason);
 	jw_str(w, "backend_sees", p->backend_sees);
+	if (p->code_tracked || p->code_off) {
+		jw_open(w, "code", '{');
+		jw_bool(w, "tracked", p->code_tracked);
+		if (p->code_off)
+			jw_str(w, "why", p->code_off);
+		jw_open(w, "excluded", '[');
+		for (size_t k = 0; k < p->code_nexcluded; k++)
+			jw_str(w, NULL, p->code_excluded[k]);
+		jw_close(w, ']');
+		jw_close(w, '}');
+	}
 	jw_int(w, "interval_ns", p->interval_ns);
 	jw_int(w, "window_ns", p->window_ns);
 	jw_int(w, "window_intervals", p->window_intervals);
@@ -988,6 +1025,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_int(&w, "faults_ns", p->cost_faults_ns);
 		jw_int(&w, "tick_ns", p->cost_tick_ns);
 		jw_int(&w, "change_ns", p->cost_change_ns);
+		if (p->has_code)
+			jw_int(&w, "code_ns", p->cost_code_ns);
 		jw_int(&w, "program_ns", p->cost_program_ns);
 		jw_close(&w, '}');
 	}
@@ -1006,6 +1045,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_stat(&w, "data", &p->data, p->page_size, sampled);
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
+	json_stat(&w, "code", &p->code, p->page_size, false);
 	jw_close(&w, '}');
 
 	jw_open(&w, "threads", '[');
@@ -1019,6 +1059,10 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		if (t->has_write) {
 			jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
 			jw_int(&w, "write_peak", (int64_t)t->write_peak);
+		}
+		if (p->has_code) {
+			jw_tenths(&w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
+			jw_int(&w, "code_peak", (int64_t)t->code_peak);
 		}
 		jw_int(&w, "faults", (int64_t)t->faults);
 		jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
@@ -1039,6 +1083,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 			jw_int(&w, "read", s->read);
 		if (s->write >= 0)
 			jw_int(&w, "write", s->write);
+		if (s->code >= 0)
+			jw_int(&w, "code", s->code);
 		if (s->rate > 1) {
 			jw_int(&w, "rate", s->rate);
 			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};

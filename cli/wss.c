@@ -40,7 +40,7 @@ static void usage(FILE *to)
 	      "               [--time-base wall|cpu|manual]\n"
 	      "               [--backend auto|mprotect|uffd-wp|hybrid]\n"
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
-	      "               [--trace] [--trace-max SIZE] -- PROG [ARGS...]\n"
+	      "               [--trace] [--trace-max SIZE] [--code] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss report --html OUT.html PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
@@ -80,6 +80,8 @@ static void usage(FILE *to)
 	      "  --trace               also write a page trace beside the profile (NAME.trace):\n"
 	      "                        the pages touched per interval; see docs/trace-format.md\n"
 	      "  --trace-max SIZE      the most the trace may take (default 256MiB); SIZE: 64MiB\n"
+	      "  --code                also measure the code working set (the \"insn\" series):\n"
+	      "                        the pages of executable segments run per interval\n"
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
 	      "\n"
 	      "wss report prints what a profile says: the run, the working set's\n"
@@ -200,6 +202,7 @@ static const struct run_flag {
 	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD, NULL},
 	{NULL, "--trace", "session.trace", WSS_KEY_SESSION_TRACE, "true"},
 	{NULL, "--trace-max", "session.trace_max", WSS_KEY_SESSION_TRACE_MAX, NULL},
+	{NULL, "--code", "track.code", WSS_KEY_TRACK_CODE, "true"},
 };
 #define NFLAGS (sizeof run_flags / sizeof *run_flags)
 

@@ -99,7 +99,10 @@ static const keydef_t keys[] = {
 	 "Track the writable data segments of shared libraries, those loaded at start-up\n"
 	 "and those dlopen()ed later (from the second tick after they load, until dlclose),\n"
 	 "except the C library, the dynamic loader and their companions."},
-	{"track", "code", -1, T_BOOL, NULL, NULL},
+	{"track", "code", WSS_KEY_TRACK_CODE, T_BOOL, NULL,
+	 "Track the code working set too: the pages of the program's and its shared\n"
+	 "libraries' executable segments run in each interval (the \"insn\" series).\n"
+	 "Exact; costs a fault per code page run per interval (docs/backends.md)."},
 	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
 	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
 	 "Detect peaks of the working set and record the call stacks that made them."},
@@ -573,6 +576,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
 	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
+	case WSS_KEY_TRACK_CODE: wss_fmt_str(f, c->track_code ? "true" : "false"); return;
 	case WSS_KEY_REPORT_SUMMARY: wss_fmt_str(f, c->report_summary ? "true" : "false"); return;
 	case WSS_KEY_PEAKS_ENABLED: wss_fmt_str(f, c->peaks_enabled ? "true" : "false"); return;
 	case WSS_KEY_PEAKS_SENSITIVITY: fmt_milli(f, c->peaks_sensitivity_milli); return;
@@ -689,6 +693,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
+	case WSS_KEY_TRACK_CODE: c->track_code = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
 	case WSS_KEY_SESSION_TRACE: c->trace = v; break;

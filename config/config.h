@@ -48,6 +48,7 @@ typedef enum {
 	WSS_KEY_TRACK_ANON_MMAP,
 	WSS_KEY_TRACK_DATA_SEGMENTS,
 	WSS_KEY_TRACK_LIBRARY_DATA,
+	WSS_KEY_TRACK_CODE,
 	WSS_KEY_REPORT_SUMMARY,
 	WSS_KEY_PEAKS_ENABLED,
 	WSS_KEY_PEAKS_SENSITIVITY,
@@ -81,6 +82,7 @@ typedef struct wss_config {
 	uint64_t trace_max;          /* session.trace_max, bytes */
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
+	bool track_code;            /* the code working set: executable segments' pages run */
 	bool report_summary;
 	bool peaks_enabled;
 	uint32_t peaks_sensitivity_milli; /* g in thousandths */

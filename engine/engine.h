@@ -50,6 +50,7 @@ typedef struct wss_engine_settings {
 	uint32_t sample_level;        /* track.sample_rate as 1/2^level; 0: set by the budget */
 	uint32_t overhead_ppm;        /* session.overhead, in millionths of the program's time */
 	bool trace;                   /* session.trace: a page trace beside the profile */
+	bool code;                    /* track.code: the code working set */
 	uint64_t trace_max;           /* session.trace_max, bytes */
 	/* The header's members that describe the configuration, as JSON
 	 * members each starting with ',': the timing (time base, interval,

@@ -300,10 +300,16 @@ static bool change_wait(uintptr_t addr, bool write, bool exec)
 
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
-	const wss_backend_t *b = E.backend;
-	if (!b || !b->fault)
-		return false;
-	if (change_wait(addr, write, exec))
+	/* An instruction fetch from an armed code page (code.c), whatever
+	 * the data backend. */
+	if (exec && wss_code_fault(addr))
 		return true;
-	return b->fault(addr, write, exec, uc);
+	const wss_backend_t *b = E.backend;
+	if (b && b->fault) {
+		if (change_wait(addr, write, exec))
+			return true;
+		if (b->fault(addr, write, exec, uc))
+			return true;
+	}
+	return exec && wss_code_retry(addr);
 }

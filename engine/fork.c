@@ -65,6 +65,9 @@ static void child_start_locked(void)
 	wss_sparse_fork_child();
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
+	E.sum_code = E.peak_code = 0;
+	E.code_lower_bound = false;
+	wss_code_fork_child();
 	E.samples_out = 0;
 	if (E.sites)
 		wss_sites_fork_child();

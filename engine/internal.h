@@ -70,6 +70,8 @@ typedef struct wss_engine {
 	uint64_t nsamples, sum_pages, peak_pages, faults_total, coarse_total;
 	uint64_t sum_write, peak_write, total_write; /* backends that see writes */
 	uint64_t sum_read, peak_read, total_read;
+	uint64_t sum_code, peak_code;  /* track.code: the code series (code.c) */
+	bool code_lower_bound;         /* a sample's code range was opened whole */
 	/* clock.c */
 	pthread_t thread;
 	bool started;             /* the engine thread runs */
@@ -488,6 +490,50 @@ void wss_libdata_start_locked(void);
  * those gone, track those seen at two reads in a row.  Engine lock
  * held. */
 void wss_libdata_apply_locked(void);
+
+/* code.c: the code working set (track.code) */
+/* track.code asked for (track); runtime as wss_engine_start_t's.  init. */
+void wss_code_init(bool track, const char *runtime);
+bool wss_code_on(void);
+/* Asked for but impossible here: why (for the header), else NULL. */
+const char *wss_code_off_why(void);
+/* The header's list of excluded start-up objects ({"object","why"},...),
+ * or NULL when off. */
+const char *wss_code_excluded_json(void);
+/* More code ranges than the table holds (the rest untracked). */
+bool wss_code_full(void);
+/* One read of the loader's list, as libdata's. */
+void wss_code_begin(void);
+void wss_code_seen(const struct dl_phdr_info *info);
+void wss_code_end(void);
+/* Engine lock held: the start-up read's ranges at once; a tick's read
+ * applied (ranges gone dropped, ranges seen twice added); arming every
+ * range (after the epoch move and the drain); disarming at the end. */
+void wss_code_start_locked(void);
+void wss_code_apply_locked(void);
+void wss_code_arm_locked(void);
+void wss_code_disarm_locked(void);
+/* An instruction fetch fault at addr: true when it was ours (opened,
+ * recorded).  AS-safe, lock-free. */
+bool wss_code_fault(uintptr_t addr);
+extern __thread bool wss_code_ticking; /* set by the thread running a tick */
+/* A fetch fault no one claimed, possibly on a range that left tracking
+ * since it faulted: true to let it run again (once per address).  AS-safe. */
+bool wss_code_retry(uintptr_t addr);
+/* The code pages in sample k's window (each thread's added to its
+ * window_code); lower: a range was opened whole in the interval.  Engine
+ * lock held. */
+uint64_t wss_code_count(uint32_t k, uint32_t w, uint32_t nt, bool *lower);
+/* Code pages run in the run so far. */
+uint64_t wss_code_total(void);
+/* First runs recorded in interval k (read once, after k's handlers). */
+uint64_t wss_code_take_faults(uint32_t k);
+/* The program changes the mapping of [start, len) (before the call).
+ * Engine lock held. */
+void wss_code_forget_locked(uintptr_t start, size_t len);
+void wss_code_dlclose_begin_locked(void);
+void wss_code_dlclose_end_locked(void);
+void wss_code_fork_child(void);
 
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */

@@ -306,10 +306,16 @@ void wss_libdata_start_locked(void)
 
 void wss_engine_dlclose_begin(void)
 {
-	if (!enabled)
+	if (!enabled && !wss_code_on())
 		return;
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
+	/* The code of libraries loaded after start-up leaves too (code.c). */
+	wss_code_dlclose_begin_locked();
+	if (!enabled) {
+		wss_engine_unlock(&ls);
+		return;
+	}
 	closing++;
 	int n = 0;
 	for (int i = 0; i < nlibs; i++) {
@@ -326,10 +332,12 @@ void wss_engine_dlclose_begin(void)
 
 void wss_engine_dlclose_end(void)
 {
-	if (!enabled)
+	if (!enabled && !wss_code_on())
 		return;
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
-	closing--;
+	wss_code_dlclose_end_locked();
+	if (enabled)
+		closing--;
 	wss_engine_unlock(&ls);
 }

@@ -123,6 +123,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		E.vma_budget = E.set.test.vma_budget;
 	wss_sampling_init();
 	wss_trace_init();
+	wss_code_init(E.set.code, E.runtime);
 
 	E.max_map = max_map;
 	E.argc = s->argc;
@@ -207,6 +208,7 @@ bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_AC
 void wss_lifecycle_deactivate_locked(bool ending)
 {
 	__atomic_store_n(&E.measuring, false, __ATOMIC_RELEASE);
+	wss_code_disarm_locked();
 	for (size_t i = 0; i < E.regions.n; i++) {
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
 		if (E.backend->detach && !ending)

@@ -63,6 +63,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
 		wss_modules_add(info, c->first);
 		wss_modtab_sync_add(info);
 	}
+	wss_code_seen(info);
 	if (c->first) { /* the main program: track.data_segments */
 		c->first = false;
 		return 0;
@@ -79,12 +80,14 @@ static void read_list(bool unwind, bool startup)
 {
 	struct collecting c = {true, unwind};
 	wss_libdata_begin();
+	wss_code_begin();
 	if (unwind)
 		wss_modtab_sync_begin();
 	dl_iterate_phdr(collect, &c);
 	if (unwind)
 		wss_modtab_sync_end(startup);
 	wss_libdata_end();
+	wss_code_end();
 }
 
 struct around {
@@ -97,11 +100,12 @@ static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	struct around *a = data;
 	if (!a->done) {
-		/* Library data: every tick; modules: when objects were added;
-		 * unwind tables: when objects were added or removed (the C
-		 * library unloads some behind dlclose's back). */
+		/* Library data and code: every tick (an object is added at
+		 * the second read that sees it); modules: when objects were
+		 * added; unwind tables: when objects were added or removed
+		 * (the C library unloads some behind dlclose's back). */
 		bool changed = info->dlpi_adds != last_adds || info->dlpi_subs != last_subs;
-		if (wss_libdata_enabled() || changed)
+		if (wss_libdata_enabled() || wss_code_on() || changed)
 			read_list(changed && modules_on && !no_around, false);
 		last_adds = info->dlpi_adds;
 		last_subs = info->dlpi_subs;
@@ -113,8 +117,8 @@ static int around_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void wss_loader_around(void (*tick)(void))
 {
-	bool libdata = wss_libdata_enabled();
-	if (!started || (!libdata && !modules_on) || (!libdata && no_around)) {
+	bool lists = wss_libdata_enabled() || wss_code_on();
+	if (!started || (!lists && !modules_on) || (!lists && no_around)) {
 		tick();
 		return;
 	}
@@ -135,13 +139,14 @@ void wss_loader_apply_locked(void)
 	if (modules_on)
 		wss_modules_out_locked();
 	wss_libdata_apply_locked();
+	wss_code_apply_locked();
 }
 
 void wss_engine_loader_init(bool library_data)
 {
 	wss_libdata_init(library_data);
 	modules_on = wss_engine_sites();
-	if (!library_data && !modules_on)
+	if (!library_data && !modules_on && !wss_code_on())
 		return;
 	read_list(modules_on, true);
 	wss_lockstate_t ls;
@@ -149,6 +154,7 @@ void wss_engine_loader_init(bool library_data)
 	if (modules_on)
 		wss_modules_out_locked();
 	wss_libdata_start_locked();
+	wss_code_start_locked();
 	wss_engine_unlock(&ls);
 	started = true;
 }

@@ -27,6 +27,7 @@ void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long 
 		/* It may replace tracked pages: the call and the registry
 		 * change are one step for the tick. */
 		wss_engine_lock(&ls);
+		wss_code_forget_locked((uintptr_t)addr, len);
 		RETRY_RELIEVED(r, wss_sys_mmap(addr, len, prot, flags, fd, off));
 		if (!wss_sys_failed((long)r)) {
 			wss_engine_untrack_locked((uintptr_t)r, len);
@@ -56,6 +57,7 @@ long wss_engine_munmap(void *addr, size_t len)
 	wss_lockstate_t ls;
 	long r;
 	wss_engine_lock(&ls);
+	wss_code_forget_locked((uintptr_t)addr, len);
 	RETRY_RELIEVED(r, wss_sys_munmap(addr, len));
 	if (!wss_sys_failed(r))
 		wss_engine_untrack_locked((uintptr_t)addr, len);
@@ -68,6 +70,9 @@ long wss_engine_mprotect(void *addr, size_t len, int prot)
 	wss_lockstate_t ls;
 	long r;
 	wss_engine_lock(&ls);
+	/* Code the program reprotects (a patch, a JIT in a library's text)
+	 * is its own from now on. */
+	wss_code_forget_locked((uintptr_t)addr, len);
 	RETRY_RELIEVED(r, wss_sys_mprotect(addr, len, prot));
 	if (!wss_sys_failed(r))
 		wss_engine_protect_locked((uintptr_t)addr, len, prot);
@@ -81,6 +86,7 @@ void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void
 	void *r;
 	wss_engine_lock(&ls);
 	/* mremap needs its source to be one VMA: undo our splits there first. */
+	wss_code_forget_locked((uintptr_t)old, oldlen);
 	wss_engine_disarm_locked((uintptr_t)old, oldlen);
 	RETRY_RELIEVED(r, wss_sys_mremap(old, oldlen, newlen, flags, want));
 	if (!wss_sys_failed((long)r))

@@ -140,6 +140,9 @@ void wss_out_header(void)
 		.vma_budget = E.vma_budget,
 		.mode = E.set.mode == WSS_TRACK_EXACT ? "exact" : E.set.mode == WSS_TRACK_SAMPLED ? "sampled" : "auto",
 		.seed = E.seed,
+		.code = wss_code_on(),
+		.code_excluded = wss_code_excluded_json(),
+		.code_off = wss_code_off_why(),
 	};
 	wss_profile_header(&E.out, &h);
 }
@@ -173,6 +176,9 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.lower_bound = E.lower_bound,
 		.huge_n = E.huge_n,
 		.huge_bytes = E.huge_bytes,
+		.code = wss_code_on(),
+		.code_lower_bound = E.code_lower_bound,
+		.code_stat = {E.sum_code, E.peak_code, wss_code_total()},
 	};
 	if (!E.level_max)
 		return;
@@ -294,9 +300,9 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_fmt_str(&f, " GiB in all) not tracked: the counts leave them out");
 		wss_out_say(wss_fmt_cstr(&f), "");
 	}
-	static const char *const series[] = {"data", "read", "write"};
-	for (int i = 0; summary && i < 3; i++) {
-		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes))
+	static const char *const series[] = {"data", "read", "write", "insn"};
+	for (int i = 0; summary && i < 4; i++) {
+		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes) || (i == 3 && !sum->code))
 			continue;
 		char line[512];
 		wss_fmt_t f;

@@ -77,6 +77,15 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 		key(f, "sampling_seed");
 		hex(f, h->seed);
 	}
+	if (h->code) {
+		wss_fmt_str(f, ",\"code\":{\"tracked\":true,\"excluded\":[");
+		wss_fmt_str(f, h->code_excluded ? h->code_excluded : "");
+		wss_fmt_str(f, "]}");
+	} else if (h->code_off) {
+		wss_fmt_str(f, ",\"code\":{\"tracked\":false");
+		key_str(f, "why", h->code_off);
+		wss_fmt_ch(f, '}');
+	}
 	wss_fmt_str(f, h->config ? h->config : "");
 	wss_fmt_str(f, "}\n");
 }
@@ -137,11 +146,18 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	}
 	if (s->lower_bound)
 		wss_fmt_str(f, ",\"lower_bound\":true");
+	if (s->code) {
+		key_u64(f, "code_pages", s->code_pages);
+		if (s->code_lower_bound)
+			wss_fmt_str(f, ",\"code_lower_bound\":true");
+	}
 	if (s->cost_program_ns) {
 		wss_fmt_str(f, ",\"cost\":{\"faults_ns\":");
 		wss_fmt_u64(f, s->cost_faults_ns);
 		key_u64(f, "tick_ns", s->cost_tick_ns);
 		key_u64(f, "change_ns", s->cost_change_ns);
+		if (s->code)
+			key_u64(f, "code_ns", s->cost_code_ns);
 		key_u64(f, "program_ns", s->cost_program_ns);
 		wss_fmt_ch(f, '}');
 	}
@@ -158,6 +174,8 @@ void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sampl
 	if (s->rate > 1)
 		page_cis(f, s->sets, t->ci, 2);
 	key_u64(f, "faults", t->faults);
+	if (s->code)
+		key_u64(f, "code_pages", t->code_pages);
 	if (t->cpu_ns >= 0)
 		key_u64(f, "cpu_ns", (uint64_t)t->cpu_ns);
 	wss_fmt_ch(f, '}');
@@ -216,6 +234,16 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 		stat_json(f, s, "read", &s->read);
 	if (s->sets.writes)
 		stat_json(f, s, "write", &s->write);
+	if (s->code) {
+		/* Exact whatever the data's rate. */
+		wss_fmt_str(f, ",\"code\":{\"avg\":");
+		wss_fmt_fixed(f, avg_tenths(s, &s->code_stat), 1);
+		key_u64(f, "peak", s->code_stat.peak);
+		key_u64(f, "total", s->code_stat.total);
+		if (s->code_lower_bound)
+			wss_fmt_str(f, ",\"lower_bound\":true");
+		wss_fmt_ch(f, '}');
+	}
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
 	key_u64(f, "page_size", (uint64_t)s->page_size);
@@ -382,17 +410,23 @@ static void interval(wss_fmt_t *f, wss_profile_ci_t ci)
 
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name)
 {
-	const wss_profile_stat_t *st = !strcmp(name, "write") ? &s->write : !strcmp(name, "read") ? &s->read : &s->data;
+	/* insn: the code series, exact whatever the data's rate. */
+	bool insn = !strcmp(name, "insn");
+	const wss_profile_stat_t *st = insn			? &s->code_stat
+				       : !strcmp(name, "write") ? &s->write
+				       : !strcmp(name, "read")	? &s->read
+								: &s->data;
 	uint64_t a = avg_tenths(s, st);
+	bool sampled = s->rate_max > 1 && !insn;
 	wss_fmt_str(f, name);
-	wss_fmt_str(f, s->rate_max > 1 ? " avg/peak/total: \u2248 " : " avg/peak/total: ");
+	wss_fmt_str(f, sampled ? " avg/peak/total: \u2248 " : " avg/peak/total: ");
 	wss_fmt_fixed(f, a, 1);
 	wss_fmt_ch(f, '/');
 	wss_fmt_u64(f, st->peak);
 	wss_fmt_ch(f, '/');
 	wss_fmt_u64(f, st->total);
 	wss_fmt_str(f, " pages");
-	if (s->rate_max > 1 && s->samples) {
+	if (sampled && s->samples) {
 		wss_profile_ci_t avg = {st->sum_lo / s->samples, (st->sum_hi + s->samples - 1) / s->samples};
 		uint64_t avg_est = (st->sum + s->samples / 2) / s->samples;
 		/* An estimate of 0 with room above it has no relative error:
@@ -421,6 +455,8 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 	wss_fmt_ch(f, '/');
 	mib(f, st->total * 10, s->page_size);
 	wss_fmt_str(f, " MiB)");
+	if (insn && s->code_lower_bound)
+		wss_fmt_str(f, ", a lower bound (code opened whole for want of VMAs)");
 }
 
 int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,

@@ -32,6 +32,11 @@ typedef struct wss_profile_header {
 	long vma_budget;
 	const char *mode;           /* track.mode: "auto", "exact", "sampled" */
 	uint64_t seed;              /* the sampling membership seed */
+	/* track.code: on, with the excluded start-up objects (JSON objects
+	 * {"object","why"}, comma-separated); or asked for and impossible
+	 * (code_off: why); neither: not asked. */
+	bool code;
+	const char *code_excluded, *code_off;
 } wss_profile_header_t;
 
 /* Which sets the backend reports besides data_pages: writes (uffd-wp,
@@ -59,6 +64,11 @@ typedef struct wss_profile_sample {
 	uint64_t tracked, members, x[3];
 	bool lower_bound;         /* exact, but coarse blocks left pages uncounted */
 	uint64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
+	/* track.code: the code pages of the window (exact), and whether a
+	 * code range was opened whole for want of VMAs (a lower bound). */
+	bool code, code_lower_bound;
+	uint64_t code_pages;
+	uint64_t cost_code_ns; /* its first runs at the probe's cost of a touch */
 } wss_profile_sample_t;
 
 typedef struct wss_profile_thread {
@@ -66,6 +76,7 @@ typedef struct wss_profile_thread {
 	uint64_t data_pages, write_pages, faults;
 	wss_profile_ci_t ci[2];   /* data, write: when the sample's rate is above 1 */
 	int64_t cpu_ns; /* -1: unknown */
+	uint64_t code_pages; /* with the sample's code */
 } wss_profile_thread_t;
 
 /* avg/peak/total of one series; avg is sum / samples.  Sampled runs: the
@@ -99,6 +110,8 @@ typedef struct wss_profile_summary {
 	uint64_t huge_n, huge_bytes;  /* mappings left untracked for their size */
 	bool lower_bound;             /* exact samples that used coarse blocks */
 	const struct wss_profile_trace *trace; /* the page trace, or NULL */
+	bool code, code_lower_bound;  /* track.code: the "insn" series, exact */
+	wss_profile_stat_t code_stat;
 } wss_profile_summary_t;
 
 /* The summary's "trace": {"file", "records", "pages", "bytes", "last",

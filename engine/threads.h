@@ -21,6 +21,7 @@ typedef struct wss_thread {
 	uint64_t faults_k;  /* engine-private: faults of the interval being sampled */
 	uint32_t window_pages; /* engine-private scratch for the scan */
 	uint32_t window_writes; /* of those, written in the window */
+	uint32_t window_code;   /* code pages in the window (code.c) */
 } __attribute__((aligned(64))) wss_thread_t;
 
 /* Allocate the table.  Returns 0 or ENOMEM.  init. */

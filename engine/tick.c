@@ -123,7 +123,16 @@ static void accumulate(int s, wss_estimate_t v)
 		E.peak_est[s] = v;
 }
 
+static void tick_locked(bool final);
+
 void wss_tick_locked(bool final)
+{
+	wss_code_ticking = true;
+	tick_locked(final);
+	wss_code_ticking = false;
+}
+
+static void tick_locked(bool final)
 {
 	uint64_t t_start = wss_clock_ns(CLOCK_MONOTONIC), cpu_start = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t once = 0; /* CPU time of a change of sample, left out of the tick's cost */
@@ -260,6 +269,7 @@ void wss_tick_locked(bool final)
 		 * during the call, so they count as touched in the new interval. */
 		wss_pins_record_pinned(k + 1);
 		wss_arm_end();
+		wss_code_arm_locked();
 		if (E.set.test.harvest_delay_ns) {
 			struct timespec ts = {(time_t)(E.set.test.harvest_delay_ns / 1000000000ULL),
 					      (long)(E.set.test.harvest_delay_ns % 1000000000ULL)};
@@ -327,8 +337,15 @@ void wss_tick_locked(bool final)
 		t->faults_k += late;
 		faults += late;
 	}
-	for (uint32_t s = 0; s <= nt; s++)
-		wss_threads_get(s)->window_pages = wss_threads_get(s)->window_writes = 0;
+	for (uint32_t s = 0; s <= nt; s++) {
+		wss_thread_t *t = wss_threads_get(s);
+		t->window_pages = t->window_writes = t->window_code = 0;
+	}
+	bool code_lower = false;
+	uint64_t code = wss_code_count(k, w, nt, &code_lower);
+	/* What the code's first runs cost the program, at the probe's cost
+	 * of a touch: said, not budgeted (code is never sampled). */
+	uint64_t code_ns = wss_code_take_faults(k) * E.fault_cost_ns;
 	count_t c = {.k = k, .w = w, .nt = nt, .lw = lw, .hot = E.set.hot_pages > 0, .sets = sets};
 	uint64_t tracked = 0, members = 0;
 	for (size_t i = 0; i < E.regions.n; i++) {
@@ -386,12 +403,16 @@ void wss_tick_locked(bool final)
 		.cost_tick_ns = E.tick_cost_ns,
 		.cost_change_ns = E.change_ns + once,
 		.cost_program_ns = E.cost_program_ns,
+		.code = wss_code_on(),
+		.code_lower_bound = code_lower,
+		.code_pages = code,
+		.cost_code_ns = code_ns,
 	};
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
 	for (uint32_t s = 0; s <= nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		if (t->window_pages || t->faults_k) {
+		if (t->window_pages || t->faults_k || t->window_code) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
 			wss_estimate_t td = lw ? wss_estimate_pages(tracked, members, t->window_pages) : exact(t->window_pages);
 			wss_estimate_t tw = lw ? wss_estimate_pages(tracked, members, t->window_writes) : exact(t->window_writes);
@@ -400,7 +421,8 @@ void wss_tick_locked(bool final)
 						   .write_pages = tw.est,
 						   .ci = {{td.lo, td.hi}, {tw.lo, tw.hi}},
 						   .faults = t->faults_k,
-						   .cpu_ns = thread_cpu_ns(tid)};
+						   .cpu_ns = thread_cpu_ns(tid),
+						   .code_pages = t->window_code};
 			wss_profile_sample_thread(&E.out, first, &smp, &th);
 			first = false;
 		}
@@ -428,6 +450,11 @@ void wss_tick_locked(bool final)
 		E.peak_read = est[2].est;
 	E.faults_total += faults;
 	E.coarse_total += coarse;
+	E.sum_code += code;
+	if (code > E.peak_code)
+		E.peak_code = code;
+	if (code_lower)
+		E.code_lower_bound = true;
 	if (coarse)
 		E.lower_bound = true;
 	/* The tick's cost for the next decision: the CPU time of the thread

@@ -75,6 +75,8 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 	wss_fmt_str(&conf, c->track_data_segments ? "true" : "false");
 	wss_fmt_str(&conf, ",\"library_data\":");
 	wss_fmt_str(&conf, c->track_library_data ? "true" : "false");
+	wss_fmt_str(&conf, ",\"code\":");
+	wss_fmt_str(&conf, c->track_code ? "true" : "false");
 	wss_fmt_ch(&conf, '}');
 	if (*c->file) {
 		wss_fmt_str(&conf, ",\"config_file\":");
@@ -109,6 +111,7 @@ static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.overhead_ppm = c->overhead_ppm,
 		.trace = c->trace,
 		.trace_max = c->trace_max,
+		.code = c->track_code,
 		.header_timing = wss_fmt_cstr(&timing),
 		.header_config = wss_fmt_cstr(&conf),
 		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,

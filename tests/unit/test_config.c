@@ -57,7 +57,7 @@ static const struct {
 	{"[peaks]\nstack_depth = 129\n", "s.toml:2:15: peaks.stack_depth: out of range (from 1 to 128)"},
 	{"[peaks]\nmax = 1.5\n", "s.toml:2:7: peaks.max: expected an integer, got a float"},
 	{"[report]\nhot_pages = -1\n", "s.toml:2:13: report.hot_pages: out of range"},
-	{"[track]\ncode = true\n", "s.toml:2:1: track.code is not implemented in this version of wss; remove it"},
+	{"[track]\ncode = 1\n", "s.toml:2:8: track.code: expected true or false, got an integer"},
 	{"[session]\nfollow_fork = 1\n", "s.toml:2:15: session.follow_fork: expected true or false, got an integer"},
 	{"[[session]]\n", "s.toml:1:3: [session] must be a table, not an array"},
 	{"session = 3\n", "s.toml:1:1: [session] must be a table"},
@@ -166,7 +166,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 25 + 7 + 4);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -408,11 +408,14 @@ int main(void)
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && !strncmp(err, "WSS_SESSION_TIME_BASE: ", 23),
 	   "bad value names the variable: %s", err);
-	char *env4[] = {"WSS_TRACK_CODE=1", NULL};
+	char *env4[] = {"WSS_TRACK_FILE_MMAP=1", NULL};
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL &&
-	       !strcmp(err, "WSS_TRACK_CODE: track.code is not implemented in this version of wss; remove it"),
+	       !strcmp(err, "WSS_TRACK_FILE_MMAP: track.file_mmap is not implemented in this version of wss; remove it"),
 	   "not-yet-implemented variable: %s", err);
+	char *env4b[] = {"WSS_TRACK_CODE=true", NULL};
+	wss_config_defaults(&c);
+	ok(wss_config_from_env(&c, env4b, err, sizeof err) == 0 && c.track_code, "WSS_TRACK_CODE=true sets track.code");
 	char *env5[] = {"WSS_TRACK_HEAP=maybe", NULL};
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env5, err, sizeof err) == EINVAL && strstr(err, "expected true or false"),
@@ -469,7 +472,8 @@ int main(void)
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
 	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
-	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false},"
+	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false,"
+	       "\"code\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
 	       "header config object");
