@@ -539,6 +539,33 @@ static int load_stat(loader_t *ld, const wss_json_t *r, const char *key, wss_sta
 	return 0;
 }
 
+/* The summary's "hot_pages" or "hot_code": [{"addr","intervals","mapping",
+ * "stack"?,"gone"?}...]. */
+static int load_hot(loader_t *ld, const wss_json_t *r, const char *key, wss_hot_t **out, size_t *nout)
+{
+	const wss_json_t *hot = wss_json_get(r, key);
+	if (!hot)
+		return 0;
+	if (hot->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "summary: \"%s\" is not an array", key);
+	if (hot->n && !(*out = calloc(hot->n, sizeof **out)))
+		return nomem(ld);
+	char rec[40];
+	snprintf(rec, sizeof rec, "summary: %s[]", key);
+	for (size_t k = 0; k < hot->n; k++) {
+		const wss_json_t *o = hot->items[k];
+		wss_hot_t *h = &(*out)[(*nout)++];
+		h->stack = h->gone_seq = -1;
+		if (o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "%s: not an object", rec);
+		if (!need_addr(ld, o, rec, "addr", &h->addr) || !need_int(ld, o, rec, "intervals", &h->intervals) ||
+		    !need_str(ld, o, rec, "mapping", &h->mapping) || !opt_int(ld, o, rec, "stack", &h->stack) ||
+		    !opt_int(ld, o, rec, "gone", &h->gone_seq))
+			return ld->status;
+	}
+	return 0;
+}
+
 static int load_summary(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
@@ -563,26 +590,8 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 		    (st && st->type != WSS_JSON_NULL && !opt_str(ld, tr, trec, "stopped", &p->trace_stopped)))
 			return ld->status;
 	}
-	const wss_json_t *hot = wss_json_get(r, "hot_pages");
-	if (!hot)
-		goto done;
-	if (hot->type != WSS_JSON_ARRAY)
-		return bad(ld, ld->line, "summary: \"hot_pages\" is not an array");
-	if (hot->n && !(p->hot = calloc(hot->n, sizeof *p->hot)))
-		return nomem(ld);
-	rec = "summary: hot_pages[]";
-	for (size_t k = 0; k < hot->n; k++) {
-		const wss_json_t *o = hot->items[k];
-		wss_hot_t *h = &p->hot[p->nhot++];
-		h->stack = h->gone_seq = -1;
-		if (o->type != WSS_JSON_OBJECT)
-			return bad(ld, ld->line, "%s: not an object", rec);
-		if (!need_addr(ld, o, rec, "addr", &h->addr) || !need_int(ld, o, rec, "intervals", &h->intervals) ||
-		    !need_str(ld, o, rec, "mapping", &h->mapping) || !opt_int(ld, o, rec, "stack", &h->stack) ||
-		    !opt_int(ld, o, rec, "gone", &h->gone_seq))
-			return ld->status;
-	}
-done:
+	if (load_hot(ld, r, "hot_pages", &p->hot, &p->nhot) || load_hot(ld, r, "hot_code", &p->hot_code, &p->nhot_code))
+		return ld->status;
 	p->has_summary = true;
 	return 0;
 }
@@ -920,5 +929,8 @@ void wss_load_release(wss_profile_t *p)
 	for (size_t k = 0; k < p->nhot; k++)
 		free(p->hot[k].mapping);
 	free(p->hot);
+	for (size_t k = 0; k < p->nhot_code; k++)
+		free(p->hot_code[k].mapping);
+	free(p->hot_code);
 	memset(p, 0, sizeof *p);
 }

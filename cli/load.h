@@ -180,6 +180,8 @@ typedef struct wss_profile {
 	size_t npeaks, peaks_cap;
 	wss_hot_t *hot;
 	size_t nhot;
+	wss_hot_t *hot_code; /* track.code: the code pages run in the most intervals */
+	size_t nhot_code;
 	/* The whole run's first-touch sites (the "sites" record at the end),
 	 * most pages first, and the pages no site table slot counted. */
 	bool has_sites;

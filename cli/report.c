@@ -664,6 +664,31 @@ static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 	return 0;
 }
 
+/* track.code's hot pages: each page's object, and the function at its
+ * start (from the modules' debug information). */
+static int print_hot_code(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+{
+	fprintf(out, "Hot code pages (%zu): page, intervals run, object, function at the page's start\n", p->nhot_code);
+	frames_t fr = {NULL, 0, 0};
+	for (size_t k = 0; k < p->nhot_code; k++) {
+		const wss_hot_t *h = &p->hot_code[k];
+		const char *obj = strncmp(h->mapping, "code:", 5) ? h->mapping : h->mapping + 5;
+		fprintf(out, "  0x%016" PRIx64 " %8" PRId64 "  %-16s ", h->addr, h->intervals, base_name(obj));
+		fr.n = 0;
+		if (wss_sym_frames(syms, h->addr, false, &fr.f, &fr.n, &fr.cap)) {
+			free(fr.f);
+			return ENOMEM;
+		}
+		if (fr.n && fr.f[0].function)
+			print_frame(out, &fr.f[0]);
+		else
+			fputc('-', out);
+		fputc('\n', out);
+	}
+	free(fr.f);
+	return 0;
+}
+
 int wss_report_text(wss_profile_t *p, FILE *out)
 {
 	sort_peaks(p);
@@ -689,6 +714,10 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	if (!r && p->has_sites) {
 		fputc('\n', out);
 		r = print_run_sites(p, syms, out);
+	}
+	if (!r && p->nhot_code) {
+		fputc('\n', out);
+		r = print_hot_code(p, syms, out);
 	}
 	if (!r && p->nhot) {
 		fputc('\n', out);
@@ -983,6 +1012,27 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
+	if (p->nhot_code) {
+		jw_open(w, "hot_code", '[');
+		for (size_t k = 0; k < p->nhot_code; k++) {
+			const wss_hot_t *h = &p->hot_code[k];
+			jw_open(w, NULL, '{');
+			jw_hex(w, "addr", h->addr);
+			jw_int(w, "intervals", h->intervals);
+			jw_str(w, "mapping", h->mapping);
+			fr.n = 0;
+			if (wss_sym_frames(syms, h->addr, false, &fr.f, &fr.n, &fr.cap)) {
+				free(fr.f);
+				return ENOMEM;
+			}
+			if (fr.n)
+				json_frame(w, "function", &fr.f[0]);
+			else
+				jw_str(w, "function", NULL);
+			jw_close(w, '}');
+		}
+		jw_close(w, ']');
+	}
 	free(fr.f);
 	return 0;
 }

@@ -64,6 +64,8 @@ typedef struct code_range {
 	int prot;          /* the segment's own protection */
 	wss_page_t *pages; /* one per page: the touch history */
 	uint8_t *ever;     /* one per page: run before, in this run (atomic) */
+	uint32_t *hits;    /* one per page: intervals it ran in (the tick's) */
+	char *name;        /* its object's path (wss_sys_alloc) */
 	uint32_t first_gen;
 	bool startup;      /* loaded before main: never unloaded */
 } code_range_t;
@@ -89,6 +91,7 @@ __thread bool wss_code_ticking __attribute__((tls_model("initial-exec")));
 static struct {
 	uintptr_t start[CODE_MAX], end[CODE_MAX];
 	int prot[CODE_MAX];
+	const char *name[CODE_MAX]; /* the loader's, valid while its list lock is held */
 	int n;
 	int owner; /* the tid of the thread that read it, 0: none */
 } seen;
@@ -144,21 +147,34 @@ static size_t npages(const code_range_t *r) { return (r->end - r->start) >> WSS_
 static void range_free(code_range_t *r)
 {
 	size_t n = npages(r);
-	wss_sys_free(r->pages, n * sizeof *r->pages);
-	wss_sys_free(r->ever, n);
-}
-
-static bool range_alloc(code_range_t *r)
-{
-	size_t n = npages(r);
-	r->pages = wss_sys_alloc(n * sizeof *r->pages);
-	r->ever = wss_sys_alloc(n);
-	if (r->pages && r->ever)
-		return true;
 	if (r->pages)
 		wss_sys_free(r->pages, n * sizeof *r->pages);
 	if (r->ever)
 		wss_sys_free(r->ever, n);
+	if (r->hits)
+		wss_sys_free(r->hits, n * sizeof *r->hits);
+	if (r->name)
+		wss_sys_free(r->name, strlen(r->name) + 1);
+}
+
+static char exe_path[4096];
+
+static bool range_alloc(code_range_t *r, const char *name)
+{
+	size_t n = npages(r);
+	if (!name || !*name)
+		name = exe_path; /* the main program */
+	r->pages = wss_sys_alloc(n * sizeof *r->pages);
+	r->ever = wss_sys_alloc(n);
+	r->hits = wss_sys_alloc(n * sizeof *r->hits);
+	r->name = wss_sys_alloc(strlen(name) + 1);
+	if (r->pages && r->ever && r->hits && r->name) {
+		memcpy(r->name, name, strlen(name) + 1);
+		return true;
+	}
+	if (r->name)
+		r->name[0] = 0;
+	range_free(r);
 	return false;
 }
 
@@ -244,7 +260,7 @@ static const char *exclusion(const struct dl_phdr_info *info)
 	return NULL;
 }
 
-static void add_seen(uintptr_t s, uintptr_t e, int prot)
+static void add_seen(uintptr_t s, uintptr_t e, int prot, const char *name)
 {
 	if (seen.n >= CODE_MAX) {
 		full = true;
@@ -253,6 +269,7 @@ static void add_seen(uintptr_t s, uintptr_t e, int prot)
 	seen.start[seen.n] = s;
 	seen.end[seen.n] = e;
 	seen.prot[seen.n] = prot;
+	seen.name[seen.n] = name;
 	seen.n++;
 }
 
@@ -270,7 +287,7 @@ void wss_code_seen(const struct dl_phdr_info *info)
 			continue;
 		uintptr_t s = wss_page_down(info->dlpi_addr + ph->p_vaddr);
 		uintptr_t e = wss_page_up(info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
-		add_seen(s, e, PROT_EXEC | ((ph->p_flags & PF_R) ? PROT_READ : 0));
+		add_seen(s, e, PROT_EXEC | ((ph->p_flags & PF_R) ? PROT_READ : 0), info->dlpi_name);
 	}
 }
 
@@ -285,12 +302,15 @@ static void seen_sort(void)
 		for (int j = i; j > 0 && seen_cmp(j - 1, j) > 0; j--) {
 			uintptr_t ts = seen.start[j], te = seen.end[j];
 			int tp = seen.prot[j];
+			const char *tn = seen.name[j];
 			seen.start[j] = seen.start[j - 1];
 			seen.end[j] = seen.end[j - 1];
 			seen.prot[j] = seen.prot[j - 1];
+			seen.name[j] = seen.name[j - 1];
 			seen.start[j - 1] = ts;
 			seen.end[j - 1] = te;
 			seen.prot[j - 1] = tp;
+			seen.name[j - 1] = tn;
 		}
 }
 
@@ -333,8 +353,8 @@ static void apply_locked(bool startup)
 		if (n && next[n - 1].end > s)
 			continue; /* overlaps one kept: the list changed under a reuse; next read */
 		if (!closing && (startup || was_pending(s, e))) {
-			code_range_t r = {s, e, seen.prot[k], NULL, NULL, gen, startup};
-			if (range_alloc(&r))
+			code_range_t r = {.start = s, .end = e, .prot = seen.prot[k], .first_gen = gen, .startup = startup};
+			if (range_alloc(&r, seen.name[k]))
 				next[n++] = r;
 		} else if (np < CODE_MAX) {
 			ps[np] = s;
@@ -415,6 +435,8 @@ void wss_code_init(bool track, const char *runtime)
 	}
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_code_init);
 	vdso_base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	long len = wss_sys3(SYS_readlink, (long)"/proc/self/exe", (long)exe_path, sizeof exe_path - 1);
+	exe_path[len > 0 ? len : 0] = 0;
 	wss_fmt_init(&excluded_fmt, excluded_json, sizeof excluded_json - 1); /* NUL-terminated */
 	dl_iterate_phdr(note_excluded, NULL);
 	on = true;
@@ -525,6 +547,8 @@ uint64_t wss_code_count(uint32_t k, uint32_t w, uint32_t nt, bool *lower)
 			uint32_t owner;
 			if (!wss_page_in_window(&t->v[r].pages[i], k, w, &owner))
 				continue;
+			if (wss_page_touched_in(&t->v[r].pages[i], k))
+				t->v[r].hits[i]++;
 			n++;
 			if (owner <= nt)
 				wss_threads_get(owner)->window_code++;
@@ -534,6 +558,43 @@ uint64_t wss_code_count(uint32_t k, uint32_t w, uint32_t nt, bool *lower)
 }
 
 uint64_t wss_code_total(void) { return __atomic_load_n(&total, __ATOMIC_RELAXED); }
+
+/* The code pages run in the most intervals, most first, into v[0..want)
+ * (at most 64), their mapping "code:PATH" in names[].  Code of
+ * libraries closed before the end is not among them.  Engine lock. */
+int wss_code_hot(wss_profile_hot_t *v, int want, char (*names)[4096 + 8])
+{
+	int n = 0;
+	const char *owner[64];
+	if (want > 64)
+		want = 64;
+	if (!on || want <= 0)
+		return 0;
+	code_table_t *t = &tabs[!pub];
+	for (uint32_t r = 0; r < t->n; r++) {
+		size_t np = npages(&t->v[r]);
+		for (size_t i = 0; i < np; i++) {
+			uint32_t h = t->v[r].hits[i];
+			if (!h || (n == want && v[n - 1].intervals >= h))
+				continue;
+			int j = n < want ? n++ : want - 1;
+			for (; j > 0 && v[j - 1].intervals < h; j--) {
+				v[j] = v[j - 1];
+				owner[j] = owner[j - 1];
+			}
+			v[j] = (wss_profile_hot_t){.addr = t->v[r].start + (i << WSS_PAGE_SHIFT), .intervals = h};
+			owner[j] = t->v[r].name;
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, names[j], sizeof names[j]);
+		wss_fmt_str(&f, "code:");
+		wss_fmt_str(&f, owner[j]);
+		v[j].mapping = wss_fmt_cstr(&f);
+	}
+	return n;
+}
 
 uint64_t wss_code_take_faults(uint32_t k) { return __atomic_exchange_n(&nfaults[k & 1], 0, __ATOMIC_RELAXED); }
 
@@ -579,6 +640,7 @@ void wss_code_fork_child(void)
 		size_t np = npages(&t->v[r]);
 		memset(t->v[r].pages, 0, np * sizeof *t->v[r].pages);
 		memset(t->v[r].ever, 0, np);
+		memset(t->v[r].hits, 0, np * sizeof *t->v[r].hits);
 	}
 	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&coarse, 0, __ATOMIC_RELAXED);

@@ -526,6 +526,9 @@ bool wss_code_retry(uintptr_t addr);
 uint64_t wss_code_count(uint32_t k, uint32_t w, uint32_t nt, bool *lower);
 /* Code pages run in the run so far. */
 uint64_t wss_code_total(void);
+/* The code pages run in the most intervals (hot pages of code), most
+ * first, their mappings "code:PATH" written into names.  Engine lock. */
+int wss_code_hot(wss_profile_hot_t *v, int want, char (*names)[4096 + 8]);
 /* First runs recorded in interval k (read once, after k's handlers). */
 uint64_t wss_code_take_faults(uint32_t k);
 /* The program changes the mapping of [start, len) (before the call).

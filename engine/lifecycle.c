@@ -299,6 +299,14 @@ static void finish(enum finish_how how)
 		sum.trace = &tr;
 	wss_profile_hot_t *hot = wss_findings_hot(&sum.nhot);
 	sum.hot = hot;
+	/* The hot code pages (track.code), as many as report.hot_pages. */
+	static wss_profile_hot_t hot_code[64];
+	static char hot_code_names[64][4096 + 8];
+	int want = E.set.hot_pages < 64 ? (int)E.set.hot_pages : 64;
+	if (wss_code_on() && want) {
+		sum.nhot_code = wss_code_hot(hot_code, want, hot_code_names);
+		sum.hot_code = hot_code;
+	}
 	wss_profile_summary(&E.out, &sum);
 	wss_out_write();
 	if (hot)

@@ -274,6 +274,19 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 			wss_fmt_str(f, ",\"stopped\":null");
 		wss_fmt_ch(f, '}');
 	}
+	if (s->hot_code) {
+		wss_fmt_str(f, ",\"hot_code\":[");
+		for (int i = 0; i < s->nhot_code; i++) {
+			if (i)
+				wss_fmt_ch(f, ',');
+			wss_fmt_str(f, "{\"addr\":");
+			hex(f, s->hot_code[i].addr);
+			key_u64(f, "intervals", s->hot_code[i].intervals);
+			key_str(f, "mapping", s->hot_code[i].mapping);
+			wss_fmt_ch(f, '}');
+		}
+		wss_fmt_ch(f, ']');
+	}
 	if (s->hot) {
 		wss_fmt_str(f, ",\"hot_pages\":[");
 		for (int i = 0; i < s->nhot; i++) {

@@ -112,6 +112,8 @@ typedef struct wss_profile_summary {
 	const struct wss_profile_trace *trace; /* the page trace, or NULL */
 	bool code, code_lower_bound;  /* track.code: the "insn" series, exact */
 	wss_profile_stat_t code_stat;
+	const wss_profile_hot_t *hot_code; /* the code pages run in the most intervals */
+	int nhot_code;
 } wss_profile_summary_t;
 
 /* The summary's "trace": {"file", "records", "pages", "bytes", "last",

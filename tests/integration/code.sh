@@ -76,6 +76,22 @@ peak=$($PROFILE get "$TMP/c.jsonl" summary.code.peak)
 is "$peak" $((base + 64)) "summary: the peak is the 64-function phase"
 [ "${total:-0}" -ge $((64 + 17 + 2)) ]; ok $? "summary: the total holds every function's page and the library's ($total)"
 grep -q "^wss: insn avg/peak/total: [0-9.]*/$peak/$total pages" "$TMP/c.err"; ok $? "the stderr summary has the insn line"
+# Hot code pages: f00..f03 ran in the phases of 8, 32, 16, 64 and 4
+# functions and in the first thread's body: 6 intervals each.
+"$WSS" report "$TMP/c.jsonl" >"$TMP/c.report" 2>&1
+is $? 0 "wss report reads it"
+grep -q "^Insn avg/peak/total: " "$TMP/c.report"; ok $? "report: the Insn line"
+grep -q "^Timeline: code pages per sample" "$TMP/c.report"; ok $? "report: the code timeline"
+n=$(sed -n '/^Hot code pages/,/^$/p' "$TMP/c.report" | grep -c ' 6  codepages  *f0[0-3] (.*codepages.c:')
+is "$n" 4 "report: hot code pages f00..f03, 6 intervals each, by name"
+"$WSS" report --json "$TMP/c.jsonl" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+hc = r["hot_code"]
+assert any(h["function"]["function"] == "f00" and h["intervals"] == 6 for h in hc), hc[:6]
+assert r["summary"]["code"]["peak"] > 64
+print("ok")' >"$TMP/c.json.out" 2>&1
+is "$(cat "$TMP/c.json.out")" ok "report --json: hot_code and summary.code"
 
 # Off by default: no code series, no insn line.
 WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/off.jsonl" \
