@@ -118,7 +118,7 @@ wss_profile_hot_t *wss_findings_hot(int *nhot)
 #define PEAK_SITES 8
 #define PEAK_THREADS 256
 
-static wss_peaks_t det_data, det_read, det_write, det_thread[PEAK_THREADS + 1];
+static wss_peaks_t det_data, det_read, det_write, det_code, det_thread[PEAK_THREADS + 1];
 static bool det_thread_on[PEAK_THREADS + 1];
 
 void wss_findings_hot_init(void)
@@ -137,6 +137,7 @@ void wss_findings_init(void)
 	wss_peaks_init(&det_data, g, WSS_PEAKS_WINDOW);
 	wss_peaks_init(&det_read, g, WSS_PEAKS_WINDOW);
 	wss_peaks_init(&det_write, g, WSS_PEAKS_WINDOW);
+	wss_peaks_init(&det_code, g, WSS_PEAKS_WINDOW);
 	memset(det_thread_on, 0, sizeof det_thread_on);
 	E.npeaks = 0;
 }
@@ -162,7 +163,7 @@ void wss_findings_sites(void)
 }
 
 void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt,
-			const wss_sampled_t *sm)
+			const wss_sampled_t *sm, int64_t code)
 {
 	wss_site_count_t top[PEAK_SITES];
 	uint64_t rest = 0;
@@ -175,13 +176,17 @@ void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile
 		const char *series;
 		int tid;
 		uint64_t value;
-	} series[3 + PEAK_THREADS];
+	} series[4 + PEAK_THREADS];
 	int n = 0;
 	series[n++] = (typeof(series[0])){&det_data, "data", 0, pages};
 	if (sets.reads)
 		series[n++] = (typeof(series[0])){&det_read, "read", 0, pages - writes};
 	if (sets.writes && sets.reads)
 		series[n++] = (typeof(series[0])){&det_write, "write", 0, writes};
+	/* track.code: its peaks name no sites (the data's first touches did
+	 * not make them; the hot code pages say which code runs). */
+	if (code >= 0)
+		series[n++] = (typeof(series[0])){&det_code, "code", 0, (uint64_t)code};
 	for (uint32_t t = 1; t <= nt && t <= PEAK_THREADS; t++) {
 		wss_thread_t *th = wss_threads_get(t);
 		if (!det_thread_on[t]) {
@@ -213,8 +218,8 @@ void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile
 			.mean = info.mean,
 			.threshold = info.threshold,
 			.sites = sites,
-			.nsites = ntop,
-			.other_pages = rest,
+			.nsites = series[i].d == &det_code ? 0 : ntop,
+			.other_pages = series[i].d == &det_code ? 0 : rest,
 		};
 		wss_profile_peak(&E.out, &pk);
 		E.npeaks++;

@@ -384,9 +384,10 @@ typedef struct wss_sampled {
 	uint64_t tracked, members;
 } wss_sampled_t;
 /* Peak records for sample k (pages and writes on the sample's scale; the
- * threads' series are put on it by sm).  Engine lock held. */
+ * threads' series are put on it by sm; code: the code series, -1 without
+ * track.code).  Engine lock held. */
 void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt,
-			const wss_sampled_t *sm);
+			const wss_sampled_t *sm, int64_t code);
 /* The hot pages, from wss_sys_alloc (report.hot_pages entries), their
  * count in *nhot; their stacks are written into E.out first.  Engine
  * lock held. */

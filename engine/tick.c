@@ -434,7 +434,8 @@ static void tick_locked(bool final)
 	if (E.set.trace)
 		wss_trace_interval(k, smp.t_ns, lt, sets);
 	if (E.peaks)
-		wss_findings_peaks(k, pages, writes, sets, nt, &(wss_sampled_t){lw != 0, tracked, members});
+		wss_findings_peaks(k, pages, writes, sets, nt, &(wss_sampled_t){lw != 0, tracked, members},
+				   wss_code_on() ? (int64_t)code : -1);
 
 	for (int s = 0; s < 3; s++)
 		accumulate(s, est[s]);

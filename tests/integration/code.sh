@@ -93,6 +93,20 @@ assert r["summary"]["code"]["peak"] > 64
 print("ok")' >"$TMP/c.json.out" 2>&1
 is "$(cat "$TMP/c.json.out")" ok "report --json: hot_code and summary.code"
 
+# Peaks of the code series: 30 intervals of 4 functions, one of 64.
+WSS_TRACK_CODE=true WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/pk.jsonl" WSS_REPORT_SUMMARY=false \
+	LD_PRELOAD="$WSS_LIB" "$PROGS/codepages" peak >"$TMP/pk.out" 2>&1
+is $? 0 "codepages peak runs"
+want=$(awk '$1 == "peak" {print $2}' "$TMP/pk.out")
+got=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("type") == "peak" and r["series"] == "code":
+        print(r["seq"], r["value"])' "$TMP/pk.jsonl")
+is "${got%% *}" "$want" "a peak of the code series at the interval that ran 64 functions ($got)"
+"$WSS" report "$TMP/pk.jsonl" | grep -q "code"; ok $? "wss report shows it"
+
 # Off by default: no code series, no insn line.
 WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/off.jsonl" \
 	LD_PRELOAD="$WSS_LIB" "$PROGS/codepages" "$LIBS/libcodelib.so" >/dev/null 2>"$TMP/off.err"
