@@ -103,6 +103,7 @@ typedef struct csv_row {
 	const char *scope;
 	int64_t tid, cpu_ns, data, read, write, faults; /* -1: absent */
 	wss_ci_t ci[WSS_SERIES_N];
+	int64_t code; /* track.code's code_pages, -1: absent */
 } csv_row_t;
 
 /* ",v", or "," alone for an absent value (v < 0). */
@@ -125,6 +126,9 @@ static void csv_num(wss_fmt_t *f, double v)
 		wss_fmt_str(f, wss_text_shortest(buf, sizeof buf, v));
 }
 
+/* The profile has a code series (track.code): a code_pages column last. */
+static bool code_column;
+
 static void csv_row(wss_fmt_t *f, const wss_sample_t *s, const csv_row_t *r)
 {
 	wss_fmt_str(f, r->scope);
@@ -145,7 +149,10 @@ static void csv_row(wss_fmt_t *f, const wss_sample_t *s, const csv_row_t *r)
 			wss_fmt_str(f, ",,");
 	}
 	wss_fmt_str(f, s->final ? ",1" : ",0");
-	wss_fmt_str(f, s->lower_bound ? ",1\n" : ",0\n");
+	wss_fmt_str(f, s->lower_bound ? ",1" : ",0");
+	if (code_column)
+		csv_int(f, r->code);
+	wss_fmt_ch(f, '\n');
 }
 
 /* A thread's interval in a sample ({-1, -1}: exact). */
@@ -156,19 +163,21 @@ static wss_ci_t thread_ci(const float ci[2])
 
 static int export_csv(const wss_profile_t *p, wss_sink_t *out)
 {
+	code_column = p->has_code;
 	wss_fmt_str(&out->f, "scope,seq,t_ns,cpu_ns,tid,data_pages,read_pages,write_pages,faults,rate,"
-			     "data_lo,data_hi,read_lo,read_hi,write_lo,write_hi,final,lower_bound\n");
+			     "data_lo,data_hi,read_lo,read_hi,write_lo,write_hi,final,lower_bound");
+	wss_fmt_str(&out->f, code_column ? ",code_pages\n" : "\n");
 	for (size_t k = 0; k < p->nsamples; k++) {
 		const wss_sample_t *s = &p->samples[k];
 		csv_row_t r = {"process", -1, s->cpu_ns, s->data, s->read, s->write, s->faults,
-			       {s->ci[0], s->ci[1], s->ci[2]}};
+			       {s->ci[0], s->ci[1], s->ci[2]}, s->code};
 		csv_row(&out->f, s, &r);
 		for (size_t j = 0; j < s->nthreads; j++) {
 			const wss_sample_thread_t *t = &p->sample_threads[s->thread_first + j];
 			/* A thread's read pages are its data pages not written,
 			 * where the sample tells reads apart (profile-format.md). */
 			r = (csv_row_t){"thread", t->tid, t->cpu_ns, t->data, -1, t->write, t->faults,
-					{thread_ci(t->ci_data), {false, 0, 0}, thread_ci(t->ci_write)}};
+					{thread_ci(t->ci_data), {false, 0, 0}, thread_ci(t->ci_write)}, t->code};
 			if (s->read >= 0 && t->write >= 0)
 				r.read = t->data - t->write;
 			csv_row(&out->f, s, &r);
@@ -404,6 +413,8 @@ static int export_trace(const wss_profile_t *p, wss_sink_t *out)
 			te_counter(&t, "read", s->t_ns, p->pid, s->read);
 		if (s->write >= 0)
 			te_counter(&t, "write", s->t_ns, p->pid, s->write);
+		if (s->code >= 0)
+			te_counter(&t, "code", s->t_ns, p->pid, s->code);
 	}
 	int r = te_threads(&t);
 	if (!r)

@@ -499,7 +499,8 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 			if (!st)
 				return ld->status;
 			*st = (wss_sample_thread_t){.tid = (int32_t)tid, .faults = (uint32_t)faults, .data = data,
-						    .write = write, .cpu_ns = cpu, .ci_data = {-1, -1}, .ci_write = {-1, -1}};
+						    .write = write, .cpu_ns = cpu, .ci_data = {-1, -1}, .ci_write = {-1, -1},
+						    .code = s.code >= 0 ? (int32_t)code : -1};
 			if (ci[WSS_SERIES_DATA].present)
 				st->ci_data[0] = (float)ci[WSS_SERIES_DATA].lo, st->ci_data[1] = (float)ci[WSS_SERIES_DATA].hi;
 			if (ci[WSS_SERIES_WRITE].present)

@@ -52,6 +52,7 @@ typedef struct wss_sample_thread {
 	int64_t data, write; /* write: -1 when the backend does not see writes */
 	int64_t cpu_ns;	     /* -1: absent (the thread had exited) */
 	float ci_data[2], ci_write[2]; /* 95 % intervals when the sample's rate > 1, else {-1, -1} */
+	int32_t code;	     /* track.code: its code pages, -1: absent */
 } wss_sample_thread_t;
 
 /* One thread's totals (named apart from the engine's wss_thread_t, which is

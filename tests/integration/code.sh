@@ -93,6 +93,27 @@ assert r["summary"]["code"]["peak"] > 64
 print("ok")' >"$TMP/c.json.out" 2>&1
 is "$(cat "$TMP/c.json.out")" ok "report --json: hot_code and summary.code"
 
+# The exports carry the code series: a code_pages column last in the CSV
+# (the process rows equal the samples', the thread rows sum to them), a
+# "code" counter in the Perfetto JSON.
+"$WSS" export --format csv "$TMP/c.jsonl" -o "$TMP/c.csv"
+is $? 0 "wss export --format csv of a code profile"
+python3 - "$TMP/c.csv" "$TMP/c.samples" >"$TMP/csv.out" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+want = {l.split()[1]: l.split()[2] for l in open(sys.argv[2]) if l.startswith("s ")}
+proc = {r["seq"]: r["code_pages"] for r in rows if r["scope"] == "process"}
+threads = {}
+for r in rows:
+    if r["scope"] == "thread":
+        threads[r["seq"]] = threads.get(r["seq"], 0) + int(r["code_pages"])
+bad = [s for s in want if proc.get(s) != want[s] or threads.get(s, 0) != int(want[s])]
+print("ok" if not bad and want else "bad %s" % bad[:5])
+PY
+is "$(cat "$TMP/csv.out")" ok "CSV: code_pages of every sample, the threads' summing to it"
+n=$("$WSS" export --format perfetto "$TMP/c.jsonl" | grep -c '"name":"code"')
+[ "$n" -gt 0 ]; ok $? "Perfetto JSON: a code counter ($n events)"
+
 # Peaks of the code series: 30 intervals of 4 functions, one of 64.
 WSS_TRACK_CODE=true WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/pk.jsonl" WSS_REPORT_SUMMARY=false \
 	LD_PRELOAD="$WSS_LIB" "$PROGS/codepages" peak >"$TMP/pk.out" 2>&1
