@@ -206,6 +206,15 @@ static void put_series(out_t *o, const wss_profile_t *p)
 		putf(o, "%s\"%s\":", c ? "," : "", names[c]);
 		put_column(o, p, c);
 	}
+	/* track.code's series (exact). */
+	if (p->has_code) {
+		pack_t k;
+		put(o, ",\"code\":");
+		pack_begin(&k, o);
+		for (size_t i = 0; i < p->nsamples; i++)
+			pack_value(&k, p->samples[i].code);
+		pack_end(&k);
+	}
 	put(o, "}");
 }
 
@@ -520,12 +529,13 @@ static void put_run(out_t *o, const wss_profile_t *p)
 		putf(o, ",\"lower_samples\":%zu", p->nlower);
 	if (p->has_cost)
 		putf(o, ",\"cost\":{\"faults_ns\":%" PRId64 ",\"tick_ns\":%" PRId64 ",\"change_ns\":%" PRId64
-			",\"program_ns\":%" PRId64 "}",
-		     p->cost_faults_ns, p->cost_tick_ns, p->cost_change_ns, p->cost_program_ns);
+			",\"code_ns\":%" PRId64 ",\"program_ns\":%" PRId64 "}",
+		     p->cost_faults_ns, p->cost_tick_ns, p->cost_change_ns, p->cost_code_ns, p->cost_program_ns);
 	putf(o, ",\"summary\":{\"from\":\"%s\"", p->has_summary ? "summary" : "samples");
 	put_stat(o, "data", &p->data);
 	put_stat(o, "read", &p->read);
 	put_stat(o, "write", &p->write);
+	put_stat(o, "code", &p->code);
 	put(o, "},\"settings\":[");
 	for (size_t k = 0; k < p->nsettings; k++) {
 		put(o, k ? ",[" : "[");

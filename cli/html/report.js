@@ -9,7 +9,7 @@
 	'use strict';
 
 	var DATA = JSON.parse(document.getElementById('wss-data').textContent);
-	var COLORS = { data: '#2f6fb3', read: '#3a9a5b', write: '#c0503a' };
+	var COLORS = { data: '#2f6fb3', read: '#3a9a5b', write: '#c0503a', code: '#8a5cc2' };
 	var TOP_THREADS = 8;
 
 	/* ---- decoding ---- */
@@ -423,9 +423,10 @@
 		];
 		if (p.cost && p.cost.program_ns > 0) {
 			var c = p.cost, pr = c.program_ns;
-			rows.push(['overhead', (100 * (c.faults_ns + c.tick_ns + c.change_ns) / pr).toFixed(1) + ' % of the program\'s time (faults ' +
+			rows.push(['overhead', (100 * (c.faults_ns + c.tick_ns + c.change_ns + c.code_ns) / pr).toFixed(1) + ' % of the program\'s time (faults ' +
 				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / pr).toFixed(1) + ' %' +
-				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / pr).toFixed(1) + ' %' : '') + ')']);
+				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / pr).toFixed(1) + ' %' : '') +
+				(c.code_ns ? ', code ' + (100 * c.code_ns / pr).toFixed(1) + ' %' : '') + ')']);
 		}
 		var facts = el('table', { class: 'facts' });
 		rows.forEach(function (r) {
@@ -434,16 +435,16 @@
 		});
 		var sum = el('table', { id: 'summary' }, [el('tr', {}, [el('th', { text: 'pages' }), el('th', { class: 'num', text: 'avg' }),
 			el('th', { class: 'num', text: 'peak' }), el('th', { class: 'num', text: 'total' }), el('th', { class: 'num', text: 'kB avg/peak/total' })])]);
-		['data', 'read', 'write'].forEach(function (k) {
+		['data', 'read', 'write', 'code'].forEach(function (k) {
 			var st = p.summary[k];
 			if (!st) return;
 			var avgT = Math.round(st.avg * 10), ps = p.page_size;
-			var name = k === 'data' ? 'Data' : k === 'read' ? 'Read' : 'Write';
+			var name = k === 'data' ? 'Data' : k === 'read' ? 'Read' : k === 'write' ? 'Write' : 'Insn (code)';
 			sum.appendChild(el('tr', { 'data-series': k }, [
 				el('th', {}, [el('span', { class: 'swatch', style: 'background:' + COLORS[k] }), name]),
-				el('td', { class: 'num', text: (p.lower_bound && !p.sampled ? 'at least ' : '') + (p.sampled ? estimate(st, 'avg', st.avg, true) : st.avg.toFixed(1)) }),
-				el('td', { class: 'num', text: p.sampled ? estimate(st, 'peak', st.peak, false) : grouped(st.peak) }),
-				el('td', { class: 'num', text: st.total === null ? '?' : p.sampled ? estimate(st, 'total', st.total, false) : grouped(st.total) }),
+				el('td', { class: 'num', text: (p.lower_bound && !p.sampled && k !== 'code' ? 'at least ' : '') + (p.sampled && k !== 'code' ? estimate(st, 'avg', st.avg, true) : st.avg.toFixed(1)) }),
+				el('td', { class: 'num', text: p.sampled && k !== 'code' ? estimate(st, 'peak', st.peak, false) : grouped(st.peak) }),
+				el('td', { class: 'num', text: st.total === null ? '?' : p.sampled && k !== 'code' ? estimate(st, 'total', st.total, false) : grouped(st.total) }),
 				el('td', { class: 'num', text: kb(avgT, ps) + '/' + kb(st.peak * 10, ps) + '/' + (st.total === null ? '?' : kb(st.total * 10, ps)) })
 			]));
 		});
@@ -469,6 +470,7 @@
 			var ci = S[k + '_lo'] && S[k + '_lo'][i] >= 0 ? '  [' + grouped(S[k + '_lo'][i]) + ', ' + grouped(S[k + '_hi'][i]) + ']' : '';
 			lines.push(k + ': ' + (S.rate && S.rate[i] > 1 ? '≈ ' : '') + grouped(S[k][i]) + ' pages' + ci);
 		});
+		if (S.code && S.code[i] >= 0) lines.push('code: ' + grouped(S.code[i]) + ' pages');
 		if (S.faults[i] >= 0) lines.push('first touches: ' + grouped(S.faults[i]));
 		if (S.rate && S.rate[i] > 1) lines.push('sampled: 1 page in ' + S.rate[i]);
 		p.peaks.forEach(function (k) { if (k.i === i) lines.push('peak ' + k.number + ' (' + k.series + ')'); });
@@ -481,15 +483,15 @@
 			b.appendChild(el('p', { text: 'No samples.' }));
 			return;
 		}
-		var shown = { data: true, read: !!S.read, write: !!S.write };
+		var shown = { data: true, read: !!S.read, write: !!S.write, code: !!S.code };
 		var bar = el('div', { class: 'toolbar' });
-		['data', 'read', 'write'].forEach(function (k) {
+		['data', 'read', 'write', 'code'].forEach(function (k) {
 			if (!S[k]) return;
 			var cb = el('input', { type: 'checkbox', 'data-series': k });
 			cb.checked = shown[k];
 			cb.addEventListener('change', function () { shown[k] = cb.checked; scheduleDraw(); });
 			bar.appendChild(el('label', {}, [cb, el('span', { class: 'swatch', style: 'background:' + COLORS[k] }),
-				k === 'data' ? 'data (working set)' : k === 'read' ? 'read (touched, not written)' : 'written']));
+				k === 'data' ? 'data (working set)' : k === 'read' ? 'read (touched, not written)' : k === 'write' ? 'written' : 'code (insn)']));
 		});
 		var reset = el('button', { type: 'button', text: 'Reset zoom' });
 		reset.addEventListener('click', function () { zoomTo(-Infinity, Infinity); });
@@ -501,7 +503,7 @@
 		var chart = new TimeChart(b, {
 			t: state.x, height: 260 + 17 * (rows - 1), overlay: true, padTop: 14 + 17 * (rows - 1),
 			series: function () {
-				return ['data', 'read', 'write'].filter(function (k) { return S[k]; }).map(function (k) {
+				return ['data', 'read', 'write', 'code'].filter(function (k) { return S[k]; }).map(function (k) {
 					return { values: S[k], color: COLORS[k], fill: k === 'data', shown: shown[k] };
 				});
 			},

@@ -114,6 +114,17 @@ is "$(cat "$TMP/csv.out")" ok "CSV: code_pages of every sample, the threads' sum
 n=$("$WSS" export --format perfetto "$TMP/c.jsonl" | grep -c '"name":"code"')
 [ "$n" -gt 0 ]; ok $? "Perfetto JSON: a code counter ($n events)"
 
+# The web page: the code series in the summary and on the timeline.
+"$WSS" report --html "$TMP/c.html" "$TMP/c.jsonl"
+is $? 0 "wss report --html of a code profile"
+python3 "$top_srcdir/tests/tap/browser.py" "$TMP/c.html" >"$TMP/b.out" 2>&1
+case $? in
+77) skip "no Chromium"; skip "no Chromium" ;;
+*)
+	grep -q "^errors 0$" "$TMP/b.out"; ok $? "the page renders without an error in Chromium"
+	grep -q "^summary_text .*| Insn (code) [0-9.]* $peak $total " "$TMP/b.out"; ok $? "its summary has the Insn (code) row: peak $peak, total $total" ;;
+esac
+
 # Peaks of the code series: 30 intervals of 4 functions, one of 64.
 WSS_TRACK_CODE=true WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/pk.jsonl" WSS_REPORT_SUMMARY=false \
 	LD_PRELOAD="$WSS_LIB" "$PROGS/codepages" peak >"$TMP/pk.out" 2>&1
