@@ -82,6 +82,7 @@ static int pub;
 static uint32_t rgen, rcount[2]; /* readers: fault.c's epoch_join over these */
 static uint32_t removed;      /* ranges dropped while mapped (dlclose, mprotect...): the retry */
 static __thread uintptr_t retry_at __attribute__((tls_model("initial-exec")));
+static __thread uint32_t retry_removed __attribute__((tls_model("initial-exec")));
 /* The thread is running a tick (a program thread's wss_tick under manual
  * ticks too): its runs of code are wss's. */
 __thread bool wss_code_ticking __attribute__((tls_model("initial-exec")));
@@ -97,6 +98,17 @@ static struct {
 } seen;
 static uint32_t gen;       /* list reads applied */
 static int closing;        /* dlclose calls in progress */
+/* Ranges the program took over (its mprotect, munmap, mremap, MAP_FIXED
+ * over them): never added again while their object is in the list. */
+static struct {
+	uintptr_t start[CODE_MAX], end[CODE_MAX];
+	int n;
+} forgotten;
+/* Ranges dlclose took out, their histories kept: added back at the next
+ * read that still lists them (the library stayed, or came back at the
+ * same place), else freed.  The engine lock. */
+static code_range_t parked[CODE_MAX];
+static uint32_t nparked;
 static uintptr_t self_base, vdso_base;
 static uint64_t total;     /* code pages run in the run (atomic) */
 static uint64_t nfaults[2]; /* first runs recorded in interval e, at [e & 1] (atomic) */
@@ -194,9 +206,10 @@ static void publish(void)
 static code_range_t gone[CODE_MAX], next_v[CODE_MAX];
 
 /* Drop the engine table's ranges overlapping [s, e) (those pred says, when
- * given), giving them their protection back; publish and free.  Engine
- * lock. */
-static void drop_where(uintptr_t s, uintptr_t e, bool (*pred)(const code_range_t *))
+ * given), giving them their protection back; publish; then park them
+ * (dlclose) or free them and remember them as the program's (forget).
+ * Engine lock. */
+static void drop_where(uintptr_t s, uintptr_t e, bool (*pred)(const code_range_t *), bool park)
 {
 	code_table_t *t = &tabs[!pub];
 	uint32_t ng = 0, k = 0;
@@ -215,8 +228,17 @@ static void drop_where(uintptr_t s, uintptr_t e, bool (*pred)(const code_range_t
 	t->n = k;
 	__atomic_add_fetch(&removed, ng, __ATOMIC_RELAXED);
 	publish();
-	for (uint32_t i = 0; i < ng; i++)
+	for (uint32_t i = 0; i < ng; i++) {
+		if (park && nparked < CODE_MAX) {
+			parked[nparked++] = gone[i];
+			continue;
+		}
+		if (!park && forgotten.n < CODE_MAX) {
+			forgotten.start[forgotten.n] = gone[i].start;
+			forgotten.end[forgotten.n++] = gone[i].end;
+		}
 		range_free(&gone[i]);
+	}
 }
 
 bool wss_code_on(void) { return on; }
@@ -277,9 +299,25 @@ void wss_code_begin(void) { seen.n = 0; }
 
 void wss_code_end(void) { seen.owner = wss_sys_gettid(); }
 
+/* Text relocations: the dynamic loader makes the object's text writable
+ * to relocate it, which arming would undo (the vdso has no PT_DYNAMIC
+ * worth reading, and is excluded anyway). */
+static bool textrel(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_DYNAMIC)
+			continue;
+		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr); d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)))
+				return true;
+	}
+	return false;
+}
+
 void wss_code_seen(const struct dl_phdr_info *info)
 {
-	if (!on || exclusion(info))
+	if (!on || exclusion(info) || textrel(info))
 		return;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -333,10 +371,36 @@ static bool was_pending(uintptr_t s, uintptr_t e)
  * A range that left the list was unmapped already (the loader's own
  * unload, or a failed dlopen): dropped without touching its addresses.  A
  * range seen at two reads in a row (at once at start-up) is added. */
+static bool overlaps_forgotten(uintptr_t s, uintptr_t e)
+{
+	for (int i = 0; i < forgotten.n; i++)
+		if (forgotten.start[i] < e && s < forgotten.end[i])
+			return true;
+	return false;
+}
+
+/* A parked range for [s, e) of the same object, taken out of the park. */
+static bool unpark(uintptr_t s, uintptr_t e, const char *name, code_range_t *out)
+{
+	if (!name || !*name)
+		name = exe_path;
+	for (uint32_t i = 0; i < nparked; i++)
+		if (parked[i].start == s && parked[i].end == e && !strcmp(parked[i].name, name)) {
+			*out = parked[i];
+			parked[i] = parked[--nparked];
+			return true;
+		}
+	return false;
+}
+
 static void apply_locked(bool startup)
 {
 	gen++;
 	seen_sort();
+	/* No range is added while the dynamic loader is adding or removing
+	 * objects (a dlopen may still fail and unmap what it mapped, or be
+	 * relocating it): r_debug says so, and the next read adds them. */
+	bool loading = _r_debug.r_state != RT_CONSISTENT;
 	code_table_t *t = &tabs[!pub];
 	code_range_t *next = next_v;
 	uint32_t ng = 0, n = 0, i = 0;
@@ -352,8 +416,13 @@ static void apply_locked(bool startup)
 		}
 		if (n && next[n - 1].end > s)
 			continue; /* overlaps one kept: the list changed under a reuse; next read */
-		if (!closing && (startup || was_pending(s, e))) {
-			code_range_t r = {.start = s, .end = e, .prot = seen.prot[k], .first_gen = gen, .startup = startup};
+		if (overlaps_forgotten(s, e))
+			continue; /* the program's own now */
+		code_range_t r;
+		if (!closing && !loading && unpark(s, e, seen.name[k], &r)) {
+			next[n++] = r;
+		} else if (!closing && !loading && (startup || was_pending(s, e))) {
+			r = (code_range_t){.start = s, .end = e, .prot = seen.prot[k], .first_gen = gen, .startup = startup};
 			if (range_alloc(&r, seen.name[k]))
 				next[n++] = r;
 		} else if (np < CODE_MAX) {
@@ -363,6 +432,24 @@ static void apply_locked(bool startup)
 	}
 	while (i < t->n)
 		gone[ng++] = t->v[i++];
+	/* Forgotten ranges whose object left the list, and parked ones not
+	 * listed (unloaded), are done with; not while dlclose runs. */
+	int kf = 0;
+	for (int f = 0; f < forgotten.n; f++) {
+		bool listed = false;
+		for (int q = 0; q < seen.n && !listed; q++)
+			listed = seen.start[q] < forgotten.end[f] && forgotten.start[f] < seen.end[q];
+		if (listed || closing) {
+			forgotten.start[kf] = forgotten.start[f];
+			forgotten.end[kf++] = forgotten.end[f];
+		}
+	}
+	forgotten.n = kf;
+	if (!closing && !loading) {
+		for (uint32_t q = 0; q < nparked; q++)
+			range_free(&parked[q]);
+		nparked = 0;
+	}
 	memcpy(pending.start, ps, (size_t)np * sizeof *ps);
 	memcpy(pending.end, pe, (size_t)np * sizeof *pe);
 	pending.n = np;
@@ -475,6 +562,14 @@ void wss_code_disarm_locked(void)
 		wss_sys_mprotect((void *)t->v[i].start, t->v[i].end - t->v[i].start, t->v[i].prot);
 }
 
+void wss_code_relieve_locked(void)
+{
+	if (!on || !tabs[!pub].n)
+		return;
+	wss_code_disarm_locked();
+	__atomic_add_fetch(&coarse, 1, __ATOMIC_RELAXED);
+}
+
 bool wss_code_fault(uintptr_t addr)
 {
 	if (!on)
@@ -521,16 +616,21 @@ bool wss_code_fault(uintptr_t addr)
 	return true;
 }
 
+/* Once per page and removal: a retry that worked leaves its mark, and a
+ * later removal racing a run of the same page must get its retry too (a
+ * review found the second race sent to the program). */
 bool wss_code_retry(uintptr_t addr)
 {
-	if (!on || !__atomic_load_n(&removed, __ATOMIC_RELAXED))
+	uint32_t rm = on ? __atomic_load_n(&removed, __ATOMIC_RELAXED) : 0;
+	if (!rm)
 		return false;
 	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
-	if (retry_at == page) {
+	if (retry_at == page && retry_removed == rm) {
 		retry_at = 0;
 		return false;
 	}
 	retry_at = page;
+	retry_removed = rm;
 	return true;
 }
 
@@ -608,7 +708,7 @@ void wss_code_forget_locked(uintptr_t start, size_t len)
 	code_table_t *t = &tabs[!pub];
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->v[i].start < e && s < t->v[i].end) {
-			drop_where(s, e, NULL);
+			drop_where(s, e, NULL, false);
 			return;
 		}
 }
@@ -620,7 +720,7 @@ void wss_code_dlclose_begin_locked(void)
 	if (!on)
 		return;
 	closing++;
-	drop_where(0, 0, not_startup);
+	drop_where(0, 0, not_startup, true);
 }
 
 void wss_code_dlclose_end_locked(void)
@@ -645,8 +745,16 @@ void wss_code_fork_child(void)
 	__atomic_store_n(&total, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&coarse, 0, __ATOMIC_RELAXED);
 	nfaults[0] = nfaults[1] = 0;
-	rcount[0] = rcount[1] = 0;
-	retry_at = 0;
 	/* The parent opened what it ran in its last interval. */
 	wss_code_arm_locked();
+}
+
+/* At the fork itself, in the child, while the forking thread is its only
+ * one: a parent's thread in a handler at the fork left its reader count,
+ * which no one would ever take back (a dlclose in the child's first
+ * interval then waited for it for ever, a review found). */
+void wss_code_fork_now(void)
+{
+	rcount[0] = rcount[1] = 0;
+	retry_at = 0;
 }

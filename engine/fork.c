@@ -145,6 +145,7 @@ void wss_engine_fork_child(void)
 	wss_trace_fork_child();
 	E.open_pending = false;
 	wss_fault_fork_child(); /* in-flight and opening counts, the touched lists */
+	wss_code_fork_now();    /* the code table's reader counts */
 	if (E.backend->forked)
 		E.backend->forked(); /* before anything could use the parent's */
 	uint32_t old_slot = wss_threads_self();

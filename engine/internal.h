@@ -514,6 +514,8 @@ void wss_code_start_locked(void);
 void wss_code_apply_locked(void);
 void wss_code_arm_locked(void);
 void wss_code_disarm_locked(void);
+/* Under VMA pressure (wss_engine_relieve_locked): all code opened. */
+void wss_code_relieve_locked(void);
 /* An instruction fetch fault at addr: true when it was ours (opened,
  * recorded).  AS-safe, lock-free. */
 bool wss_code_fault(uintptr_t addr);
@@ -538,6 +540,7 @@ void wss_code_forget_locked(uintptr_t start, size_t len);
 void wss_code_dlclose_begin_locked(void);
 void wss_code_dlclose_end_locked(void);
 void wss_code_fork_child(void);
+void wss_code_fork_now(void);
 
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */

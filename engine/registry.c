@@ -455,6 +455,9 @@ bool wss_engine_relieve_locked(void)
 		return false;
 	for (size_t i = 0; i < E.regions.n; i++)
 		E.backend->disarm(E.regions.v[i].start, E.regions.v[i].end);
+	/* The code's opened pages split VMAs too: open it all (the rest of
+	 * the interval's code runs unseen: a lower bound). */
+	wss_code_relieve_locked();
 	__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&E.coarse, 1, __ATOMIC_RELAXED);
 	wss_fault_list_stale(); /* everything open: the next tick arms every member */

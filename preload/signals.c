@@ -140,6 +140,19 @@ int wss_signals_init(void)
 	uint64_t segv = SEGV_BIT, old = 0;
 	wss_sys_sigmask(SIG_UNBLOCK, &segv, &old);
 	tls_segv_blocked = old & SEGV_BIT;
+	/* Handlers installed before us (a needed library's constructor runs
+	 * before ours, and the wrapper below was not intercepting yet) lose
+	 * SIGSEGV from their masks, as every later one does: a handler's
+	 * fault on an armed page with SIGSEGV blocked is a kill. */
+	for (int s = 1; s < 65; s++) {
+		struct sigaction a;
+		if (s == SIGSEGV || s == SIGKILL || s == SIGSTOP || __sigaction(s, NULL, &a))
+			continue;
+		if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN && sigismember(&a.sa_mask, SIGSEGV)) {
+			sigdelset(&a.sa_mask, SIGSEGV);
+			__sigaction(s, &a, NULL);
+		}
+	}
 	__atomic_store_n(&installed, true, __ATOMIC_RELEASE);
 	return 0;
 }

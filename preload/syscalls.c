@@ -37,7 +37,7 @@
 #define SYS_FUNCS(X) \
 	X(getcwd) X(readlink) X(readlinkat) X(waitpid) X(wait) X(wait3) X(wait4) X(waitid) \
 	X(pipe) X(pipe2) X(socketpair) X(stat) X(fstat) X(lstat) X(fstatat) X(statx) \
-	X(poll) X(ppoll) X(select) X(pselect) X(epoll_wait) X(epoll_pwait) X(epoll_ctl) \
+	X(poll) X(ppoll) X(select) X(pselect) X(epoll_wait) X(epoll_pwait) X(epoll_ctl) X(sigsuspend) \
 	X(nanosleep) X(clock_nanosleep) X(recv) X(recvfrom) X(send) X(sendto) X(recvmsg) X(sendmsg) \
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
 	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl) \
@@ -172,9 +172,25 @@ WSS_EXPORT int fstatvfs64(int fd, struct statvfs64 *st) { CALL(int, fstatvfs64, 
 WSS_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned fl) { CALL(ssize_t, getrandom, (buf, n, fl), P(buf, n)); }
 WSS_EXPORT int getentropy(void *buf, size_t n) { CALL(int, getentropy, (buf, n), P(buf, n)); }
 
+/* A wait given a signal mask runs the handlers of the signals it waits for
+ * under that mask, often "everything blocked but the one": a handler's
+ * fault on an armed page (always, with track.code: its first instruction)
+ * with SIGSEGV blocked is a kill.  SIGSEGV is taken out of it, as out of
+ * every mask (signals.c: it is never really blocked). */
+static const sigset_t *segv_open(const sigset_t *m, sigset_t *copy)
+{
+	if (!m || !sigismember(m, SIGSEGV))
+		return m;
+	*copy = *m;
+	sigdelset(copy, SIGSEGV);
+	return copy;
+}
+
 WSS_EXPORT int poll(struct pollfd *fds, nfds_t n, int t) { CALL(int, poll, (fds, n, t), P(fds, n * sizeof *fds)); }
 WSS_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)
 {
+	sigset_t c;
+	m = segv_open(m, &c);
 	CALL(int, ppoll, (fds, n, t, m), (P(fds, n * sizeof *fds), P(t, sizeof *t)));
 }
 WSS_EXPORT int select(int n, fd_set *restrict r, fd_set *restrict w, fd_set *restrict e, struct timeval *restrict t)
@@ -184,6 +200,8 @@ WSS_EXPORT int select(int n, fd_set *restrict r, fd_set *restrict w, fd_set *res
 WSS_EXPORT int pselect(int n, fd_set *restrict r, fd_set *restrict w, fd_set *restrict e,
 		       const struct timespec *restrict t, const sigset_t *restrict m)
 {
+	sigset_t c;
+	m = segv_open(m, &c);
 	CALL(int, pselect, (n, r, w, e, t, m), (P(r, sizeof *r), P(w, sizeof *w), P(e, sizeof *e), P(t, sizeof *t)));
 }
 WSS_EXPORT int epoll_wait(int fd, struct epoll_event *ev, int n, int t)
@@ -192,7 +210,15 @@ WSS_EXPORT int epoll_wait(int fd, struct epoll_event *ev, int n, int t)
 }
 WSS_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int n, int t, const sigset_t *m)
 {
+	sigset_t c;
+	m = segv_open(m, &c);
 	CALL(int, epoll_pwait, (fd, ev, n, t, m), P(ev, n > 0 ? (size_t)n * sizeof *ev : 0));
+}
+WSS_EXPORT int sigsuspend(const sigset_t *m)
+{
+	sigset_t c;
+	m = segv_open(m, &c);
+	CALL(int, sigsuspend, (m), (void)0);
 }
 WSS_EXPORT int epoll_ctl(int fd, int op, int fd2, struct epoll_event *ev)
 {
