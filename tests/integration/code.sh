@@ -62,6 +62,19 @@ else
 	skip "dlprog's libraries not built"
 fi
 
+# Where code runs that a fault must not stop, under 1 ms ticks: a signal
+# handler run from sigsuspend with SIGSEGV among the blocked signals, the
+# program's own patch of its text, children that dlclose while the
+# parent's threads run code, runs of a library racing dlclose's of
+# another (each takes the library's code out of tracking).
+for m in suspend patch "forkclose $LIBS/libcodelib.so" "retry $LIBS/libcodelib.so $LIBS/libdldata1.so 5000"; do
+	set -- $m
+	want=$("$PROGS/codepages" "$@" 2>&1)
+	got=$(WSS_TRACK_CODE=true WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/m.%p.jsonl" WSS_REPORT_SUMMARY=false \
+		LD_PRELOAD="$WSS_LIB" timeout 300 "$PROGS/codepages" "$@" 2>&1)
+	is "$? $got" "0 $want" "$1 under track.code and 1 ms ticks: as natively"
+done
+
 # The header: what is tracked, what is not and why.
 is "$($PROFILE get "$TMP/c.jsonl" header.code.tracked)" true "header: code.tracked"
 for o in libc.so.6 libwss.so; do

@@ -19,15 +19,34 @@
  * leaving and coming back race); prints a checksum, the same natively.
  * peak: 30 intervals of 4 functions, one of all 64, 10 of 4 again: a peak
  * of the code series; prints "peak SEQ".
+ * Where code runs that a fault must not stop (a review's findings), each
+ * under 1 ms ticks in the test, printing a line the same natively:
+ *   suspend   a SIGALRM handler on its own page, run from sigsuspend with
+ *             every other signal blocked, 50 times
+ *   patch     the program makes a function's page RWX and writes it (a
+ *             hot patch) between calls, 20 times
+ *   forkclose four threads run the functions while the main thread forks
+ *             30 children that dlclose the library and exit
+ *   retry     four threads run the library while another library is
+ *             opened and closed N times (each dlclose takes the library's
+ *             code out of tracking, racing the threads' runs of it)
  * usage: codepages LIBRARY
  *        codepages stress LIBRARY ROUNDS
- *        codepages peak */
+ *        codepages peak
+ *        codepages suspend | patch
+ *        codepages forkclose LIBRARY
+ *        codepages retry LIBRARY OTHER-LIBRARY N */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "include/wss.h"
@@ -97,6 +116,123 @@ static void lib_phase(const char *path, const char *what)
 	tick();
 }
 
+static volatile int alarms;
+
+static PAGE_ALIGNED void on_alarm(int s)
+{
+	(void)s;
+	alarms++;
+}
+
+static int suspend(void)
+{
+	struct sigaction sa = {0};
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	sigset_t blk, wait;
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGALRM);
+	sigprocmask(SIG_BLOCK, &blk, NULL);
+	struct itimerval it = {{0, 5000}, {0, 5000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	sigfillset(&wait);
+	sigdelset(&wait, SIGALRM);
+	while (alarms < 50)
+		sigsuspend(&wait);
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("alarms %d\n", alarms >= 50);
+	return 0;
+}
+
+static int patch(void)
+{
+	uintptr_t p = (uintptr_t)f10 & ~(uintptr_t)4095;
+	if (mprotect((void *)p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return 1;
+	int s = 0;
+	for (int i = 0; i < 20; i++) {
+		usleep(3000);
+		volatile unsigned char *b = (volatile unsigned char *)p;
+		b[0] = b[0]; /* a hot patch's write */
+		s += fns[8](i);
+	}
+	printf("patched %d\n", s);
+	return 0;
+}
+
+static volatile int stopping;
+
+static void *spin_lib(void *arg)
+{
+	void (*fn)(int) = (void (*)(int))arg;
+	while (!stopping)
+		fn(16);
+	return NULL;
+}
+
+static int retry(const char *lib, const char *other, int n)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	void (*fn)(int) = h ? (void (*)(int))dlsym(h, "codelib_run") : NULL;
+	if (!fn)
+		return 1;
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, spin_lib, (void *)fn))
+			return 1;
+	for (int i = 0; i < n; i++) {
+		void *o = dlopen(other, RTLD_NOW);
+		if (o)
+			dlclose(o);
+		usleep(300);
+	}
+	stopping = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	puts("retry ok");
+	return 0;
+}
+
+static void *spin_fns(void *arg)
+{
+	(void)arg;
+	long s = 0;
+	while (!stopping)
+		for (int i = 0; i < 64; i++)
+			s += fns[i](i);
+	return (void *)s;
+}
+
+static int forkclose(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW);
+	if (!h)
+		return 1;
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, spin_fns, NULL))
+			return 1;
+	int ok = 0;
+	for (int i = 0; i < 30; i++) {
+		usleep(2000);
+		pid_t p = fork();
+		if (p == 0) {
+			dlclose(h);
+			_exit(0);
+		}
+		int st;
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+	}
+	stopping = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("children %d\n", ok);
+	return 0;
+}
+
 static long rounds;
 
 static void *spinner(void *arg)
@@ -134,6 +270,14 @@ static int stress(const char *path)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "suspend"))
+		return suspend();
+	if (argc == 2 && !strcmp(argv[1], "patch"))
+		return patch();
+	if (argc == 3 && !strcmp(argv[1], "forkclose"))
+		return forkclose(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "retry"))
+		return retry(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 2 && !strcmp(argv[1], "peak")) {
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		tick();
