@@ -487,21 +487,6 @@ static int note_excluded(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	uintptr_t me = (uintptr_t)data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && me >= s && me < s + ph->p_memsz) {
-			self_base = info->dlpi_addr;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 void wss_code_init(bool track, const char *runtime)
 {
 	if (!track)
@@ -520,7 +505,7 @@ void wss_code_init(bool track, const char *runtime)
 		off_why = "a Go runtime: its signal handlers and trampolines are its own code, outside any wrapper";
 		return;
 	}
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_code_init);
+	self_base = wss_loader_self_base();
 	vdso_base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	long len = wss_sys3(SYS_readlink, (long)"/proc/self/exe", (long)exe_path, sizeof exe_path - 1);
 	exe_path[len > 0 ? len : 0] = 0;

@@ -475,6 +475,9 @@ const char *wss_modules_of(uintptr_t addr, bool *main_program);
 /* In a fork child: the child's profile needs every record again. */
 void wss_modules_fork_child(void);
 
+/* loader.c: libwss.so's load address (its dl_phdr_info's dlpi_addr).  init. */
+uintptr_t wss_loader_self_base(void);
+
 /* libdata.c */
 /* track.library_data on (track) or off.  init. */
 void wss_libdata_init(bool track);

@@ -273,26 +273,11 @@ void wss_libdata_apply_locked(void)
 	seen.owner = 0;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	uintptr_t me = (uintptr_t)data;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && me >= s && me < s + ph->p_memsz) {
-			self_base = info->dlpi_addr;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 void wss_libdata_init(bool track)
 {
 	if (!track)
 		return;
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)wss_libdata_init);
+	self_base = wss_loader_self_base();
 	enabled = true;
 }
 

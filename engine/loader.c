@@ -142,6 +142,36 @@ void wss_loader_apply_locked(void)
 	wss_code_apply_locked();
 }
 
+struct self_find {
+	uintptr_t me, base;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct self_find *f = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && f->me >= s && f->me < s + ph->p_memsz) {
+			f->base = info->dlpi_addr;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+uintptr_t wss_loader_self_base(void)
+{
+	static uintptr_t base;
+	if (!base) {
+		struct self_find f = {(uintptr_t)wss_loader_self_base, 0};
+		dl_iterate_phdr(find_self, &f);
+		base = f.base;
+	}
+	return base;
+}
+
 void wss_engine_loader_init(bool library_data)
 {
 	wss_libdata_init(library_data);
