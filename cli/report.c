@@ -679,8 +679,8 @@ static int print_hot_code(const wss_profile_t *p, wss_symbols_t *syms, FILE *out
 			free(fr.f);
 			return ENOMEM;
 		}
-		if (fr.n && fr.f[0].function)
-			print_frame(out, &fr.f[0]);
+		if (fr.n)
+			print_frame(out, &fr.f[0]); /* the module and offset when no name covers it */
 		else
 			fputc('-', out);
 		fputc('\n', out);
