@@ -57,7 +57,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 
-#define CODE_MAX 512 /* ranges; code beyond them is not tracked (said in the header) */
+#define CODE_MAX 512 /* ranges; code beyond them is not tracked (said in the summary) */
 
 typedef struct code_range {
 	uintptr_t start, end;
@@ -66,7 +66,6 @@ typedef struct code_range {
 	uint8_t *ever;     /* one per page: run before, in this run (atomic) */
 	uint32_t *hits;    /* one per page: intervals it ran in (the tick's) */
 	char *name;        /* its object's path (wss_sys_alloc) */
-	uint32_t first_gen;
 	bool startup;      /* loaded before main: never unloaded */
 } code_range_t;
 
@@ -96,7 +95,6 @@ static struct {
 	int n;
 	int owner; /* the tid of the thread that read it, 0: none */
 } seen;
-static uint32_t gen;       /* list reads applied */
 static int closing;        /* dlclose calls in progress */
 /* Ranges the program took over (its mprotect, munmap, mremap, MAP_FIXED
  * over them): never added again while their object is in the list. */
@@ -395,7 +393,6 @@ static bool unpark(uintptr_t s, uintptr_t e, const char *name, code_range_t *out
 
 static void apply_locked(bool startup)
 {
-	gen++;
 	seen_sort();
 	/* No range is added while the dynamic loader is adding or removing
 	 * objects (a dlopen may still fail and unmap what it mapped, or be
@@ -422,7 +419,7 @@ static void apply_locked(bool startup)
 		if (!closing && !loading && unpark(s, e, seen.name[k], &r)) {
 			next[n++] = r;
 		} else if (!closing && !loading && (startup || was_pending(s, e))) {
-			r = (code_range_t){.start = s, .end = e, .prot = seen.prot[k], .first_gen = gen, .startup = startup};
+			r = (code_range_t){.start = s, .end = e, .prot = seen.prot[k], .startup = startup};
 			if (range_alloc(&r, seen.name[k]))
 				next[n++] = r;
 		} else if (np < CODE_MAX) {

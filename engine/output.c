@@ -178,6 +178,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.huge_bytes = E.huge_bytes,
 		.code = wss_code_on(),
 		.code_lower_bound = E.code_lower_bound,
+		.code_full = wss_code_full(),
 		.code_stat = {E.sum_code, E.peak_code, wss_code_total()},
 	};
 	if (!E.level_max)

@@ -242,6 +242,8 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 		key_u64(f, "total", s->code_stat.total);
 		if (s->code_lower_bound)
 			wss_fmt_str(f, ",\"lower_bound\":true");
+		if (s->code_full)
+			wss_fmt_str(f, ",\"ranges_left_out\":true");
 		wss_fmt_ch(f, '}');
 	}
 	key_u64(f, "faults", s->faults);

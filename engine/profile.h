@@ -111,6 +111,7 @@ typedef struct wss_profile_summary {
 	bool lower_bound;             /* exact samples that used coarse blocks */
 	const struct wss_profile_trace *trace; /* the page trace, or NULL */
 	bool code, code_lower_bound;  /* track.code: the "insn" series, exact */
+	bool code_full;               /* more code ranges than it tracks: the rest untracked */
 	wss_profile_stat_t code_stat;
 	const wss_profile_hot_t *hot_code; /* the code pages run in the most intervals */
 	int nhot_code;
