@@ -429,22 +429,33 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t n)
 	return wss_output_expand(pattern, (int)pid, (uint64_t)time(NULL), slash ? slash + 1 : arg0, out, n);
 }
 
+/* Is there such a process, of this user (root: any)?  Prints the reason
+ * and returns EXIT_USAGE when not. */
+static int check_target(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (stat(path, &st)) {
+		fprintf(stderr, "wss: attach: no process %d\n", (int)pid);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0 && st.st_uid != geteuid()) {
+		fprintf(stderr, "wss: attach: process %d belongs to another user (uid %u): wss attaches to its own user's "
+				"processes\n", (int)pid, (unsigned)st.st_uid);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Can this process use the target's /proc files?  Prints the reason and
  * returns EXIT_USAGE when it cannot. */
 static int open_target(attach_t *a)
 {
 	char path[64];
-	struct stat st;
-	snprintf(path, sizeof path, "/proc/%d", (int)a->pid);
-	if (stat(path, &st)) {
-		fprintf(stderr, "wss: attach: no process %d\n", (int)a->pid);
-		return EXIT_USAGE;
-	}
-	if (geteuid() != 0 && st.st_uid != geteuid()) {
-		fprintf(stderr, "wss: attach: process %d belongs to another user (uid %u): wss attaches to its own user's "
-				"processes\n", (int)a->pid, (unsigned)st.st_uid);
-		return EXIT_USAGE;
-	}
+	int r = check_target(a->pid);
+	if (r)
+		return r;
 	static const char *const files[] = {"smaps", "pagemap", "clear_refs"};
 	int *fds[] = {&a->smaps_fd, &a->pagemap_fd, &a->clear_fd};
 	for (int k = 0; k < 3; k++) {
@@ -518,9 +529,24 @@ static int parse_duration(const char *v, uint64_t *ns)
 	return 0;
 }
 
+/* The session flags wss attach takes, as wss run does: each sets one key. */
+static const struct attach_flag {
+	const char *shortname, *longname, *key;
+	wss_key_t id;
+} attach_flags[] = {
+	{"-o", "--output", "session.output", WSS_KEY_SESSION_OUTPUT},
+	{NULL, "--interval", "session.interval", WSS_KEY_SESSION_INTERVAL},
+	{NULL, "--window", "session.window", WSS_KEY_SESSION_WINDOW},
+	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE},
+	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE},
+	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD},
+};
+#define NATTACH_FLAGS (sizeof attach_flags / sizeof *attach_flags)
+
 int wss_cmd_attach(int argc, char **argv)
 {
-	const char *config = NULL, *output = NULL, *interval = NULL, *method = "refbits";
+	const char *config = NULL, *method = "auto";
+	const char *values[NATTACH_FLAGS] = {NULL};
 	uint64_t duration_ns = 0;
 	const char *pidarg = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -528,12 +554,14 @@ int wss_cmd_attach(int argc, char **argv)
 		const char **slot = NULL;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return WSS_CMD_HELP;
-		if (!strcmp(a, "-c") || !strcmp(a, "--config"))
+		for (size_t k = 0; k < NATTACH_FLAGS && !slot; k++)
+			if ((attach_flags[k].shortname && !strcmp(a, attach_flags[k].shortname)) ||
+			    !strcmp(a, attach_flags[k].longname))
+				slot = &values[k];
+		if (slot)
+			;
+		else if (!strcmp(a, "-c") || !strcmp(a, "--config"))
 			slot = &config;
-		else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-			slot = &output;
-		else if (!strcmp(a, "--interval"))
-			slot = &interval;
 		else if (!strcmp(a, "--method"))
 			slot = &method;
 		else if (!strcmp(a, "--duration")) {
@@ -565,20 +593,94 @@ int wss_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "wss: attach: %s (wss attach [options] PID)\n", pidarg ? "not a process id" : "no process given");
 		return EXIT_USAGE;
 	}
-	if (strcmp(method, "refbits")) {
-		fprintf(stderr, "wss: attach: --method %s: this wss attaches with refbits only (injection is not built yet)\n",
-			method);
+	if (strcmp(method, "auto") && strcmp(method, "inject") && strcmp(method, "refbits")) {
+		fprintf(stderr, "wss: attach: --method %s: one of auto, inject, refbits\n", method);
 		return EXIT_USAGE;
 	}
 	extern char **environ;
 	wss_config_t cfg;
 	char err[1024];
-	if (wss_config_build(&cfg, config ? config : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err) ||
-	    (output && wss_config_set_flag(&cfg, "session.output", output, "--output", err, sizeof err)) ||
-	    (interval && wss_config_set_flag(&cfg, "session.interval", interval, "--interval", err, sizeof err)) ||
-	    wss_config_validate(&cfg, err, sizeof err)) {
+	if (wss_config_build(&cfg, config ? config : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err)) {
 		fprintf(stderr, "wss: %s\n", err);
 		return EXIT_USAGE;
+	}
+	for (size_t k = 0; k < NATTACH_FLAGS; k++)
+		if (values[k] && wss_config_set_flag(&cfg, attach_flags[k].key, values[k], attach_flags[k].longname, err,
+						     sizeof err)) {
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+	if (wss_config_validate(&cfg, err, sizeof err)) {
+		fprintf(stderr, "wss: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (cfg.track_code) {
+		fprintf(stderr, "wss: attach: track.code: not with wss attach (the code working set needs wss's fault "
+				"handler in the process from its start: wss run --code)\n");
+		return EXIT_USAGE;
+	}
+	if (cfg.time_base == WSS_TIME_MANUAL) {
+		fprintf(stderr, "wss: attach: session.time_base = \"manual\": a running process does not call wss_tick\n");
+		return EXIT_USAGE;
+	}
+	if (strcmp(method, "refbits") && cfg.backend != WSS_BACKEND_AUTO && cfg.backend != WSS_BACKEND_UFFD_WP) {
+		fprintf(stderr, "wss: attach: track.backend = \"%s\": wss attach tracks a running process with uffd-wp "
+				"(or --method refbits)\n", wss_backend_name(cfg.backend));
+		return EXIT_USAGE;
+	}
+	int r = check_target((pid_t)pid);
+	if (r)
+		return r;
+
+	/* SIGINT, SIGTERM and SIGHUP end the measurement: blocked from here
+	 * on and waited for (sigtimedwait), so one that comes at any instant
+	 * is seen at once, never in the middle of an injected call. */
+	sigset_t stops;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, NULL);
+
+	if (strcmp(method, "refbits")) {
+		wss_attach_inject_t q = {.pid = (pid_t)pid, .duration_ns = duration_ns};
+		char config_abs[PATH_MAX], output_abs[PATH_MAX + WSS_OUTPUT_MAX], cwd[PATH_MAX];
+		const char *cf = config ? config : getenv("WSS_CONFIG");
+		if (cf && *cf && realpath(cf, config_abs))
+			q.config = config_abs;
+		if (cfg.output[0] != '/' && getcwd(cwd, sizeof cwd)) {
+			snprintf(output_abs, sizeof output_abs, "%s/%s", cwd, cfg.output);
+			q.output = output_abs;
+		} else {
+			q.output = cfg.output;
+		}
+		char names[NATTACH_FLAGS][96];
+		for (size_t k = 0; k < NATTACH_FLAGS; k++) {
+			if (!values[k] || attach_flags[k].id == WSS_KEY_SESSION_OUTPUT)
+				continue;
+			wss_config_env_name(attach_flags[k].id, names[k], sizeof names[k]);
+			q.flag_env[q.nflags] = names[k];
+			q.flag_val[q.nflags++] = values[k];
+		}
+		for (size_t k = 0; k < NATTACH_FLAGS; k++) {
+			if (!values[k])
+				continue;
+			char env[96];
+			wss_config_env_name(attach_flags[k].id, env, sizeof env);
+			size_t used = strlen(q.flags_list);
+			snprintf(q.flags_list + used, sizeof q.flags_list - used, "%s%s", used ? "," : "", env);
+		}
+		if ((r = wss_check_output(q.output)))
+			return r;
+		char why[1024] = "";
+		r = wss_attach_inject(&q, why, sizeof why);
+		if (r != WSS_ATTACH_CANNOT)
+			return r;
+		if (!strcmp(method, "inject")) {
+			fprintf(stderr, "wss: attach: %s\n", why);
+			return EXIT_USAGE;
+		}
+		fprintf(stderr, "wss: attach: cannot inject: %s; measuring with reference bits (--method refbits)\n", why);
 	}
 	if (cfg.window_intervals != 1) {
 		fprintf(stderr, "wss: attach: session.window is %u intervals: reference bits give one interval at a time "
@@ -590,20 +692,9 @@ int wss_cmd_attach(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	/* SIGINT, SIGTERM and SIGHUP end the measurement: blocked from here
-	 * on and waited for between samples (sigtimedwait), so one that comes
-	 * at any instant is seen at once; the first one restores the default,
-	 * so a second ^C kills as it would. */
-	sigset_t stops;
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stops, NULL);
-
 	attach_t a = {.pid = (pid_t)pid, .smaps_fd = -1, .pagemap_fd = -1, .clear_fd = -1,
 		      .page_size = sysconf(_SC_PAGESIZE)};
-	int r = open_target(&a);
+	r = open_target(&a);
 	if (r)
 		return r;
 	char path[PATH_MAX];

@@ -3,11 +3,39 @@
 #ifndef WSS_CLI_ATTACH_H
 #define WSS_CLI_ATTACH_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "cli/analyses.h" /* WSS_CMD_HELP */
 
 /* Runs `wss attach` with its arguments (argv[0] is "attach").  Returns the
  * exit status: 0, 2 for bad usage or a process it cannot attach to (said
  * in one line), 1 when the profile could not be written; or WSS_CMD_HELP. */
 int wss_cmd_attach(int argc, char **argv);
+
+/* Refuse up front what the engine would not do: write over an existing
+ * profile, or into a missing or unwritable directory.  Prints the reason
+ * and returns 2, or returns 0 (cli/wss.c, shared with wss run). */
+int wss_check_output(const char *output);
+
+/* The injected method (cli/attach_inject.c): what wss_cmd_attach has
+ * checked and built. */
+typedef struct wss_attach_inject {
+	pid_t pid;
+	const char *config;  /* the session file, absolute, or NULL */
+	const char *output;  /* the profile's path pattern, absolute */
+	const char *flag_env[8], *flag_val[8]; /* the flags, as environment variables */
+	int nflags;
+	char flags_list[256]; /* WSS_RUN_FLAGS: which of them were flags */
+	uint64_t duration_ns; /* 0: until the process exits or a stop signal */
+} wss_attach_inject_t;
+/* Injection cannot run on this process (why_not says why): the caller
+ * measures with reference bits instead, or fails when asked for inject. */
+#define WSS_ATTACH_CANNOT (-1)
+/* Measure q->pid by injection; SIGINT, SIGTERM and SIGHUP are blocked by
+ * the caller and end it.  Returns an exit status (said on stderr), or
+ * WSS_ATTACH_CANNOT with the reason in why_not (nothing done to the
+ * process). */
+int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_len);
 
 #endif

@@ -229,7 +229,7 @@ static int build_config(wss_config_t *cfg, const char *path)
 
 /* Refuse up front what the library would refuse at start: an existing
  * profile (never overwritten), a missing or unwritable directory. */
-static int check_output(const char *output)
+int wss_check_output(const char *output)
 {
 	if (!strchr(output, '%')) {
 		struct stat st;
@@ -356,7 +356,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (wss_config_validate(&cfg, err, sizeof err))
 		return die_setting(err);
-	if ((r = check_output(cfg.output)))
+	if ((r = wss_check_output(cfg.output)))
 		return r;
 
 	char lib[PATH_MAX];

@@ -60,16 +60,88 @@ int wss_write_own(int fd, const void *buf, size_t len, bool regular)
 	return r;
 }
 
+/* In a process wss attached to (preload/attach.c), the tool's memory is
+ * shared anonymous memory, which the scan of the process's mappings leaves
+ * out (it tracks private memory: engine/attached.c), and every allocation
+ * is listed so that detaching gives all of it back.  The list is a table
+ * of slots claimed with a compare-and-swap (AS-safe as the allocator must
+ * be), itself shared memory. */
+typedef struct own_alloc {
+	uintptr_t p;
+	size_t len;
+} own_alloc_t;
+#define OWN_MAX 65536
+static bool own_shared;
+static own_alloc_t *own;
+static uint32_t own_lost; /* allocations the full table could not list */
+
+int wss_sys_alloc_attached(void)
+{
+	void *t = wss_sys_mmap(NULL, OWN_MAX * sizeof *own, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (wss_sys_failed((long)t))
+		return ENOMEM;
+	own = t;
+	own_lost = 0;
+	__atomic_store_n(&own_shared, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void own_note(uintptr_t p, size_t len)
+{
+	for (size_t i = 0; i < OWN_MAX; i++) {
+		uintptr_t zero = 0;
+		if (!__atomic_load_n(&own[i].p, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&own[i].p, &zero, p, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			own[i].len = len;
+			return;
+		}
+	}
+	__atomic_fetch_add(&own_lost, 1, __ATOMIC_RELAXED);
+}
+
+static void own_forget(uintptr_t p)
+{
+	for (size_t i = 0; i < OWN_MAX; i++)
+		if (__atomic_load_n(&own[i].p, __ATOMIC_RELAXED) == p) {
+			__atomic_store_n(&own[i].p, 0, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+uint32_t wss_sys_release_all(void)
+{
+	if (!__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))
+		return 0;
+	__atomic_store_n(&own_shared, false, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < OWN_MAX; i++)
+		if (own[i].p)
+			wss_sys_munmap((void *)own[i].p, own[i].len);
+	uint32_t lost = own_lost;
+	wss_sys_munmap(own, OWN_MAX * sizeof *own);
+	own = NULL;
+	return lost;
+}
+
 void *wss_sys_alloc(size_t len)
 {
-	void *p = wss_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return wss_sys_failed((long)p) ? NULL : p;
+	bool shared = __atomic_load_n(&own_shared, __ATOMIC_ACQUIRE);
+	void *p = wss_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (wss_sys_failed((long)p))
+		return NULL;
+	if (shared)
+		own_note((uintptr_t)p, len);
+	return p;
 }
 
 void wss_sys_free(void *p, size_t len)
 {
-	if (p)
-		wss_sys_munmap(p, len);
+	if (!p)
+		return;
+	if (__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))
+		own_forget((uintptr_t)p);
+	wss_sys_munmap(p, len);
 }
 
 int wss_file_read(const char *path, size_t max, char **buf, size_t *len)

@@ -89,6 +89,13 @@ int wss_write_own(int fd, const void *buf, size_t len, bool regular);
  * NULL on failure.  AS-safe. */
 void *wss_sys_alloc(size_t len);
 void wss_sys_free(void *p, size_t len);
+/* Attached to a running process (preload/attach.c): from now on the
+ * tool's memory is shared anonymous memory (which the scan of the
+ * process's mappings leaves out) and listed; wss_sys_release_all unmaps
+ * all of it and returns how many allocations could not be listed (leaked).
+ * Returns 0 or ENOMEM.  init. */
+int wss_sys_alloc_attached(void);
+uint32_t wss_sys_release_all(void);
 
 /* Read the whole file at path (any kind that read(2) works on: a pipe from
  * `<(...)` too) into a buffer from wss_sys_alloc.  Returns 0 with the

@@ -82,6 +82,10 @@ extern const wss_backend_t wss_backend_hybrid;
 /* The uffd-wp backend's userfaultfd and pagemap descriptors (-1: none).
  * hook. */
 void wss_uffd_fds(int *uffd, int *pagemap);
+/* Close both (detaching from a process wss attach measured: closing the
+ * context unregisters whatever is still registered and drops its write
+ * protection). */
+void wss_uffd_close(void);
 /* Was the page at page written since its last harvest?  Protects it
  * again, atomically with the answer (one PAGEMAP_SCAN).  AS-safe. */
 bool wss_uffd_take_written(uintptr_t page);

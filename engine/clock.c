@@ -5,11 +5,14 @@
 #include "config.h"
 #include "engine/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define ENGINE_STACK (2UL << 20)
 
 /* Sleep until the absolute CLOCK_MONOTONIC time t or until asked to stop. */
 static void wait_until(uint64_t t)
@@ -29,6 +32,13 @@ static int stat_fd = -1, stat_pid;
 static uint64_t stat_dev, stat_ino;
 
 int wss_clock_stat_fd_peek(void) { return __atomic_load_n(&stat_fd, __ATOMIC_RELAXED); }
+
+void wss_clock_close(void)
+{
+	if (stat_fd >= 0 && wss_fd_same(stat_fd, stat_dev, stat_ino))
+		wss_sys_close(stat_fd);
+	stat_fd = -1;
+}
 
 int wss_clock_stat_fd(void)
 {
@@ -124,6 +134,13 @@ static void engine_check_alone(void)
 	if (now < E.next_alone_ns)
 		return;
 	E.next_alone_ns = now + 100000000ULL;
+	if (E.attached && wss_attached_orphaned()) {
+		/* wss attach was killed: end the profile and stop tracking,
+		 * here; the library stays loaded, idle (nobody is left to
+		 * unload it). */
+		wss_engine_detach("wss attach ended without detaching");
+		return;
+	}
 	if (!engine_alone())
 		return;
 	uint64_t mask = E.app_mask & ~WSS_SYNC_SIGNALS;
@@ -242,7 +259,19 @@ int wss_engine_start(void)
 	if (!__atomic_load_n(&E.pending, __ATOMIC_RELAXED))
 		wss_clock_stat_fd(); /* now, while this is the only thread (a pending child: at its start) */
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
-	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
+	/* Attached, the thread's stack is the tool's own memory (common/sys.c:
+	 * shared, left out of the scan, given back at the detach). */
+	pthread_attr_t attr, *ap = NULL;
+	if (E.attached) {
+		void *stack = wss_sys_alloc(ENGINE_STACK);
+		if (!stack || pthread_attr_init(&attr))
+			return ENOMEM;
+		pthread_attr_setstack(&attr, stack, ENGINE_STACK);
+		ap = &attr;
+	}
+	int r = pthread_create(&E.thread, ap, engine_main, NULL);
+	if (ap)
+		pthread_attr_destroy(ap);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		E.started = true;

@@ -71,7 +71,32 @@ typedef struct wss_engine_start {
 	/* The session leader's profile (WSS_LEADER, "" when it writes none)
 	 * in a process exec'd within a session; NULL in the leader itself. */
 	const char *leader;
+	/* Attached to a running process (wss attach): the header's reason for
+	 * the backend, which the caller has set to uffd-wp; NULL otherwise. */
+	const char *attach_reason;
 } wss_engine_start_t;
+
+/* What an attached engine tracks of the process's mappings
+ * (engine/attached.c): the session's track.* keys. */
+typedef struct wss_attach_track {
+	bool heap, anon_mmap, data_segments, library_data;
+} wss_attach_track_t;
+/* Attached (preload/attach.c): follow /proc/self/maps, watch the wss
+ * attach process (controller: its pid) and end if it goes.  After
+ * wss_engine_init, before the first scan.  init. */
+void wss_engine_attach_begin(const wss_attach_track_t *w, int controller);
+/* Bring the registry up to date with /proc/self/maps now (the tick does
+ * it first thing, through wss_engine_attach_tick as its on_tick).  Returns
+ * 0 or an errno.  hook. */
+int wss_engine_attach_scan(void);
+void wss_engine_attach_tick(void);
+/* End an attached measurement (why: the summary's attach_end): the final
+ * sample and summary, every range unregistered, every descriptor closed;
+ * called on another thread than the engine's, also the engine thread
+ * joined and all the tool's memory given back.  Runs once.  hook. */
+void wss_engine_detach(const char *why);
+/* The profile's path ("" when none is written).  hook. */
+const char *wss_engine_profile_path(void);
 
 /* "WSS_LEADER=<the leader's profile>", for the environment of a program
  * this process execs within the session, or NULL.  hook. */

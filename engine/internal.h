@@ -138,6 +138,14 @@ typedef struct wss_engine {
 	uintptr_t probe;          /* the probe page (0: none) */
 	uint64_t cpu_prev_ns;     /* the process's CPU time at the last tick */
 	uint64_t cost_faults_ns, cost_program_ns; /* the last interval's, for its sample */
+	/* attached.c: measuring a process wss attach loaded us into */
+	bool attached;             /* the registry follows /proc/self/maps, not hooks */
+	const char *attach_end;    /* why measuring ended, for the summary (NULL: not yet) */
+	int attach_ctl;            /* a pidfd of the wss attach process, or -1 */
+	uintptr_t attach_excl[4][2]; /* our library's writable segments, never tracked */
+	int attach_nexcl;
+	uint64_t attach_scans;     /* maps scans made, and their CPU time */
+	uint64_t attach_scan_ns;
 	/* Last, the large fields a forked child does not write: every page
 	 * written after a fork is a copy (wss_engine_fork_child). */
 	wss_engine_settings_t set;   /* lifecycle.c, from wss_engine_init */
@@ -408,6 +416,7 @@ void wss_findings_sites(void);
  * descriptor without opening (for wss_engine_own_fds). */
 int wss_clock_stat_fd(void);
 int wss_clock_stat_fd_peek(void);
+void wss_clock_close(void);
 
 /* session.c */
 /* The session's leader is pid, with its profile at leader ("" none). */
@@ -477,6 +486,14 @@ void wss_modules_fork_child(void);
 
 /* loader.c: libwss.so's load address (its dl_phdr_info's dlpi_addr).  init. */
 uintptr_t wss_loader_self_base(void);
+
+/* attached.c: the registry of a process wss attach loaded us into,
+ * following /proc/self/maps. */
+void wss_attached_init(const wss_attach_track_t *w, int controller);
+int wss_attached_scan_locked(void);
+/* Has the wss attach process gone (killed) without detaching? */
+bool wss_attached_orphaned(void);
+void wss_attached_release(void);
 
 /* libdata.c */
 /* track.library_data on (track) or off.  init. */

@@ -12,7 +12,7 @@
 
 #include "engine/sites.h"
 
-wss_engine_t wss_engine_state = {.fd = -1, .err_fd = -1};
+wss_engine_t wss_engine_state = {.fd = -1, .err_fd = -1, .attach_ctl = -1};
 
 const wss_backend_t *const wss_backends[] = {&wss_backend_hybrid, &wss_backend_mprotect, &wss_backend_uffd_wp, NULL};
 const wss_backend_t *wss_lifecycle_test_backend;
@@ -95,6 +95,12 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	int r = choose_backend(err, errlen);
 	if (r)
 		return r;
+	if (s->attach_reason) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, E.backend_reason, sizeof E.backend_reason);
+		wss_fmt_str(&f, s->attach_reason);
+		wss_fmt_cstr(&f);
+	}
 	if (E.runtime && E.backend->fault)
 		E.runtime_untracked = "the runtime's own memory (its mmaps and the executable's data): its raw "
 				    "system calls would fail with EFAULT on protected pages; track.backend = "
@@ -321,7 +327,46 @@ static void finish(enum finish_how how)
 	wss_out_close_err();
 }
 
-void wss_engine_finish(void) { finish(FINISH_EXIT); }
+void wss_engine_finish(void)
+{
+	if (E.attached && !E.attach_end)
+		E.attach_end = "the process exited";
+	finish(FINISH_EXIT);
+}
+
+void wss_engine_attach_begin(const wss_attach_track_t *w, int controller) { wss_attached_init(w, controller); }
+
+int wss_engine_attach_scan(void)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	int r = wss_attached_scan_locked();
+	wss_engine_unlock(&ls);
+	return r;
+}
+
+void wss_engine_attach_tick(void) { wss_attached_scan_locked(); }
+
+void wss_engine_detach(const char *why)
+{
+	if (!E.attached)
+		return;
+	if (!E.attach_end)
+		E.attach_end = why;
+	bool engine_thread = E.started && pthread_equal(pthread_self(), E.thread);
+	finish(FINISH_EXIT);
+	/* Nothing of ours is left registered or open.  The engine thread,
+	 * ending itself, stops its loop; its stack is the tool's memory, so
+	 * the memory stays (the library stays loaded, unused). */
+	wss_uffd_close();
+	wss_clock_close();
+	wss_attached_release();
+	__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
+	if (!engine_thread) {
+		E.started = false;
+		wss_sys_release_all();
+	}
+}
 
 void wss_engine_exec(void) { finish(FINISH_EXEC); }
 

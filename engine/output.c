@@ -180,6 +180,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.code_lower_bound = E.code_lower_bound,
 		.code_full = wss_code_full(),
 		.code_stat = {E.sum_code, E.peak_code, wss_code_total()},
+		.attach_end = E.attach_end,
 	};
 	if (!E.level_max)
 		return;
@@ -352,3 +353,5 @@ void wss_out_close_err(void)
 		wss_sys_close(E.err_fd);
 	E.err_fd = -1;
 }
+
+const char *wss_engine_profile_path(void) { return E.path; }

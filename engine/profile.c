@@ -263,6 +263,8 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	}
 	if (s->incomplete)
 		key_str(f, "incomplete", s->incomplete);
+	if (s->attach_end)
+		key_str(f, "attach_end", s->attach_end);
 	if (s->trace) {
 		wss_fmt_str(f, ",\"trace\":{\"file\":");
 		wss_fmt_json_str(f, s->trace->file);

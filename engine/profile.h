@@ -106,6 +106,7 @@ typedef struct wss_profile_summary {
 	const wss_profile_hot_t *hot; /* report.hot_pages, most touched first */
 	int nhot;
 	const char *incomplete;       /* why the summary lacks the final sample, or NULL */
+	const char *attach_end;       /* wss attach: why measuring ended, or NULL */
 	uint64_t rate_max;            /* above 1: sampled, the coarsest rate used */
 	uint64_t huge_n, huge_bytes;  /* mappings left untracked for their size */
 	bool lower_bound;             /* exact samples that used coarse blocks */

@@ -82,13 +82,14 @@ void wss_sampling_init(void)
 	 * no fault handler's neighbour or block is ever a tracked page of
 	 * ours.  The backend observes all three (the same VMA flags), only
 	 * the middle one is tracked and armed. */
-	char *g = wss_sys_mmap(NULL, 5 * WSS_PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((uintptr_t)g > (uintptr_t)-4096)
+	char *g = wss_sys_alloc(5 * WSS_PAGE_SIZE); /* the tool's own memory (attached: left out of the scan) */
+	if (!g)
 		return; /* no probe: the cost of a touch stays unknown, counted as 0 */
 	char *n = g + WSS_PAGE_SIZE;
 	uintptr_t a = (uintptr_t)n + WSS_PAGE_SIZE;
-	if (wss_sys_mprotect(n, 3 * WSS_PAGE_SIZE, PROT_READ | PROT_WRITE) || wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
-		wss_sys_munmap(g, 5 * WSS_PAGE_SIZE);
+	if (wss_sys_mprotect(g, WSS_PAGE_SIZE, PROT_NONE) || wss_sys_mprotect(n + 3 * WSS_PAGE_SIZE, WSS_PAGE_SIZE, PROT_NONE) ||
+	    wss_shadow_ensure(a, a + WSS_PAGE_SIZE)) {
+		wss_sys_free(g, 5 * WSS_PAGE_SIZE);
 		return;
 	}
 	__atomic_store_n(wss_shadow_flags(a), (uint8_t)(PROT_READ | PROT_WRITE | WSS_PF_TRACKED), __ATOMIC_RELEASE);

@@ -272,6 +272,8 @@ static int uffd_probe(char *why, size_t n)
 
 static int uffd_observe(uintptr_t start, uintptr_t end) { return uffd_attach(start, end, true); }
 
+void wss_uffd_close(void) { close_all(); }
+
 static void uffd_forked(void)
 {
 	/* Not ours any more: close without touching the parent's context. */

@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "engine/engine.h"
 #include "include/wss.h"
+#include "preload/settings.h"
 
 static void fail(const char *what, const char *why)
 {
@@ -51,77 +52,6 @@ static void load_config(wss_config_t *cfg, char **envp)
 		fail(err, "");
 }
 
-/* The engine's settings from the session's config; the header's
- * configuration members are formatted here, so the engine never sees the
- * config or TOML.  init. */
-static int engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
-{
-	static wss_fmt_t timing, conf;
-	if (wss_fmt_init_growable(&timing, 256) || wss_fmt_init_growable(&conf, 4096))
-		return ENOMEM;
-	wss_fmt_str(&timing, ",\"time_base\":");
-	wss_fmt_json_str(&timing, wss_time_base_name(c->time_base));
-	wss_fmt_str(&timing, ",\"interval_ns\":");
-	wss_fmt_u64(&timing, c->interval_ns);
-	wss_fmt_str(&timing, ",\"window_intervals\":");
-	wss_fmt_u64(&timing, c->window_intervals);
-	wss_fmt_str(&timing, ",\"window_ns\":");
-	wss_fmt_u64(&timing, c->window_ns);
-	wss_fmt_str(&conf, ",\"track\":{\"heap\":");
-	wss_fmt_str(&conf, c->track_heap ? "true" : "false");
-	wss_fmt_str(&conf, ",\"anon_mmap\":");
-	wss_fmt_str(&conf, c->track_anon_mmap ? "true" : "false");
-	wss_fmt_str(&conf, ",\"data_segments\":");
-	wss_fmt_str(&conf, c->track_data_segments ? "true" : "false");
-	wss_fmt_str(&conf, ",\"library_data\":");
-	wss_fmt_str(&conf, c->track_library_data ? "true" : "false");
-	wss_fmt_str(&conf, ",\"code\":");
-	wss_fmt_str(&conf, c->track_code ? "true" : "false");
-	wss_fmt_ch(&conf, '}');
-	if (*c->file) {
-		wss_fmt_str(&conf, ",\"config_file\":");
-		wss_fmt_json_str(&conf, c->file);
-	}
-	wss_fmt_str(&conf, ",\"config\":");
-	wss_config_json(c, &conf);
-	wss_fmt_str(&conf, ",\"config_source\":");
-	wss_config_sources_json(c, &conf);
-	if (timing.overflow || conf.overflow)
-		return ENOMEM;
-	static const wss_engine_time_t times[] = {[WSS_TIME_WALL] = WSS_ENGINE_WALL, [WSS_TIME_CPU] = WSS_ENGINE_CPU,
-						  [WSS_TIME_MANUAL] = WSS_ENGINE_MANUAL};
-	static const wss_track_mode_t modes[] = {[WSS_MODE_AUTO] = WSS_TRACK_AUTO, [WSS_MODE_EXACT] = WSS_TRACK_EXACT,
-						 [WSS_MODE_SAMPLED] = WSS_TRACK_SAMPLED};
-	*set = (wss_engine_settings_t){
-		.backend = wss_backend_name(c->backend),
-		.time_base = times[c->time_base],
-		.interval_ns = c->interval_ns,
-		.window_intervals = c->window_intervals,
-		.output = c->output,
-		.follow_fork = c->follow_fork,
-		.follow_exec = c->follow_exec,
-		.peaks = c->peaks_enabled,
-		.peaks_sensitivity_milli = c->peaks_sensitivity_milli,
-		.peaks_max = c->peaks_max,
-		.peaks_stack_depth = c->peaks_stack_depth,
-		.hot_pages = c->report_hot_pages,
-		.summary = c->report_summary,
-		.mode = modes[c->mode],
-		.sample_level = c->sample_level, /* validated: 0 unless mode is sampled */
-		.overhead_ppm = c->overhead_ppm,
-		.trace = c->trace,
-		.trace_max = c->trace_max,
-		.code = c->track_code,
-		.header_timing = wss_fmt_cstr(&timing),
-		.header_config = wss_fmt_cstr(&conf),
-		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,
-			 .uffd_unsupported = c->test_uffd_unsupported,
-			 .vma_budget = c->test_vma_budget,
-			 .sampling_seed = c->test_sampling_seed},
-	};
-	return 0;
-}
-
 /* First thing in every tick, under the engine lock. */
 static void on_tick(void) { wss_signals_check(); }
 
@@ -148,7 +78,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	static wss_config_t cfg_at_start; /* the output pattern lives on in the engine's settings */
 	static wss_engine_settings_t set;
 	cfg_at_start = cfg;
-	if (engine_settings(&cfg_at_start, &set))
+	if (wss_engine_settings(&cfg_at_start, &set))
 		fail("out of memory setting up the engine", "");
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .set = &set, .runtime = wss_runtime_detect(),
 				.leader = wss_exec_take_leader()};

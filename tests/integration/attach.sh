@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss attach (reference bits): a running multi-threaded program, started
+# wss attach --method refbits (reference bits): a running multi-threaded program, started
 # without the preload, is attached and detached; its output and exit status
 # equal a run that was not attached to; the per-phase counts match what it
 # touches (within the accuracy docs/attach.md states); 20 attach/detach in a
@@ -24,7 +24,7 @@ alone=$?
 "$A" 0.5 2 4 500,2000 >"$TMP/att.out" 2>/dev/null &
 pid=$!
 wait_ready "$TMP/att.out" || bail "attachee did not start"
-"$WSS" attach --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
+"$WSS" attach --method refbits --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
 is $? 0 "wss attach --duration 1s exits 0" || sed 's/^/# /' "$TMP/a1.err"
 wait $pid
 is $? "$alone" "the program's exit status is unchanged ($alone)"
@@ -45,7 +45,7 @@ grep -q "^backend *refbits (wss attach --method refbits" "$TMP/a1.txt"; ok $? "a
 "$A" 1.5 1 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
 pid=$!
 wait_ready "$TMP/ph.out" || bail "attachee did not start"
-"$WSS" attach --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
+"$WSS" attach --method refbits --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
 is $? 0 "attached until the process exited: exit 0"
 wait $pid
 grep -q '"attach_end":"the process exited"' "$TMP/ph.jsonl"; ok $? "the summary says the process exited"
@@ -100,7 +100,7 @@ pid=$!
 wait_ready "$TMP/many.out" || bail "attachee did not start"
 fails=0
 for i in $(seq 1 20); do
-	"$WSS" attach --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>/dev/null || fails=$((fails + 1))
+	"$WSS" attach --method refbits --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>/dev/null || fails=$((fails + 1))
 	$PROFILE check "$TMP/m$i.jsonl" || fails=$((fails + 1))
 done
 is $fails 0 "20 attaches in a row: each exits 0 with a valid profile"
@@ -112,7 +112,7 @@ grep -q "^done: 40 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/
 "$A" 0.5 4 2 100 >"$TMP/int.out" 2>/dev/null &
 pid=$!
 wait_ready "$TMP/int.out" || bail "attachee did not start"
-"$WSS" attach --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
+"$WSS" attach --method refbits --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
 apid=$!
 sleep 0.5
 kill -INT $apid
@@ -125,7 +125,7 @@ wait $pid
 "$A" 0.5 4 1 100 >"$TMP/fin.out" 2>/dev/null &
 pid=$!
 wait_ready "$TMP/fin.out" || bail "attachee did not start"
-"$WSS" attach --interval 200ms --duration 500ms -o "$TMP/fin.jsonl" $pid 2>/dev/null
+"$WSS" attach --method refbits --interval 200ms --duration 500ms -o "$TMP/fin.jsonl" $pid 2>/dev/null
 is "$(python3 -c 'import json,sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"sample\"" in l]
 print(len(s), [x.get("final", False) for x in s])' "$TMP/fin.jsonl")" "3 [False, False, True]" \
@@ -137,7 +137,7 @@ wait $pid
 sh -c 'echo ready; sleep 0.4; exec sleep 2' >"$TMP/ex.out" &
 pid=$!
 wait_ready "$TMP/ex.out" || bail "sh did not start"
-"$WSS" attach --interval 100ms --duration 2s -o "$TMP/ex.jsonl" $pid 2>/dev/null
+"$WSS" attach --method refbits --interval 100ms --duration 2s -o "$TMP/ex.jsonl" $pid 2>/dev/null
 is $? 0 "a process that execs: exit 0"
 grep -q "\"attach_end\":\"the process exec'd\"" "$TMP/ex.jsonl"; ok $? "and the summary says it exec'd"
 kill $pid 2>/dev/null
@@ -147,7 +147,7 @@ wait $pid 2>/dev/null
 bash -c 'echo ready; sleep 1' "$(printf 'x\377y')" >"$TMP/u.out" &
 pid=$!
 wait_ready "$TMP/u.out" || bail "bash did not start"
-"$WSS" attach --duration 300ms -o "$TMP/u.jsonl" $pid 2>/dev/null
+"$WSS" attach --method refbits --duration 300ms -o "$TMP/u.jsonl" $pid 2>/dev/null
 "$WSS" report "$TMP/u.jsonl" >/dev/null 2>"$TMP/u.err"
 is $? 0 "argv that is not UTF-8: wss report reads the profile" || sed 's/^/# /' "$TMP/u.err"
 wait $pid
@@ -162,7 +162,7 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 	redis-benchmark -p $port -q -n 200000 -c 8 -t set,get -d 256 -r 100000 >"$TMP/bench.out" 2>&1 &
 	bpid=$!
 	sleep 0.3
-	"$WSS" attach --interval 100ms --duration 1s -o "$TMP/redis.jsonl" $rpid 2>"$TMP/redis.aerr"
+	"$WSS" attach --method refbits --interval 100ms --duration 1s -o "$TMP/redis.jsonl" $rpid 2>"$TMP/redis.aerr"
 	is $? 0 "redis-server under redis-benchmark: attach for 1 s exits 0"
 	wait $bpid
 	is $? 0 "the benchmark finishes without errors"
@@ -177,32 +177,33 @@ else
 fi
 
 # 6. Errors: one line, exit 2.
-"$WSS" attach 999999999 2>"$TMP/e1"
+"$WSS" attach --method refbits 999999999 2>"$TMP/e1"
 is $? 2 "a process id that cannot exist: exit 2"
 is "$(cat "$TMP/e1")" "wss: attach: no process 999999999" "and says so, in one line"
 sleep 30 &
 spid=$!
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$WSS" attach -o /tmp/wss-nobody-$$.jsonl $spid 2>"$TMP/e2"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WSS" attach --method refbits -o /tmp/wss-nobody-$$.jsonl $spid 2>"$TMP/e2"
 	is $? 2 "another user's process: exit 2"
 	grep -q "^wss: attach: process $spid belongs to another user (uid 0)" "$TMP/e2"; ok $? "and says whose" || cat "$TMP/e2" | sed 's/^/# /'
 else
 	skip "not root: cannot run as another user" 2
 fi
-"$WSS" attach --window 200ms $spid 2>"$TMP/e3"
+"$WSS" attach --method refbits --bogus $spid 2>"$TMP/e3"
 is $? 2 "an unknown option: exit 2"
-WSS_SESSION_WINDOW=200ms "$WSS" attach $spid 2>"$TMP/e4"
+WSS_SESSION_WINDOW=200ms "$WSS" attach --method refbits $spid 2>"$TMP/e4"
 is $? 2 "a window of more than one interval: exit 2"
 grep -q "reference bits give one interval at a time" "$TMP/e4"; ok $? "and says why"
-"$WSS" attach --method inject $spid 2>"$TMP/e5"
-is $? 2 "--method inject (not built): exit 2, not a silent fallback"
-"$WSS" attach -o "$TMP/nodir/x.jsonl" --duration 100ms $spid 2>"$TMP/e6"
+"$WSS" attach --method nonsense $spid 2>"$TMP/e5"
+is $? 2 "an unknown --method: exit 2"
+grep -q "^wss: attach: --method nonsense: one of auto, inject, refbits$" "$TMP/e5"; ok $? "and says which there are"
+"$WSS" attach --method refbits -o "$TMP/nodir/x.jsonl" --duration 100ms $spid 2>"$TMP/e6"
 is $? 2 "an unwritable output: exit 2"
 grep -q "^wss: $TMP/nodir/x.jsonl: No such file or directory$" "$TMP/e6"; ok $? "one line naming it"
 touch "$TMP/exists.jsonl"
-"$WSS" attach -o "$TMP/exists.jsonl" --duration 100ms $spid 2>/dev/null
+"$WSS" attach --method refbits -o "$TMP/exists.jsonl" --duration 100ms $spid 2>/dev/null
 is $? 2 "an existing profile is never overwritten"
-"$WSS" attach 2>/dev/null
+"$WSS" attach --method refbits 2>/dev/null
 is $? 2 "no pid: exit 2"
 kill $spid
 wait $spid 2>/dev/null

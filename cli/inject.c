@@ -1,0 +1,619 @@
+/* Calling functions inside a running process by ptrace (cli/inject.h).
+ *
+ * Where a thread is stopped decides whether a call is safe: the C
+ * library's allocator and loader hold non-recursive locks while they make
+ * system calls (mmap, brk, read of a library), and a call into dlopen on a
+ * thread stopped there would wait for ever on its own lock.  So the thread
+ * is taken only while it is blocked in a system call that only waits
+ * (wss_inject_stop's list), which no code holding those locks makes.
+ *
+ * A call returns to a `syscall` instruction of the C library's text (any
+ * two bytes 0f 05 will do) and the thread runs under PTRACE_SYSCALL: the
+ * call's return is the system-call entry stop at that instruction, where
+ * the tracer takes the return value (orig_rax: the number the kernel was
+ * asked for is the function's rax) before anything runs.  No signal is
+ * raised for it, so the program's own handlers and signal mask are never
+ * involved (returning to address 0 raises a SIGSEGV, which the kernel
+ * forces through a blocked or ignored SIGSEGV by resetting its handler).
+ *
+ * Giving the thread back: its registers as they were, but the system call
+ * it was blocked in must start again, and the kernel does that only when
+ * it resumes a thread from the stop it interrupted.  Resumed from the
+ * entry stop instead (orig_rax -1: nothing runs there), the restart is done
+ * here as the kernel would do it with no handler to run: -ERESTARTSYS,
+ * -ERESTARTNOINTR and -ERESTARTNOHAND run the same call again (rax its
+ * number, rip back over the instruction), -ERESTART_RESTARTBLOCK runs
+ * restart_syscall (a nanosleep's remaining time). */
+#include "config.h"
+#include "cli/inject.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/ptrace.h>
+
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+#define XSTATE_MAX (64 * 1024)
+#define RED_ZONE 128
+
+static void say(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* ---- The C library in the target ---- */
+
+typedef struct elf_file {
+	unsigned char *p;
+	size_t n;
+} elf_file_t;
+
+static int elf_read(const char *path, elf_file_t *f)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return errno;
+	f->p = NULL;
+	f->n = 0;
+	size_t cap = 0;
+	for (;;) {
+		if (f->n == cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			unsigned char *q = realloc(f->p, cap);
+			if (!q) {
+				fclose(fp);
+				free(f->p);
+				return ENOMEM;
+			}
+			f->p = q;
+		}
+		size_t got = fread(f->p + f->n, 1, cap - f->n, fp);
+		f->n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(fp);
+	if (f->n < sizeof(Elf64_Ehdr) || memcmp(f->p, ELFMAG, SELFMAG) || f->p[EI_CLASS] != ELFCLASS64) {
+		free(f->p);
+		return ENOEXEC;
+	}
+	return 0;
+}
+
+static const Elf64_Shdr *elf_shdr(const elf_file_t *f, unsigned i)
+{
+	const Elf64_Ehdr *eh = (const void *)f->p;
+	uint64_t off = eh->e_shoff + (uint64_t)i * sizeof(Elf64_Shdr);
+	if (i >= eh->e_shnum || off + sizeof(Elf64_Shdr) > f->n)
+		return NULL;
+	return (const void *)(f->p + off);
+}
+
+static bool elf_in(const elf_file_t *f, uint64_t off, uint64_t len) { return off <= f->n && len <= f->n - off; }
+
+/* Does the file have a section of that name? */
+static bool elf_has_section(const elf_file_t *f, const char *name)
+{
+	const Elf64_Ehdr *eh = (const void *)f->p;
+	const Elf64_Shdr *strs = elf_shdr(f, eh->e_shstrndx);
+	if (!strs || !elf_in(f, strs->sh_offset, strs->sh_size))
+		return false;
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *s = elf_shdr(f, i);
+		if (s && s->sh_name < strs->sh_size &&
+		    !strncmp((const char *)f->p + strs->sh_offset + s->sh_name, name, strs->sh_size - s->sh_name))
+			return true;
+	}
+	return false;
+}
+
+/* The value of a defined function symbol in .dynsym, its default version
+ * first (glibc keeps compatibility versions of dlopen beside it). */
+static uint64_t elf_dynsym(const elf_file_t *f, const char *name)
+{
+	const Elf64_Ehdr *eh = (const void *)f->p;
+	const Elf64_Shdr *dynsym = NULL, *versym = NULL;
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *s = elf_shdr(f, i);
+		if (s && s->sh_type == SHT_DYNSYM)
+			dynsym = s;
+		if (s && s->sh_type == SHT_GNU_versym)
+			versym = s;
+	}
+	const Elf64_Shdr *str = dynsym ? elf_shdr(f, dynsym->sh_link) : NULL;
+	if (!dynsym || !str || !elf_in(f, dynsym->sh_offset, dynsym->sh_size) || !elf_in(f, str->sh_offset, str->sh_size))
+		return 0;
+	size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
+	const Elf64_Sym *sym = (const void *)(f->p + dynsym->sh_offset);
+	const uint16_t *ver = versym && elf_in(f, versym->sh_offset, nsym * 2) ? (const void *)(f->p + versym->sh_offset) : NULL;
+	uint64_t any = 0;
+	for (size_t i = 0; i < nsym; i++) {
+		if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC ||
+		    sym[i].st_name >= str->sh_size ||
+		    strncmp((const char *)f->p + str->sh_offset + sym[i].st_name, name, str->sh_size - sym[i].st_name))
+			continue;
+		if (!ver || !(ver[i] & 0x8000))
+			return sym[i].st_value;
+		any = sym[i].st_value;
+	}
+	return any;
+}
+
+/* The first `syscall` instruction (0f 05) of the file's executable
+ * segment, as a virtual address of the file. */
+static uint64_t elf_syscall_insn(const elf_file_t *f)
+{
+	const Elf64_Ehdr *eh = (const void *)f->p;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
+		if (!elf_in(f, off, sizeof(Elf64_Phdr)))
+			break;
+		const Elf64_Phdr *ph = (const void *)(f->p + off);
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !elf_in(f, ph->p_offset, ph->p_filesz))
+			continue;
+		const unsigned char *t = f->p + ph->p_offset;
+		for (uint64_t k = 0; k + 1 < ph->p_filesz; k++)
+			if (t[k] == 0x0f && t[k + 1] == 0x05)
+				return ph->p_vaddr + k;
+	}
+	return 0;
+}
+
+/* The lowest virtual address of the file's first loaded segment, page
+ * down: what its first mapping's start is relative to. */
+static uint64_t elf_first_vaddr(const elf_file_t *f)
+{
+	const Elf64_Ehdr *eh = (const void *)f->p;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
+		if (!elf_in(f, off, sizeof(Elf64_Phdr)))
+			break;
+		const Elf64_Phdr *ph = (const void *)(f->p + off);
+		if (ph->p_type == PT_LOAD)
+			return ph->p_vaddr & ~(uint64_t)4095;
+	}
+	return 0;
+}
+
+int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
+{
+	char path[PATH_MAX], line[PATH_MAX + 256], libc[PATH_MAX] = "";
+	uint64_t base = 0;
+	bool musl = false;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *m = fopen(path, "r");
+	if (!m) {
+		say(err, errlen, "%s: %s", path, strerror(errno));
+		return errno == ENOENT ? ESRCH : errno;
+	}
+	while (fgets(line, sizeof line, m)) {
+		unsigned long s, e, off;
+		int name = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &s, &e, &off, &name) < 3 || !name)
+			continue;
+		char *p = line + name, *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		const char *b = strrchr(p, '/');
+		b = b ? b + 1 : p;
+		if (strstr(b, "ld-musl") || strstr(b, "libc.musl"))
+			musl = true;
+		if (!*libc && off == 0 && (!strcmp(b, "libc.so.6") || (!strncmp(b, "libc-2.", 7) && strstr(b, ".so")))) {
+			snprintf(libc, sizeof libc, "%s", p);
+			base = s;
+		}
+	}
+	fclose(m);
+	/* A Go program's goroutines block in system calls on stacks of a
+	 * few kilobytes, too small for the loader. */
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	elf_file_t exe;
+	if (!elf_read(path, &exe)) {
+		bool go = elf_has_section(&exe, ".go.buildinfo");
+		free(exe.p);
+		if (go) {
+			say(err, errlen, "process %d is a Go program: its threads wait in system calls on goroutine stacks too "
+					 "small to load a library on", (int)pid);
+			return ENOTSUP;
+		}
+	}
+	if (!*libc) {
+		say(err, errlen, "process %d %s", (int)pid,
+		    musl ? "uses the musl C library: injection needs glibc's loader"
+			 : "has no libc.so.6 (a static program): injection needs the dynamic C library");
+		return ENOTSUP;
+	}
+	elf_file_t f;
+	snprintf(path, sizeof path, "/proc/%d/root%s", (int)pid, libc);
+	int r = elf_read(path, &f);
+	if (r == EACCES || r == ENOENT)
+		r = elf_read(libc, &f);
+	if (r) {
+		say(err, errlen, "%s: %s", libc, strerror(r));
+		return r;
+	}
+	uint64_t bias = base - elf_first_vaddr(&f);
+	uint64_t v[5] = {elf_dynsym(&f, "dlopen"), elf_dynsym(&f, "dlsym"), elf_dynsym(&f, "dlclose"),
+			 elf_dynsym(&f, "dlerror"), elf_syscall_insn(&f)};
+	free(f.p);
+	for (int k = 0; k < 5; k++)
+		if (!v[k]) {
+			say(err, errlen, "%s has no %s: injection needs glibc 2.34 or later (dlopen in libc.so.6)", libc,
+			    k == 4 ? "system call instruction" : (const char *[]){"dlopen", "dlsym", "dlclose", "dlerror"}[k]);
+			return ENOTSUP;
+		}
+	*lc = (wss_inject_libc_t){bias + v[0], bias + v[1], bias + v[2], bias + v[3], bias + v[4]};
+	return 0;
+}
+
+/* ---- Stopping a thread where it is safe ---- */
+
+/* System calls that only wait: nothing of the C library that holds its
+ * allocator's or loader's lock makes one of them. */
+static bool waits(long nr)
+{
+	switch (nr) {
+	case SYS_poll: case SYS_select: case SYS_pause: case SYS_nanosleep: case SYS_accept: case SYS_recvfrom:
+	case SYS_recvmsg: case SYS_wait4: case SYS_msgrcv: case SYS_rt_sigtimedwait: case SYS_rt_sigsuspend:
+	case SYS_io_getevents: case SYS_clock_nanosleep: case SYS_epoll_wait: case SYS_waitid: case SYS_pselect6:
+	case SYS_ppoll: case SYS_epoll_pwait: case SYS_accept4: case SYS_recvmmsg:
+	/* A timed wait (nanosleep, poll, a futex with a timeout) taken up
+	 * again after a stop: the C library's internal locks wait without a
+	 * timeout, so none of them is held. */
+	case SYS_restart_syscall:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The system call a thread is blocked in (/proc/PID/task/TID/syscall), or
+ * -1 (running, or not in one). */
+static long blocked_in(pid_t pid, pid_t tid)
+{
+	char path[96], buf[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* Why ptrace refused: the setting that refuses it, when one does. */
+static void why_refused(pid_t pid, char *err, size_t errlen)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long tracer = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "TracerPid:", 10))
+			tracer = strtol(line + 10, NULL, 10);
+	if (f)
+		fclose(f);
+	if (tracer > 0) {
+		say(err, errlen, "ptrace refused: process %d is already traced by process %ld (a debugger?)", (int)pid, tracer);
+		return;
+	}
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int scope = -1;
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (scope >= 1)
+		say(err, errlen,
+		    "ptrace refused by kernel.yama.ptrace_scope = %d (%s)", scope,
+		    scope == 1   ? "only a process's ancestors may trace it: run wss attach as root, or set it to 0"
+		    : scope == 2 ? "only root may trace"
+				 : "no process may trace");
+	else
+		say(err, errlen, "ptrace refused (the process is not dumpable, or wss lacks CAP_SYS_PTRACE for it)");
+}
+
+static int wait_stop(pid_t tid, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(tid, status, __WALL);
+		if (w == tid)
+			return WIFSTOPPED(*status) ? 0 : ESRCH;
+		if (w < 0 && errno != EINTR)
+			return errno == ECHILD ? ESRCH : errno;
+	}
+}
+
+static void note_signal(wss_inject_t *ij, int sig)
+{
+	if (ij->npending < (int)(sizeof ij->pending / sizeof *ij->pending))
+		ij->pending[ij->npending++] = sig;
+}
+
+/* Seize tid and stop it.  Returns 0 with its registers saved when it is
+ * blocked in a waiting system call; EAGAIN when it is not (given back);
+ * another errno when it cannot be traced. */
+static int take(wss_inject_t *ij, pid_t tid, char *err, size_t errlen)
+{
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		int e = errno;
+		if (e == ESRCH)
+			return EAGAIN; /* the thread ended meanwhile */
+		if (e == EPERM)
+			why_refused(ij->pid, err, errlen);
+		else
+			say(err, errlen, "ptrace: %s", strerror(e));
+		return e;
+	}
+	int st;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid, &st)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return EAGAIN;
+	}
+	ij->tid = tid;
+	ij->npending = 0;
+	/* A signal-delivery stop: the signal is the program's, held and
+	 * delivered at the end. */
+	if ((st >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(st) != (SIGTRAP | 0x80))
+		note_signal(ij, WSTOPSIG(st));
+	struct user_regs_struct *r = (void *)ij->regs;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, r) || (long)r->orig_rax < 0 || !waits((long)r->orig_rax)) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		for (int k = 0; k < ij->npending; k++)
+			syscall(SYS_tgkill, ij->pid, tid, ij->pending[k]);
+		ij->npending = 0;
+		return EAGAIN;
+	}
+	struct iovec iov = {ij->xstate, XSTATE_MAX};
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0)
+		ij->xstate_len = iov.iov_len;
+	else if (ptrace(PTRACE_GETFPREGS, tid, NULL, ij->xstate) == 0)
+		ij->xstate_len = 0; /* restored with SETFPREGS */
+	else
+		ij->xstate_len = (size_t)-1;
+	ij->scratch = ((uint64_t)r->rsp - RED_ZONE - 256) & ~(uint64_t)15;
+	ij->stopped = true;
+	return 0;
+}
+
+static bool process_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+int wss_inject_stop(wss_inject_t *ij, pid_t pid, uint64_t timeout_ns, char *err, size_t errlen)
+{
+	memset(ij, 0, sizeof *ij);
+	ij->pid = pid;
+	ij->xstate = calloc(1, XSTATE_MAX);
+	if (!ij->xstate)
+		return ENOMEM;
+	if (process_stopped(pid)) {
+		say(err, errlen, "process %d is stopped (SIGSTOP or a debugger): continue it first", (int)pid);
+		return EAGAIN;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	uint64_t deadline = now_ns() + timeout_ns;
+	do {
+		DIR *d = opendir(path);
+		if (!d) {
+			say(err, errlen, "no process %d", (int)pid);
+			return ESRCH;
+		}
+		struct dirent *de;
+		int r = EAGAIN;
+		while (r == EAGAIN && (de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid > 0 && waits(blocked_in(pid, tid)))
+				r = take(ij, tid, err, errlen);
+		}
+		closedir(d);
+		if (r != EAGAIN)
+			return r;
+		nap_us(2000);
+	} while (now_ns() < deadline);
+	say(err, errlen,
+	    "no thread of process %d came to a safe point in %.0f s (blocked in poll, epoll_wait, nanosleep, accept or "
+	    "the like): every thread ran, or waited on a lock or a read",
+	    (int)pid, (double)timeout_ns / 1e9);
+	return ETIMEDOUT;
+}
+
+static int poke(pid_t pid, uint64_t at, const void *data, size_t len)
+{
+	struct iovec l = {(void *)data, len}, r = {(void *)at, len};
+	ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	/* Without process_vm_writev (some seccomp policies): word by word. */
+	const unsigned char *p = data;
+	for (size_t k = 0; k < len; k += sizeof(long)) {
+		long w = 0;
+		size_t m = len - k < sizeof w ? len - k : sizeof w;
+		if (m < sizeof w) {
+			errno = 0;
+			w = ptrace(PTRACE_PEEKDATA, pid, (void *)(at + k), NULL);
+			if (errno)
+				return errno;
+		}
+		memcpy(&w, p + k, m);
+		if (ptrace(PTRACE_POKEDATA, pid, (void *)(at + k), (void *)w))
+			return errno;
+	}
+	return 0;
+}
+
+int wss_inject_put(wss_inject_t *ij, const void *data, size_t len, uint64_t *at)
+{
+	ij->scratch = (ij->scratch - len) & ~(uint64_t)15;
+	*at = ij->scratch;
+	return poke(ij->tid, *at, data, len);
+}
+
+int wss_inject_string(pid_t pid, uint64_t addr, char *out, size_t n)
+{
+	struct iovec l = {out, n - 1}, r = {(void *)addr, n - 1};
+	ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	if (got <= 0) {
+		/* The string may end near the end of its mapping: byte pages. */
+		size_t k = 0;
+		for (; k + 1 < n; k++) {
+			struct iovec l1 = {out + k, 1}, r1 = {(void *)(addr + k), 1};
+			if (process_vm_readv(pid, &l1, 1, &r1, 1, 0) != 1)
+				break;
+			if (!out[k])
+				return 0;
+		}
+		out[k] = '\0';
+		return k ? 0 : errno;
+	}
+	out[got] = '\0';
+	return 0;
+}
+
+int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, const uint64_t *args, int nargs,
+		    uint64_t *ret, char *err, size_t errlen)
+{
+	struct user_regs_struct r;
+	memcpy(&r, ij->regs, sizeof r);
+	/* The call's stack: below the arguments, 16-byte aligned before the
+	 * return address is pushed, as a call instruction leaves it. */
+	uint64_t sp = (ij->scratch - 4096) & ~(uint64_t)15;
+	sp -= 8;
+	if (poke(ij->tid, sp, &lc->trap, 8)) {
+		say(err, errlen, "cannot write the thread's stack: %s", strerror(errno));
+		return EFAULT;
+	}
+	unsigned long long *regs[6] = {&r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9};
+	for (int k = 0; k < nargs && k < 6; k++)
+		*regs[k] = args[k];
+	r.rip = fn;
+	r.rsp = sp;
+	r.rax = 0;
+	r.orig_rax = (unsigned long long)-1; /* no system call to restart at the resume */
+	if (ptrace(PTRACE_SETREGS, ij->tid, NULL, &r)) {
+		say(err, errlen, "ptrace SETREGS: %s", strerror(errno));
+		return errno;
+	}
+	int sig = 0;
+	for (;;) {
+		int st;
+		if (ptrace(PTRACE_SYSCALL, ij->tid, NULL, (void *)(long)sig) || wait_stop(ij->tid, &st)) {
+			say(err, errlen, "process %d ended during the call", (int)ij->pid);
+			ij->stopped = false;
+			return ESRCH;
+		}
+		sig = 0;
+		int s = WSTOPSIG(st);
+		if (s == (SIGTRAP | 0x80)) {
+			struct ptrace_syscall_info si;
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, ij->tid, (void *)sizeof si, &si) > 0 &&
+			    si.op == PTRACE_SYSCALL_INFO_ENTRY && si.instruction_pointer == lc->trap + 2) {
+				struct user_regs_struct back;
+				if (ptrace(PTRACE_GETREGS, ij->tid, NULL, &back))
+					return errno;
+				*ret = back.orig_rax;
+				return 0;
+			}
+			continue;
+		}
+		if ((st >> 16) == PTRACE_EVENT_STOP)
+			continue; /* a group stop or our interrupt: on with the call */
+		siginfo_t info;
+		bool fault = (s == SIGSEGV || s == SIGBUS || s == SIGILL || s == SIGFPE) &&
+			     !ptrace(PTRACE_GETSIGINFO, ij->tid, NULL, &info) && info.si_code > 0;
+		if (fault) {
+			struct user_regs_struct at;
+			ptrace(PTRACE_GETREGS, ij->tid, NULL, &at);
+			say(err, errlen, "the call faulted (signal %d at %#llx, address %p)", s, at.rip, info.si_addr);
+			return EFAULT;
+		}
+		note_signal(ij, s); /* the program's: held */
+	}
+}
+
+void wss_inject_resume(wss_inject_t *ij)
+{
+	if (!ij->stopped)
+		goto out;
+	struct user_regs_struct r;
+	memcpy(&r, ij->regs, sizeof r);
+	long rax = (long)r.rax;
+	if ((long)r.orig_rax >= 0) {
+		if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) {
+			r.rax = r.orig_rax;
+			r.rip -= 2;
+		} else if (rax == -ERESTART_RESTARTBLOCK) {
+			r.rax = SYS_restart_syscall;
+			r.rip -= 2;
+		}
+	}
+	r.orig_rax = (unsigned long long)-1;
+	ptrace(PTRACE_SETREGS, ij->tid, NULL, &r);
+	if (ij->xstate_len == 0) {
+		ptrace(PTRACE_SETFPREGS, ij->tid, NULL, ij->xstate);
+	} else if (ij->xstate_len != (size_t)-1) {
+		struct iovec iov = {ij->xstate, ij->xstate_len};
+		ptrace(PTRACE_SETREGSET, ij->tid, (void *)NT_X86_XSTATE, &iov);
+	}
+	ptrace(PTRACE_DETACH, ij->tid, NULL, NULL);
+	for (int k = 0; k < ij->npending; k++)
+		syscall(SYS_tgkill, ij->pid, ij->tid, ij->pending[k]);
+	ij->stopped = false;
+out:
+	free(ij->xstate);
+	ij->xstate = NULL;
+}

@@ -1,0 +1,291 @@
+/* Measuring a process that was already running (`wss attach`, injected:
+ * preload/attach.c loads us with dlopen).  No function of the process is
+ * interposed, so no hook tells the registry about its mappings: the
+ * registry follows /proc/self/maps instead, read at start and at every
+ * tick (on_tick, under the engine lock), and the backend is uffd-wp, whose
+ * write faults the kernel resolves by itself (no signal, no handler, and
+ * no system call can fail on a protected page).
+ *
+ * What is tracked: private writable mappings that are not executable,
+ * less the main stack and the kernel's, as `wss run` tracks: the brk heap
+ * ([heap], kind heap, with track.heap), anonymous memory (anon, with
+ * track.anon_mmap), and file-backed private writable mappings with the
+ * anonymous mapping that continues one (a .bss: data; the executable's
+ * with track.data_segments, libraries' with track.library_data).  Left
+ * out: the tool's own memory (shared anonymous memory while attached,
+ * common/sys.c), our library's writable segments, and thread stacks, which
+ * `wss run` does not track either: a writable anonymous mapping right
+ * above an inaccessible one of at most 64 KiB (the guard glibc, and most
+ * runtimes, put below a thread's stack) is taken for one.
+ *
+ * A mapping made between two ticks is tracked from the tick after it
+ * appears: its writes before that are not seen.  A range the program
+ * unmapped and mapped again at the same place between two ticks is no
+ * longer registered: the harvest says so (EPERM) and the tick observes it
+ * again (tick.c), so its writes in that interval are lost, not misplaced. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAPS_MAX (256UL << 20)
+#define GUARD_MAX (64UL << 10)
+
+static wss_attach_track_t what;
+static char exe[4096];
+
+typedef struct span {
+	uintptr_t s, e;
+	int kind, prot;
+} span_t;
+
+typedef struct spans {
+	span_t *v;
+	size_t n, cap;
+} spans_t;
+
+static int spans_add(spans_t *l, uintptr_t s, uintptr_t e, int kind, int prot)
+{
+	if (s >= e)
+		return 0;
+	if (l->n && l->v[l->n - 1].e == s && l->v[l->n - 1].kind == kind && l->v[l->n - 1].prot == prot) {
+		l->v[l->n - 1].e = e;
+		return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		span_t *v = wss_sys_alloc(cap * sizeof *v);
+		if (!v)
+			return ENOMEM;
+		if (l->n)
+			memcpy(v, l->v, l->n * sizeof *v);
+		wss_sys_free(l->v, l->cap * sizeof *v);
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (span_t){s, e, kind, prot};
+	return 0;
+}
+
+static void spans_free(spans_t *l)
+{
+	wss_sys_free(l->v, l->cap * sizeof *l->v);
+	*l = (spans_t){0};
+}
+
+/* Our library's writable PT_LOAD segments, page-rounded. */
+static int find_own(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	if (info->dlpi_addr != wss_loader_self_base())
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && E.attach_nexcl < 4; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		E.attach_excl[E.attach_nexcl][0] = wss_page_down(s);
+		E.attach_excl[E.attach_nexcl][1] = wss_page_up(s + ph->p_memsz);
+		E.attach_nexcl++;
+	}
+	return 1;
+}
+
+void wss_attached_init(const wss_attach_track_t *w, int controller)
+{
+	what = *w;
+	E.attached = true;
+	E.attach_end = NULL;
+	E.attach_ctl = -1;
+	E.attach_nexcl = 0;
+	E.attach_scans = E.attach_scan_ns = 0;
+	long n = wss_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	dl_iterate_phdr(find_own, NULL);
+	if (controller > 0) {
+		long fd = wss_sys2(SYS_pidfd_open, controller, 0);
+		if (fd >= 0)
+			E.attach_ctl = wss_fd_high((int)fd);
+	}
+}
+
+bool wss_attached_orphaned(void)
+{
+	if (E.attach_ctl < 0)
+		return false;
+	struct pollfd p = {E.attach_ctl, POLLIN, 0};
+	struct timespec zero = {0, 0};
+	return wss_sys4(SYS_ppoll, &p, 1, &zero, NULL) == 1;
+}
+
+static void wss_attached_close(void)
+{
+	if (E.attach_ctl >= 0)
+		wss_sys_close(E.attach_ctl);
+	E.attach_ctl = -1;
+}
+
+static uintptr_t hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return v;
+		v = v * 16 + (uintptr_t)d;
+	}
+}
+
+static void skip_field(const char **p)
+{
+	while (**p && **p != ' ' && **p != '\n')
+		(*p)++;
+	while (**p == ' ')
+		(*p)++;
+}
+
+/* The spans of the mappings listed in buf that are tracked, in address
+ * order, our own segments cut out. */
+static int wanted(const char *buf, size_t len, spans_t *out)
+{
+	const char *p = buf, *end = buf + len;
+	uintptr_t prev_e = 0;
+	bool prev_guard = false, prev_file_data = false, prev_file_exe = false;
+	while (p < end) {
+		const char *line = p, *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *next = nl ? nl + 1 : end;
+		uintptr_t s = hex(&p);
+		if (*p != '-') {
+			p = next;
+			continue;
+		}
+		p++;
+		uintptr_t e = hex(&p);
+		while (*p == ' ')
+			p++;
+		char perms[4] = {p[0], p[1], p[2], p[3]};
+		skip_field(&p); /* perms */
+		skip_field(&p); /* offset */
+		skip_field(&p); /* device */
+		bool inode = *p != '0';
+		skip_field(&p); /* inode */
+		const char *name = p;
+		size_t nlen = (size_t)((nl ? nl : end) - name);
+		bool anon = nlen == 0, file = nlen && name[0] == '/';
+		bool contiguous = prev_e == s;
+		bool guard = anon && perms[0] == '-' && perms[1] == '-' && perms[2] == '-' && e - s <= GUARD_MAX;
+		bool data = perms[0] == 'r' && perms[1] == 'w' && perms[2] != 'x' && perms[3] == 'p';
+		(void)line;
+		int kind = WSS_KIND_NONE;
+		bool is_exe = file && nlen == strlen(exe) && !memcmp(name, exe, nlen);
+		if (data) {
+			if (nlen == 6 && !memcmp(name, "[heap]", 6))
+				kind = what.heap ? WSS_KIND_HEAP : WSS_KIND_NONE;
+			else if (file && inode)
+				kind = (is_exe ? what.data_segments : what.library_data) ? WSS_KIND_DATA : WSS_KIND_NONE;
+			else if (anon && contiguous && prev_file_data) /* a .bss continuing its file's .data */
+				kind = (prev_file_exe ? what.data_segments : what.library_data) ? WSS_KIND_DATA : WSS_KIND_NONE;
+			else if (anon && contiguous && prev_guard)
+				kind = WSS_KIND_NONE; /* a thread's stack */
+			else if (anon)
+				kind = what.anon_mmap ? WSS_KIND_ANON : WSS_KIND_NONE;
+		}
+		prev_file_data = data && file && inode;
+		prev_file_exe = is_exe;
+		prev_guard = guard;
+		prev_e = e;
+		p = next;
+		if (kind == WSS_KIND_NONE)
+			continue;
+		/* Cut our own segments out. */
+		for (int k = 0; k < E.attach_nexcl && s < e; k++) {
+			uintptr_t xs = E.attach_excl[k][0], xe = E.attach_excl[k][1];
+			if (xe <= s || xs >= e)
+				continue;
+			if (xs > s && spans_add(out, s, xs, kind, PROT_READ | PROT_WRITE))
+				return ENOMEM;
+			s = xe < e ? xe : e;
+		}
+		if (spans_add(out, s, e, kind, PROT_READ | PROT_WRITE))
+			return ENOMEM;
+	}
+	return 0;
+}
+
+/* Call fn on each piece of a's spans not covered by b's (both sorted,
+ * neither overlapping itself). */
+static void minus(const span_t *a, size_t na, const span_t *b, size_t nb, void (*fn)(const span_t *))
+{
+	size_t j = 0;
+	for (size_t i = 0; i < na; i++) {
+		uintptr_t s = a[i].s;
+		while (j < nb && b[j].e <= s)
+			j++;
+		for (size_t k = j; k < nb && b[k].s < a[i].e && s < a[i].e; k++) {
+			if (b[k].s > s) {
+				span_t piece = a[i];
+				piece.s = s;
+				piece.e = b[k].s;
+				fn(&piece);
+			}
+			if (b[k].e > s)
+				s = b[k].e;
+		}
+		if (s < a[i].e) {
+			span_t piece = a[i];
+			piece.s = s;
+			fn(&piece);
+		}
+	}
+}
+
+static spans_t gone, added;
+
+static void note_gone(const span_t *p) { spans_add(&gone, p->s, p->e, p->kind, p->prot); }
+static void note_added(const span_t *p) { spans_add(&added, p->s, p->e, p->kind, p->prot); }
+
+int wss_attached_scan_locked(void)
+{
+	if (!E.attached || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		return 0;
+	uint64_t t0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	char *buf;
+	size_t len;
+	int r = wss_file_read("/proc/self/maps", MAPS_MAX, &buf, &len);
+	if (r)
+		return r;
+	spans_t want = {0}, have = {0};
+	r = wanted(buf, len, &want);
+	wss_file_free(buf, MAPS_MAX);
+	for (size_t i = 0; !r && i < E.regions.n; i++)
+		r = spans_add(&have, E.regions.v[i].start, E.regions.v[i].end, E.regions.v[i].kind, 0);
+	if (!r) {
+		/* Both lists first, then the changes: they change E.regions. */
+		gone.n = added.n = 0;
+		minus(have.v, have.n, want.v, want.n, note_gone);
+		minus(want.v, want.n, have.v, have.n, note_added);
+		for (size_t i = 0; i < gone.n; i++)
+			wss_engine_untrack_locked(gone.v[i].s, gone.v[i].e - gone.v[i].s);
+		for (size_t i = 0; i < added.n; i++)
+			wss_engine_track_locked(added.v[i].s, added.v[i].e - added.v[i].s, added.v[i].prot, added.v[i].kind);
+	}
+	spans_free(&want);
+	spans_free(&have);
+	E.attach_scans++;
+	E.attach_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	return r;
+}
+
+void wss_attached_release(void)
+{
+	spans_free(&gone);
+	spans_free(&added);
+	wss_attached_close();
+}

@@ -1,0 +1,231 @@
+#!/bin/sh
+# wss attach, injected (the default): libwss-attach.so is loaded into a
+# running multi-threaded program started without the preload, tracks its
+# writes by userfaultfd, and is unloaded at the end.  The program's output
+# and exit status equal a run nobody attached to; the per-phase counts are
+# exactly the pages it writes; 20 attach/detach cycles leave no mapping or
+# descriptor of ours behind; SIGINT, an exec, a killed wss attach; a
+# redis-server under load; and the errors (static program, a process
+# another tracer holds, no such process, another user's).
+. "$top_srcdir/tests/tap/tap.sh"
+cd "$TMP" || bail "cd $TMP"
+A=$PROGS/attachee
+
+wait_ready() {
+	n=0
+	while ! grep -q '^ready' "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 1000 ] && return 1
+		sleep 0.01
+	done
+}
+# ours PID: mappings of libwss-attach.so in the process (0 once detached).
+ours() { grep -c 'libwss-attach' "/proc/$1/maps"; }
+nfds() { ls "/proc/$1/fd" | wc -l; }
+
+# 1. Unharmed: the same output and status as a run nobody attached to.
+"$A" 0.5 2 4 500,2000 >"$TMP/alone.out" 2>/dev/null
+alone=$?
+"$A" 0.5 2 4 500,2000 >"$TMP/att.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/att.out" || bail "attachee did not start"
+fds0=$(nfds $pid)
+"$WSS" attach --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
+is $? 0 "wss attach --duration 1s exits 0" || sed 's/^/# /' "$TMP/a1.err"
+is "$(ours $pid)" 0 "detached: no mapping of libwss-attach.so is left in the process"
+is "$(nfds $pid)" "$fds0" "nor a descriptor ($fds0 open, as before)"
+wait $pid
+is $? "$alone" "the program's exit status is unchanged ($alone)"
+cmp -s "$TMP/alone.out" "$TMP/att.out"; ok $? "and its output"
+$PROFILE check "$TMP/a1.jsonl"; ok $? "the profile is valid"
+is "$($PROFILE get "$TMP/a1.jsonl" header.backend)" uffd-wp "header: backend uffd-wp"
+grep -q '"backend_reason":"wss attach (injected)' "$TMP/a1.jsonl"; ok $? "header: the reason says injected"
+between "$(grep -c '"type":"sample"' "$TMP/a1.jsonl")" 8 11 "about one sample per 100 ms for 1 s"
+grep -q '"attach_end":"duration"' "$TMP/a1.jsonl"; ok $? "the summary says why it ended: duration"
+grep -q "^wss: attached to $pid (injected" "$TMP/a1.err"; ok $? "stderr: attached, injected"
+grep -q "^wss: write avg/peak: .* (reads are not seen)$" "$TMP/a1.err"; ok $? "stderr: the write line says reads are not seen"
+"$WSS" report "$TMP/a1.jsonl" >"$TMP/a1.txt" 2>&1
+is $? 0 "wss report reads it"
+
+# 2. Per-phase counts: 4 threads write 1000, then 4000, then 2000 pages,
+# 1.5 s each, attached from start to exit (exact mode: tap.sh).  Writes
+# are exact: a sample inside a phase counts its pages exactly; a sample
+# across a phase change counts the main thread's 3 pages of its own (the
+# phase variable, stdio).
+"$A" 1.5 1 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
+pid=$!
+wait_ready "$TMP/ph.out" || bail "attachee did not start"
+"$WSS" attach --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
+is $? 0 "attached until the process exited: exit 0"
+wait $pid
+is $? 3 "the program exits with its own status (3)"
+grep -q '"attach_end":"the process exited"' "$TMP/ph.jsonl"; ok $? "the summary (written at its exit) says the process exited"
+grep -q "^wss: attached to $pid for [0-9]* samples (the process exited)$" "$TMP/ph.aerr"; ok $? "and so does stderr"
+exactly() { # PAGES: samples with data_pages == write_pages == PAGES
+	python3 -c 'import json,sys
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "sample" and r["data_pages"] == r["write_pages"] == int(sys.argv[2]): n += 1
+print(n)' "$TMP/ph.jsonl" "$1"; }
+for p in 1000 4000 2000; do
+	between "$(exactly $p)" 10 16 "phase of $p pages: 10+ of its ~14 samples count exactly $p written pages"
+done
+between "$($PROFILE get "$TMP/ph.jsonl" summary.write.total)" 4000 4010 "write total: the 4000 pages of the buffer and the main thread's few"
+is "$(python3 -c 'import json,sys
+bad = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "sample" and r["data_pages"] > 4000 + 2000 + 8: bad += 1
+print(bad)' "$TMP/ph.jsonl")" 0 "no sample counts more than the pages the program wrote"
+"$WSS" report "$TMP/ph.jsonl" >"$TMP/ph.txt" 2>&1
+grep -q "^Hot pages" "$TMP/ph.txt"; ok $? "wss report lists hot pages (the program's buffer)"
+
+# 3. Attach and detach 20 times in a row; the program runs on unharmed.
+"$A" 0.2 60 2 300,600 >"$TMP/many.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/many.out" || bail "attachee did not start"
+fds0=$(nfds $pid)
+fails=0
+for i in $(seq 1 20); do
+	"$WSS" attach --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>"$TMP/m$i.err" || fails=$((fails + 1))
+	$PROFILE check "$TMP/m$i.jsonl" || fails=$((fails + 1))
+	grep -q '"backend":"uffd-wp"' "$TMP/m$i.jsonl" || fails=$((fails + 1))
+done
+is $fails 0 "20 injected attaches in a row: each exits 0 with a valid profile" || cat "$TMP"/m*.err | sed 's/^/# /' | head
+is "$(ours $pid)" 0 "no mapping of ours is left"
+is "$(nfds $pid)" "$fds0" "nor a descriptor"
+wait $pid
+is $? 3 "the program then exits as it would"
+grep -q "^done: 60 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
+
+# 4. Interrupted: SIGINT ends it with a final sample and the summary.
+"$A" 0.5 4 2 100 >"$TMP/int.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/int.out" || bail "attachee did not start"
+"$WSS" attach --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
+apid=$!
+sleep 0.5
+kill -INT $apid
+wait $apid
+is $? 0 "SIGINT: wss attach exits 0"
+grep -q '"attach_end":"interrupted"' "$TMP/int.jsonl"; ok $? "and its summary says interrupted"
+wait $pid
+is $? 3 "the program exits as it would"
+
+# 5. wss attach killed: the engine in the process ends the profile and
+# stops tracking by itself; the program runs on.
+"$A" 0.3 6 2 200 >"$TMP/k.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/k.out" || bail "attachee did not start"
+"$WSS" attach --interval 50ms -o "$TMP/k.jsonl" $pid 2>/dev/null &
+apid=$!
+sleep 0.5
+kill -KILL $apid
+wait $apid 2>/dev/null
+n=0
+until grep -q '"type":"summary"' "$TMP/k.jsonl" 2>/dev/null || [ $n -gt 300 ]; do n=$((n + 1)); sleep 0.01; done
+grep -q '"attach_end":"wss attach ended without detaching"' "$TMP/k.jsonl"; ok $? "wss attach killed: the profile ends with a summary saying so"
+$PROFILE check "$TMP/k.jsonl"; ok $? "and is valid"
+wait $pid
+is $? 3 "the program exits as it would"
+grep -q "^done: 6 rounds of 1 phases, 2 threads, 0 pages never written$" "$TMP/k.out"; ok $? "with its own output"
+
+# 6. The process execs: the new program is not measured.
+sh -c 'echo ready; sleep 0.4; exec sleep 2' >"$TMP/ex.out" &
+pid=$!
+wait_ready "$TMP/ex.out" || bail "sh did not start"
+"$WSS" attach --interval 100ms --duration 2s -o "$TMP/ex.jsonl" $pid 2>"$TMP/ex.err"
+is $? 0 "a process that execs: exit 0"
+grep -q "^wss: attached to $pid for [0-9]* samples (the process exec'd)$" "$TMP/ex.err"; ok $? "and stderr says it exec'd" || sed 's/^/# /' "$TMP/ex.err"
+$PROFILE check "$TMP/ex.jsonl" 2>/dev/null || "$WSS" report "$TMP/ex.jsonl" >/dev/null 2>&1
+ok $? "the profile up to the exec is readable"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+
+# 7. A server under load: attach, detach, and again.
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	port=$((20000 + ($$ + 7) % 20000))
+	redis-server --port $port --save '' --appendonly no --daemonize no >"$TMP/redis.log" 2>&1 &
+	rpid=$!
+	n=0
+	until redis-cli -p $port ping >/dev/null 2>&1 || [ $n -gt 500 ]; do n=$((n + 1)); sleep 0.02; done
+	redis-benchmark -p $port -q -n 300000 -c 8 -t set,get -d 256 -r 100000 >"$TMP/bench.out" 2>&1 &
+	bpid=$!
+	sleep 0.3
+	"$WSS" attach --interval 100ms --duration 1s -o "$TMP/redis.jsonl" $rpid 2>"$TMP/redis.aerr"
+	is $? 0 "redis-server under redis-benchmark: an injected attach for 1 s exits 0" || sed 's/^/# /' "$TMP/redis.aerr"
+	"$WSS" attach --interval 100ms --duration 500ms -o "$TMP/redis2.jsonl" $rpid 2>/dev/null
+	is $? 0 "and a second one"
+	wait $bpid
+	is $? 0 "the benchmark finishes without errors"
+	grep -qi "error" "$TMP/bench.out"; is $? 1 "and reports none"
+	is "$(redis-cli -p $port ping)" PONG "redis-server still answers"
+	is "$(ours $rpid)" 0 "with nothing of ours mapped"
+	$PROFILE check "$TMP/redis.jsonl"; ok $? "its profile is complete (a summary at the end)"
+	between "$($PROFILE get "$TMP/redis.jsonl" summary.data.peak)" 50 10000000 "and counts the pages the server writes under load"
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1
+	wait $rpid
+	is $? 0 "redis-server shuts down cleanly"
+else
+	skip "redis-server or redis-benchmark not installed" 10
+fi
+
+# 8. Errors.
+"$WSS" attach --method inject 999999999 2>"$TMP/e1"
+is $? 2 "no such process: exit 2"
+is "$(cat "$TMP/e1")" "wss: attach: no process 999999999" "one line"
+"$PROGS/staticwait" 5 >"$TMP/st.out" &
+spid=$!
+wait_ready "$TMP/st.out" || bail "staticwait did not start"
+"$WSS" attach --method inject --duration 100ms $spid 2>"$TMP/e2"
+is $? 2 "a static program, --method inject: exit 2"
+grep -q "^wss: attach: process $spid has no libc.so.6 (a static program): injection needs the dynamic C library$" "$TMP/e2"
+ok $? "and says why, in one line" || sed 's/^/# /' "$TMP/e2"
+"$WSS" attach --duration 300ms -o "$TMP/st.jsonl" $spid 2>"$TMP/e3"
+is $? 0 "a static program by default: measured with reference bits instead"
+grep -q "^wss: attach: cannot inject: .*; measuring with reference bits (--method refbits)$" "$TMP/e3"; ok $? "and stderr says so"
+is "$($PROFILE get "$TMP/st.jsonl" header.backend)" refbits "header: backend refbits"
+kill $spid
+wait $spid 2>/dev/null
+# A process another tracer holds (PTRACE_SEIZE: it runs on, traced).
+sleep 30 &
+tpid=$!
+python3 -c 'import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0: sys.exit(1)
+print("traced", flush=True)
+time.sleep(30)' $tpid >"$TMP/tracer.out" 2>&1 &
+trpid=$!
+n=0
+until grep -q traced "$TMP/tracer.out" 2>/dev/null || [ $n -gt 500 ]; do n=$((n + 1)); sleep 0.01; done
+"$WSS" attach --method inject --duration 100ms $tpid 2>"$TMP/e4"
+is $? 2 "a process another tracer holds: exit 2"
+grep -q "^wss: attach: ptrace refused: process $tpid is already traced by process $trpid (a debugger?)$" "$TMP/e4"
+ok $? "and says who traces it" || sed 's/^/# /' "$TMP/e4"
+kill $trpid $tpid 2>/dev/null
+wait $trpid $tpid 2>/dev/null
+sleep 30 &
+spid=$!
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WSS" attach -o /tmp/wss-nobody-$$.jsonl $spid 2>"$TMP/e5"
+	is $? 2 "another user's process: exit 2"
+	grep -q "^wss: attach: process $spid belongs to another user (uid 0)" "$TMP/e5"; ok $? "and says whose"
+else
+	skip "not root: cannot run as another user" 2
+fi
+"$WSS" attach --code $spid 2>"$TMP/e6"
+is $? 2 "--code is not an attach flag: exit 2"
+WSS_TRACK_CODE=true "$WSS" attach --duration 100ms $spid 2>"$TMP/e7"
+is $? 2 "track.code with wss attach: exit 2"
+grep -q "^wss: attach: track.code: not with wss attach" "$TMP/e7"; ok $? "and says why"
+WSS_TRACK_BACKEND=mprotect "$WSS" attach --duration 100ms $spid 2>"$TMP/e8"
+is $? 2 "track.backend = mprotect: exit 2 (injection tracks with uffd-wp)"
+touch "$TMP/exists.jsonl"
+"$WSS" attach -o "$TMP/exists.jsonl" --duration 100ms $spid 2>"$TMP/e9"
+is $? 2 "an existing profile is never overwritten: exit 2"
+grep -q "exists.jsonl" "$TMP/e9"; ok $? "and the message names it" || sed 's/^/# /' "$TMP/e9"
+is "$(ours $spid)" 0 "after a refused start, nothing of ours is left in the process"
+kill $spid
+wait $spid 2>/dev/null
+done_testing
