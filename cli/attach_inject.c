@@ -213,7 +213,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 
 	/* Load and start. */
 	wss_inject_t ij;
-	r = wss_inject_stop(&ij, q->pid, SAFE_POINT_NS, why_not, why_len);
+	r = wss_inject_stop(&ij, &lc, q->pid, SAFE_POINT_NS, why_not, why_len);
 	if (r) {
 		free(set);
 		if (r == ESRCH)
@@ -291,7 +291,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		close(pidfd);
 
 	/* Stop and unload: on a thread at a safe point again. */
-	r = wss_inject_stop(&ij, q->pid, DETACH_WAIT_NS, err, sizeof err);
+	r = wss_inject_stop(&ij, &lc, q->pid, DETACH_WAIT_NS, err, sizeof err);
 	if (r) {
 		if (r == ESRCH || gone(q->pid, exe0)) {
 			say_summary(q->pid, profile, "the process exited");

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libunwind-ptrace.h>
 #include <linux/ptrace.h>
 
 #define ERESTARTSYS 512
@@ -214,7 +215,7 @@ static uint64_t elf_first_vaddr(const elf_file_t *f)
 int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
 {
 	char path[PATH_MAX], line[PATH_MAX + 256], libc[PATH_MAX] = "";
-	uint64_t base = 0;
+	uint64_t base = 0, lib[3][2] = {{UINT64_MAX, 0}, {UINT64_MAX, 0}, {UINT64_MAX, 0}};
 	bool musl = false;
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	FILE *m = fopen(path, "r");
@@ -234,7 +235,15 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
 		b = b ? b + 1 : p;
 		if (strstr(b, "ld-musl") || strstr(b, "libc.musl"))
 			musl = true;
-		if (!*libc && off == 0 && (!strcmp(b, "libc.so.6") || (!strncmp(b, "libc-2.", 7) && strstr(b, ".so")))) {
+		bool is_libc = !strcmp(b, "libc.so.6") || (!strncmp(b, "libc-2.", 7) && strstr(b, ".so"));
+		int k = is_libc ? 0 : !strncmp(b, "ld-linux", 8) ? 1 : !strcmp(p, "[vdso]") ? 2 : -1;
+		if (k >= 0) {
+			if (s < lib[k][0])
+				lib[k][0] = s;
+			if (e > lib[k][1])
+				lib[k][1] = e;
+		}
+		if (!*libc && off == 0 && is_libc) {
 			snprintf(libc, sizeof libc, "%s", p);
 			base = s;
 		}
@@ -278,7 +287,13 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
 			    k == 4 ? "system call instruction" : (const char *[]){"dlopen", "dlsym", "dlclose", "dlerror"}[k]);
 			return ENOTSUP;
 		}
-	*lc = (wss_inject_libc_t){bias + v[0], bias + v[1], bias + v[2], bias + v[3], bias + v[4]};
+	memset(lc, 0, sizeof *lc);
+	lc->dlopen = bias + v[0];
+	lc->dlsym = bias + v[1];
+	lc->dlclose = bias + v[2];
+	lc->dlerror = bias + v[3];
+	lc->trap = bias + v[4];
+	memcpy(lc->lib, lib, sizeof lib);
 	return 0;
 }
 
@@ -373,10 +388,67 @@ static void note_signal(wss_inject_t *ij, int sig)
 		ij->pending[ij->npending++] = sig;
 }
 
+static bool in_libs(const wss_inject_libc_t *lc, uint64_t ip)
+{
+	for (int k = 0; k < 3; k++)
+		if (ip >= lc->lib[k][0] && ip < lc->lib[k][1])
+			return true;
+	return false;
+}
+
+/* Is the stopped thread tid running the program's own code, with no frame
+ * of the C library, the loader or the vdso on its stack but those where
+ * threads start?  Then it holds none of their locks.  The stack, from the
+ * innermost frame out, must be: the program's frames, then at most four of
+ * the C library's (start_thread and clone3; __libc_start_call_main and
+ * __libc_start_main), then at most the program's _start, and its end.  A
+ * callback the C library made (qsort's comparison, a dl_iterate_phdr
+ * callback, an atexit handler) has a program frame below the library's,
+ * and a signal handler has the sigreturn trampoline (the C library's)
+ * below it: not taken, whatever they hold.  Unwound by the unwind tables
+ * (libunwind-ptrace); a stack that cannot be unwound to its end is not
+ * taken. */
+static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc)
+{
+	unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
+	void *ui = as ? _UPT_create(tid) : NULL;
+	bool clear = false;
+	unw_cursor_t c;
+	if (ui && unw_init_remote(&c, as, ui) == 0) {
+		int program = 0, libc = 0, after = 0;
+		for (int depth = 0; depth < 1024; depth++) {
+			unw_word_t ip = 0;
+			unw_get_reg(&c, UNW_REG_IP, &ip);
+			if (in_libs(lc, ip)) {
+				if (!program || after || ++libc > 4)
+					break; /* inside the C library, the loader or the vdso */
+			} else if (libc) {
+				if (++after > 1)
+					break; /* the program called the C library, which called it back */
+			} else {
+				program++;
+			}
+			int r = unw_step(&c);
+			if (r == 0) {
+				clear = program > 0 && libc > 0;
+				break;
+			}
+			if (r < 0)
+				break;
+		}
+	}
+	if (ui)
+		_UPT_destroy(ui);
+	if (as)
+		unw_destroy_addr_space(as);
+	return clear;
+}
+
 /* Seize tid and stop it.  Returns 0 with its registers saved when it is
- * blocked in a waiting system call; EAGAIN when it is not (given back);
- * another errno when it cannot be traced. */
-static int take(wss_inject_t *ij, pid_t tid, char *err, size_t errlen)
+ * blocked in a waiting system call or (unwind) its stack is clear of the
+ * C library; EAGAIN when it is not (given back); another errno when it
+ * cannot be traced. */
+static int take(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t tid, bool unwind, char *err, size_t errlen)
 {
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
 		int e = errno;
@@ -400,7 +472,9 @@ static int take(wss_inject_t *ij, pid_t tid, char *err, size_t errlen)
 	if ((st >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(st) != (SIGTRAP | 0x80))
 		note_signal(ij, WSTOPSIG(st));
 	struct user_regs_struct *r = (void *)ij->regs;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, r) || (long)r->orig_rax < 0 || !waits((long)r->orig_rax)) {
+	bool ok = !ptrace(PTRACE_GETREGS, tid, NULL, r) &&
+		  (((long)r->orig_rax >= 0 && waits((long)r->orig_rax)) || (unwind && stack_clear(tid, lc)));
+	if (!ok) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		for (int k = 0; k < ij->npending; k++)
 			syscall(SYS_tgkill, ij->pid, tid, ij->pending[k]);
@@ -433,7 +507,8 @@ static bool process_stopped(pid_t pid)
 	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
 }
 
-int wss_inject_stop(wss_inject_t *ij, pid_t pid, uint64_t timeout_ns, char *err, size_t errlen)
+int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, uint64_t timeout_ns, char *err,
+		    size_t errlen)
 {
 	memset(ij, 0, sizeof *ij);
 	ij->pid = pid;
@@ -446,8 +521,11 @@ int wss_inject_stop(wss_inject_t *ij, pid_t pid, uint64_t timeout_ns, char *err,
 	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	uint64_t deadline = now_ns() + timeout_ns;
+	uint64_t start = now_ns(), deadline = start + timeout_ns;
 	do {
+		/* The waiting threads first; after 200 ms, the others too, by
+		 * their stacks (stopping each costs it an unwind). */
+		bool unwind = now_ns() - start > 200000000ULL;
 		DIR *d = opendir(path);
 		if (!d) {
 			say(err, errlen, "no process %d", (int)pid);
@@ -457,17 +535,18 @@ int wss_inject_stop(wss_inject_t *ij, pid_t pid, uint64_t timeout_ns, char *err,
 		int r = EAGAIN;
 		while (r == EAGAIN && (de = readdir(d))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
-			if (tid > 0 && waits(blocked_in(pid, tid)))
-				r = take(ij, tid, err, errlen);
+			if (tid > 0 && (unwind || waits(blocked_in(pid, tid))))
+				r = take(ij, lc, tid, unwind, err, errlen);
 		}
 		closedir(d);
 		if (r != EAGAIN)
 			return r;
-		nap_us(2000);
+		nap_us(unwind ? 20000 : 2000);
 	} while (now_ns() < deadline);
 	say(err, errlen,
 	    "no thread of process %d came to a safe point in %.0f s (blocked in poll, epoll_wait, nanosleep, accept or "
-	    "the like): every thread ran, or waited on a lock or a read",
+	    "the like, or running its own code outside the C library): every thread waited on a lock or a read, or ran "
+	    "in the C library",
 	    (int)pid, (double)timeout_ns / 1e9);
 	return ETIMEDOUT;
 }

@@ -14,6 +14,9 @@
 typedef struct wss_inject_libc {
 	uint64_t dlopen, dlsym, dlclose, dlerror;
 	uint64_t trap; /* a `syscall` instruction of the C library's text: where a call returns */
+	/* Where the C library, the loader and the vdso are mapped: a thread
+	 * with none of their frames on its stack holds none of their locks. */
+	uint64_t lib[3][2];
 } wss_inject_libc_t;
 
 typedef struct wss_inject {
@@ -33,11 +36,15 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen);
 
 /* Stop a thread of pid at a safe point: blocked in a system call that
  * waits (poll, epoll_wait, nanosleep, accept, ...), which no code of the C
- * library's allocator or loader makes while it holds a lock.  Tries the
- * threads in turn for up to timeout_ns.  Returns 0, EPERM (ptrace refused:
- * err says which setting), ESRCH (gone), ETIMEDOUT (no thread came to a
- * safe point), or another errno; the reason in err. */
-int wss_inject_stop(wss_inject_t *ij, pid_t pid, uint64_t timeout_ns, char *err, size_t errlen);
+ * library's allocator or loader makes while it holds a lock; or, when no
+ * thread waits so, running the program's own code with no frame of the C
+ * library or the loader on its stack (a computing thread), as its unwind
+ * tables show.  Tries the threads in turn for up to timeout_ns.  Returns
+ * 0, EPERM (ptrace refused: err says which setting), ESRCH (gone),
+ * ETIMEDOUT (no thread came to a safe point), or another errno; the
+ * reason in err. */
+int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, uint64_t timeout_ns, char *err,
+		    size_t errlen);
 
 /* Copy len bytes into the stopped thread's scratch area; *at gets their
  * address in the target.  Returns 0 or an errno. */

@@ -8,15 +8,25 @@
  *
  * What is tracked: private writable mappings that are not executable,
  * less the main stack and the kernel's, as `wss run` tracks: the brk heap
- * ([heap], kind heap, with track.heap), anonymous memory (anon, with
- * track.anon_mmap), and file-backed private writable mappings with the
- * anonymous mapping that continues one (a .bss: data; the executable's
- * with track.data_segments, libraries' with track.library_data).  Left
- * out: the tool's own memory (shared anonymous memory while attached,
+ * ([heap], kind heap, with track.heap), the loaded objects' writable
+ * segments (.data and .bss, as the loader's list gives their extents:
+ * data; the executable's with track.data_segments, libraries' with
+ * track.library_data), and the rest, anonymous memory and private file
+ * mappings (anon, with track.anon_mmap).  An anonymous mapping right after
+ * a library's data is not taken for its .bss by adjacency: the kernel puts
+ * a program's mapping there as readily, and merges it with a .bss of the
+ * same flags (a 256 MiB table after libm's data was lost so).  Left out:
+ * the tool's own memory (shared anonymous memory while attached,
  * common/sys.c), our library's writable segments, and thread stacks, which
  * `wss run` does not track either: a writable anonymous mapping right
  * above an inaccessible one of at most 64 KiB (the guard glibc, and most
  * runtimes, put below a thread's stack) is taken for one.
+ *
+ * The loader's list is read under the engine lock (dl_iterate_phdr takes
+ * the loader's lock), against the lock order of a preloaded library
+ * (wss_lock_rank_t): attached, no thread of the program ever takes the
+ * engine lock (no hook, no fault handler), so no thread holding the
+ * loader's lock can wait for it.
  *
  * A mapping made between two ticks is tracked from the tick after it
  * appears: its writes before that are not seen.  A range the program
@@ -37,7 +47,6 @@
 #define GUARD_MAX (64UL << 10)
 
 static wss_attach_track_t what;
-static char exe[4096];
 
 typedef struct span {
 	uintptr_t s, e;
@@ -78,23 +87,44 @@ static void spans_free(spans_t *l)
 	*l = (spans_t){0};
 }
 
-/* Our library's writable PT_LOAD segments, page-rounded. */
-static int find_own(struct dl_phdr_info *info, size_t size, void *data)
+/* The loaded objects' writable PT_LOAD segments, page-rounded, with the
+ * kind their pages are tracked as (WSS_KIND_NONE: not tracked; ours). */
+static spans_t objs;
+
+static int collect_objs(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	(void)data;
-	if (info->dlpi_addr != wss_loader_self_base())
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && E.attach_nexcl < 4; i++) {
+	bool *first = data, exe = *first;
+	*first = false;
+	int kind = info->dlpi_addr == wss_loader_self_base()			? WSS_KIND_NONE
+		   : (exe ? what.data_segments : what.library_data) ? WSS_KIND_DATA
+								    : WSS_KIND_NONE;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || !ph->p_memsz)
 			continue;
 		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-		E.attach_excl[E.attach_nexcl][0] = wss_page_down(s);
-		E.attach_excl[E.attach_nexcl][1] = wss_page_up(s + ph->p_memsz);
-		E.attach_nexcl++;
+		if (spans_add(&objs, wss_page_down(s), wss_page_up(s + ph->p_memsz), kind, 1))
+			return 1;
 	}
-	return 1;
+	return 0;
+}
+
+static int span_cmp(const span_t *a, const span_t *b) { return a->s < b->s ? -1 : a->s > b->s; }
+
+static int read_objs(void)
+{
+	objs.n = 0;
+	bool first = true; /* the executable comes first in the loader's list */
+	dl_iterate_phdr(collect_objs, &first);
+	/* Sorted by address (insertion: a few dozen objects). */
+	for (size_t i = 1; i < objs.n; i++)
+		for (size_t j = i; j > 0 && span_cmp(&objs.v[j - 1], &objs.v[j]) > 0; j--) {
+			span_t t = objs.v[j];
+			objs.v[j] = objs.v[j - 1];
+			objs.v[j - 1] = t;
+		}
+	return 0;
 }
 
 void wss_attached_init(const wss_attach_track_t *w, int controller)
@@ -103,11 +133,7 @@ void wss_attached_init(const wss_attach_track_t *w, int controller)
 	E.attached = true;
 	E.attach_end = NULL;
 	E.attach_ctl = -1;
-	E.attach_nexcl = 0;
 	E.attach_scans = E.attach_scan_ns = 0;
-	long n = wss_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	dl_iterate_phdr(find_own, NULL);
 	if (controller > 0) {
 		long fd = wss_sys2(SYS_pidfd_open, controller, 0);
 		if (fd >= 0)
@@ -151,15 +177,35 @@ static void skip_field(const char **p)
 		(*p)++;
 }
 
+/* Add [s, e) to out: the parts inside a loaded object's writable segment
+ * with that object's kind, the rest with kind. */
+static int add_pieces(spans_t *out, uintptr_t s, uintptr_t e, int kind)
+{
+	for (size_t i = 0; i < objs.n && s < e; i++) {
+		uintptr_t os = objs.v[i].s, oe = objs.v[i].e;
+		if (oe <= s || os >= e)
+			continue;
+		if (os > s && kind != WSS_KIND_NONE && spans_add(out, s, os, kind, PROT_READ | PROT_WRITE))
+			return ENOMEM;
+		uintptr_t ps = os > s ? os : s, pe = oe < e ? oe : e;
+		if (objs.v[i].kind != WSS_KIND_NONE && spans_add(out, ps, pe, objs.v[i].kind, PROT_READ | PROT_WRITE))
+			return ENOMEM;
+		s = pe;
+	}
+	if (s < e && kind != WSS_KIND_NONE && spans_add(out, s, e, kind, PROT_READ | PROT_WRITE))
+		return ENOMEM;
+	return 0;
+}
+
 /* The spans of the mappings listed in buf that are tracked, in address
- * order, our own segments cut out. */
+ * order. */
 static int wanted(const char *buf, size_t len, spans_t *out)
 {
 	const char *p = buf, *end = buf + len;
 	uintptr_t prev_e = 0;
-	bool prev_guard = false, prev_file_data = false, prev_file_exe = false;
+	bool prev_guard = false;
 	while (p < end) {
-		const char *line = p, *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *next = nl ? nl + 1 : end;
 		uintptr_t s = hex(&p);
 		if (*p != '-') {
@@ -174,46 +220,21 @@ static int wanted(const char *buf, size_t len, spans_t *out)
 		skip_field(&p); /* perms */
 		skip_field(&p); /* offset */
 		skip_field(&p); /* device */
-		bool inode = *p != '0';
 		skip_field(&p); /* inode */
 		const char *name = p;
 		size_t nlen = (size_t)((nl ? nl : end) - name);
-		bool anon = nlen == 0, file = nlen && name[0] == '/';
-		bool contiguous = prev_e == s;
+		bool anon = nlen == 0;
 		bool guard = anon && perms[0] == '-' && perms[1] == '-' && perms[2] == '-' && e - s <= GUARD_MAX;
 		bool data = perms[0] == 'r' && perms[1] == 'w' && perms[2] != 'x' && perms[3] == 'p';
-		(void)line;
-		int kind = WSS_KIND_NONE;
-		bool is_exe = file && nlen == strlen(exe) && !memcmp(name, exe, nlen);
-		if (data) {
-			if (nlen == 6 && !memcmp(name, "[heap]", 6))
-				kind = what.heap ? WSS_KIND_HEAP : WSS_KIND_NONE;
-			else if (file && inode)
-				kind = (is_exe ? what.data_segments : what.library_data) ? WSS_KIND_DATA : WSS_KIND_NONE;
-			else if (anon && contiguous && prev_file_data) /* a .bss continuing its file's .data */
-				kind = (prev_file_exe ? what.data_segments : what.library_data) ? WSS_KIND_DATA : WSS_KIND_NONE;
-			else if (anon && contiguous && prev_guard)
-				kind = WSS_KIND_NONE; /* a thread's stack */
-			else if (anon)
-				kind = what.anon_mmap ? WSS_KIND_ANON : WSS_KIND_NONE;
-		}
-		prev_file_data = data && file && inode;
-		prev_file_exe = is_exe;
+		bool stack = anon && prev_guard && prev_e == s; /* a thread's stack, above its guard */
 		prev_guard = guard;
 		prev_e = e;
 		p = next;
-		if (kind == WSS_KIND_NONE)
-			continue;
-		/* Cut our own segments out. */
-		for (int k = 0; k < E.attach_nexcl && s < e; k++) {
-			uintptr_t xs = E.attach_excl[k][0], xe = E.attach_excl[k][1];
-			if (xe <= s || xs >= e)
-				continue;
-			if (xs > s && spans_add(out, s, xs, kind, PROT_READ | PROT_WRITE))
-				return ENOMEM;
-			s = xe < e ? xe : e;
-		}
-		if (spans_add(out, s, e, kind, PROT_READ | PROT_WRITE))
+		bool heap = nlen == 6 && !memcmp(name, "[heap]", 6), named = nlen > 6 && !memcmp(name, "[anon:", 6);
+		if (!data || stack || (!anon && name[0] != '/' && !heap && !named))
+			continue; /* [stack], [vvar], [vsyscall], ... */
+		int kind = heap ? (what.heap ? WSS_KIND_HEAP : WSS_KIND_NONE) : (what.anon_mmap ? WSS_KIND_ANON : WSS_KIND_NONE);
+		if (add_pieces(out, s, e, kind))
 			return ENOMEM;
 	}
 	return 0;
@@ -258,6 +279,7 @@ int wss_attached_scan_locked(void)
 	uint64_t t0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	char *buf;
 	size_t len;
+	read_objs();
 	int r = wss_file_read("/proc/self/maps", MAPS_MAX, &buf, &len);
 	if (r)
 		return r;
@@ -285,6 +307,7 @@ int wss_attached_scan_locked(void)
 
 void wss_attached_release(void)
 {
+	spans_free(&objs);
 	spans_free(&gone);
 	spans_free(&added);
 	wss_attached_close();

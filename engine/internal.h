@@ -142,8 +142,6 @@ typedef struct wss_engine {
 	bool attached;             /* the registry follows /proc/self/maps, not hooks */
 	const char *attach_end;    /* why measuring ended, for the summary (NULL: not yet) */
 	int attach_ctl;            /* a pidfd of the wss attach process, or -1 */
-	uintptr_t attach_excl[4][2]; /* our library's writable segments, never tracked */
-	int attach_nexcl;
 	uint64_t attach_scans;     /* maps scans made, and their CPU time */
 	uint64_t attach_scan_ns;
 	/* Last, the large fields a forked child does not write: every page

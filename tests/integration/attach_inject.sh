@@ -81,6 +81,27 @@ print(bad)' "$TMP/ph.jsonl")" 0 "no sample counts more than the pages the progra
 "$WSS" report "$TMP/ph.jsonl" >"$TMP/ph.txt" 2>&1
 grep -q "^Hot pages" "$TMP/ph.txt"; ok $? "wss report lists hot pages (the program's buffer)"
 
+# 2b. A program that computes without system calls: no thread waits in
+# one, so wss attach stops its thread in its own code (its stack unwound:
+# no frame of the C library) and loads the library there.
+"$PROGS/spinner" 3 500 >"$TMP/sp.out" &
+pid=$!
+wait_ready "$TMP/sp.out" || bail "spinner did not start"
+"$WSS" attach --interval 100ms --duration 1s -o "$TMP/sp.jsonl" $pid 2>"$TMP/sp.err"
+is $? 0 "a computing program (no system call): attached and detached" || sed 's/^/# /' "$TMP/sp.err"
+is "$($PROFILE get "$TMP/sp.jsonl" header.backend)" uffd-wp "by injection"
+# Each interval writes the 500 pages, and the kernel a page or two of the
+# thread's own (its restartable-sequence area, updated at each preemption).
+is "$(python3 -c 'import json,sys
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "sample" and not r.get("final") and 500 <= r["data_pages"] <= 503: n += 1
+print(n >= 7)' "$TMP/sp.jsonl")" True "7+ of its ~10 samples count its 500 pages (and at most 3 of the thread's own)"
+wait $pid
+is $? 3 "it exits as it would"
+is "$(cat "$TMP/sp.out" | tail -1)" "done: 500 pages, 0 wrong" "with its memory as it left it"
+
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
 "$A" 0.2 60 2 300,600 >"$TMP/many.out" 2>/dev/null &
 pid=$!
