@@ -86,6 +86,10 @@ static int read_argv(void)
 	int argc = 0;
 	for (long i = 0; i < n && argc < ARGV_MAX; i += (long)strlen(cmdline + i) + 1)
 		argv_buf[argc++] = cmdline + i;
+	/* A process that rewrote its title (redis, nginx, postgres) pads
+	 * the old arguments' space with NULs: no arguments, those. */
+	while (argc > 1 && !*argv_buf[argc - 1])
+		argc--;
 	argv_buf[argc] = NULL;
 	return argc;
 }
