@@ -17,6 +17,10 @@ int wss_cmd_attach(int argc, char **argv);
  * profile, or into a missing or unwritable directory.  Prints the reason
  * and returns 2, or returns 0 (cli/wss.c, shared with wss run). */
 int wss_check_output(const char *output);
+/* The library name (libwss.so, libwss-attach.so) that belongs to this
+ * wss: next to an in-tree build, else the one installed in the configured
+ * libdir.  Returns 0 with its path in out, or ENOENT (cli/wss.c). */
+int wss_find_library(const char *name, char *out, size_t n);
 
 /* The injected method (cli/attach_inject.c): what wss_cmd_attach has
  * checked and built. */

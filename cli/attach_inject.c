@@ -36,26 +36,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The libwss-attach.so that belongs to this wss (as wss run finds
- * libwss.so: next to an in-tree build, else in the configured libdir). */
-static int find_attach_library(char *out, size_t n)
-{
-	char self[PATH_MAX - 64];
-	ssize_t r = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (r > 0) {
-		self[r] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, n, "%s/.libs/libwss-attach.so", self);
-			if (strcmp(self, WSS_BINDIR) != 0 && access(out, R_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(out, n, "%s/libwss-attach.so", WSS_LIBDIR);
-	return access(out, R_OK) == 0 ? 0 : ENOENT;
-}
-
 typedef struct buf {
 	char *p;
 	size_t n, cap;
@@ -191,7 +171,7 @@ static void say_summary(pid_t pid, const char *path, const char *why)
 int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_len)
 {
 	char lib[PATH_MAX], err[1024];
-	if (find_attach_library(lib, sizeof lib)) {
+	if (wss_find_library("libwss-attach.so", lib, sizeof lib)) {
 		snprintf(why_not, why_len, "cannot find libwss-attach.so (looked in the build tree and %s)", WSS_LIBDIR);
 		return WSS_ATTACH_CANNOT;
 	}

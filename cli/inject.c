@@ -162,7 +162,8 @@ static uint64_t elf_dynsym(const elf_file_t *f, const char *name)
 		return 0;
 	size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
 	const Elf64_Sym *sym = (const void *)(f->p + dynsym->sh_offset);
-	const uint16_t *ver = versym && elf_in(f, versym->sh_offset, nsym * 2) ? (const void *)(f->p + versym->sh_offset) : NULL;
+	const uint16_t *ver =
+		versym && elf_in(f, versym->sh_offset, nsym * 2) ? (const void *)(f->p + versym->sh_offset) : NULL;
 	uint64_t any = 0;
 	for (size_t i = 0; i < nsym; i++) {
 		if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC ||
@@ -176,9 +177,8 @@ static uint64_t elf_dynsym(const elf_file_t *f, const char *name)
 	return any;
 }
 
-/* The first `syscall` instruction (0f 05) of the file's executable
- * segment, as a virtual address of the file. */
-static uint64_t elf_syscall_insn(const elf_file_t *f)
+/* The file's first PT_LOAD segment with all of flags (0: any), or NULL. */
+static const Elf64_Phdr *elf_load(const elf_file_t *f, uint32_t flags)
 {
 	const Elf64_Ehdr *eh = (const void *)f->p;
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
@@ -186,13 +186,23 @@ static uint64_t elf_syscall_insn(const elf_file_t *f)
 		if (!elf_in(f, off, sizeof(Elf64_Phdr)))
 			break;
 		const Elf64_Phdr *ph = (const void *)(f->p + off);
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !elf_in(f, ph->p_offset, ph->p_filesz))
-			continue;
-		const unsigned char *t = f->p + ph->p_offset;
-		for (uint64_t k = 0; k + 1 < ph->p_filesz; k++)
-			if (t[k] == 0x0f && t[k + 1] == 0x05)
-				return ph->p_vaddr + k;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags)
+			return ph;
 	}
+	return NULL;
+}
+
+/* The first `syscall` instruction (0f 05) of the file's executable
+ * segment, as a virtual address of the file. */
+static uint64_t elf_syscall_insn(const elf_file_t *f)
+{
+	const Elf64_Phdr *ph = elf_load(f, PF_X);
+	if (!ph || !elf_in(f, ph->p_offset, ph->p_filesz))
+		return 0;
+	const unsigned char *t = f->p + ph->p_offset;
+	for (uint64_t k = 0; k + 1 < ph->p_filesz; k++)
+		if (t[k] == 0x0f && t[k + 1] == 0x05)
+			return ph->p_vaddr + k;
 	return 0;
 }
 
@@ -200,16 +210,8 @@ static uint64_t elf_syscall_insn(const elf_file_t *f)
  * down: what its first mapping's start is relative to. */
 static uint64_t elf_first_vaddr(const elf_file_t *f)
 {
-	const Elf64_Ehdr *eh = (const void *)f->p;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
-		if (!elf_in(f, off, sizeof(Elf64_Phdr)))
-			break;
-		const Elf64_Phdr *ph = (const void *)(f->p + off);
-		if (ph->p_type == PT_LOAD)
-			return ph->p_vaddr & ~(uint64_t)4095;
-	}
-	return 0;
+	const Elf64_Phdr *ph = elf_load(f, 0);
+	return ph ? ph->p_vaddr & ~(uint64_t)4095 : 0;
 }
 
 int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)

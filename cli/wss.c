@@ -147,23 +147,21 @@ static int die_usage(const char *a, const char *b)
 	return EXIT_USAGE;
 }
 
-/* The libwss.so that belongs to this wss: next to an in-tree build, else
- * the one installed in the configured libdir. */
-static int find_library(char *out, size_t n)
+int wss_find_library(const char *name, char *out, size_t n)
 {
-	char self[PATH_MAX - 32];
+	char self[PATH_MAX - 64];
 	ssize_t r = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (r > 0) {
 		self[r] = '\0';
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(out, n, "%s/.libs/libwss.so", self);
+			snprintf(out, n, "%s/.libs/%s", self, name);
 			if (strcmp(self, WSS_BINDIR) != 0 && access(out, R_OK) == 0)
 				return 0;
 		}
 	}
-	snprintf(out, n, "%s/libwss.so", WSS_LIBDIR);
+	snprintf(out, n, "%s/%s", WSS_LIBDIR, name);
 	return access(out, R_OK) == 0 ? 0 : ENOENT;
 }
 
@@ -362,7 +360,7 @@ static int cmd_run(int argc, char **argv)
 		return r;
 
 	char lib[PATH_MAX];
-	if (find_library(lib, sizeof lib)) {
+	if (wss_find_library("libwss.so", lib, sizeof lib)) {
 		fprintf(stderr, "wss: cannot find libwss.so (looked in the build tree and %s)\n", WSS_LIBDIR);
 		return EXIT_USAGE;
 	}

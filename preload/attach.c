@@ -61,18 +61,6 @@ static const char *fail(const char *a, const char *b)
 	return result;
 }
 
-static void *parse_alloc(void *ctx, size_t n)
-{
-	(void)ctx;
-	return wss_sys_alloc(n);
-}
-
-static void parse_release(void *ctx, void *p, size_t n)
-{
-	(void)ctx;
-	wss_sys_free(p, n);
-}
-
 /* The process's arguments, for the header and the profile name's %n. */
 static int read_argv(void)
 {
@@ -124,8 +112,8 @@ WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 		return fail("out of memory", NULL);
 	if (split_settings(settings))
 		return fail("settings too long", NULL);
-	wss_toml_alloc_t a = {parse_alloc, parse_release, NULL};
-	if (wss_config_build(&cfg, wss_config_getenv(envp_buf, "WSS_CONFIG"), envp_buf, &a, err, sizeof err) ||
+	if (wss_config_build(&cfg, wss_config_getenv(envp_buf, "WSS_CONFIG"), envp_buf, &wss_settings_parse_alloc, err,
+			     sizeof err) ||
 	    wss_config_validate(&cfg, err, sizeof err)) {
 		wss_sys_release_all();
 		return fail(err, NULL);

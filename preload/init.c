@@ -28,26 +28,14 @@ static void fail(const char *what, const char *why)
 	_exit(WSS_EXIT_USAGE);
 }
 
-static void *parse_alloc(void *ctx, size_t n)
-{
-	(void)ctx;
-	return wss_sys_alloc(n);
-}
-
-static void parse_release(void *ctx, void *p, size_t n)
-{
-	(void)ctx;
-	wss_sys_free(p, n);
-}
-
 /* Defaults, then the session file named by WSS_CONFIG, then WSS_<SECTION>_<KEY>
  * variables (and `wss run` flags, which arrive as variables).  The parser's
  * memory comes straight from mmap and is returned before main. */
 static void load_config(wss_config_t *cfg, char **envp)
 {
 	char err[512];
-	wss_toml_alloc_t a = {parse_alloc, parse_release, NULL};
-	if (wss_config_build(cfg, wss_config_getenv(envp, "WSS_CONFIG"), envp, &a, err, sizeof err) ||
+	if (wss_config_build(cfg, wss_config_getenv(envp, "WSS_CONFIG"), envp, &wss_settings_parse_alloc, err,
+			     sizeof err) ||
 	    wss_config_validate(cfg, err, sizeof err))
 		fail(err, "");
 }

@@ -7,6 +7,21 @@
 #include <errno.h>
 
 #include "common/fmt.h"
+#include "common/sys.h"
+
+static void *parse_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return wss_sys_alloc(n);
+}
+
+static void parse_release(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	wss_sys_free(p, n);
+}
+
+const wss_toml_alloc_t wss_settings_parse_alloc = {parse_alloc, parse_release, NULL};
 
 /* The engine's settings from the session's config; the header's
  * configuration members are formatted here, so the engine never sees the

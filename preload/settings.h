@@ -10,4 +10,8 @@
  * (set points into it).  Returns 0 or ENOMEM.  init. */
 int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set);
 
+/* Memory for parsing the session file, straight from mmap (the C
+ * library's malloc may not be ours, or not be ready). */
+extern const wss_toml_alloc_t wss_settings_parse_alloc;
+
 #endif
