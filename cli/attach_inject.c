@@ -58,7 +58,7 @@ static void add_line(buf_t *b, const char *name, const char *value)
 /* The settings the library builds its configuration from: this process's
  * WSS_* variables (as a preloaded library would see them), the session
  * file by absolute path, the flags, and what attaching fixes. */
-static char *settings(const wss_attach_inject_t *q)
+static char *settings(const wss_attach_inject_t *q, const char *fifo)
 {
 	extern char **environ;
 	buf_t b = {0};
@@ -84,6 +84,8 @@ static char *settings(const wss_attach_inject_t *q)
 	char pid[32];
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	add_line(&b, "WSS_ATTACH_CONTROLLER", pid);
+	if (fifo)
+		add_line(&b, "WSS_ATTACH_FIFO", fifo);
 	return b.p;
 }
 
@@ -120,6 +122,41 @@ static int load_library(wss_inject_t *ij, const wss_inject_libc_t *lc, const cha
 		}
 	}
 	return 0;
+}
+
+/* The watch the engine in the process keeps on us: a FIFO that we alone
+ * hold open for writing (it hangs up when we die, in whatever pid
+ * namespace), in a directory of our own; the engine opens it during its
+ * start, after which the names go.  Returns the FIFO's path in path, or
+ * "" (the engine then watches our pid, or nothing). */
+static int watch_fd = -1;
+static char watch_dir[64];
+
+static void watch_open(char *path, size_t n)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(watch_dir, sizeof watch_dir, "%s/wss-attach.XXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+	*path = '\0';
+	if (!mkdtemp(watch_dir)) {
+		*watch_dir = '\0';
+		return;
+	}
+	/* The process may run as another user (wss attach as root). */
+	chmod(watch_dir, 0711);
+	snprintf(path, n, "%s/watch", watch_dir);
+	if (mkfifo(path, 0644) || (watch_fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		unlink(path);
+		rmdir(watch_dir);
+		*path = *watch_dir = '\0';
+	}
+}
+
+static void watch_unlink(const char *path)
+{
+	if (*path)
+		unlink(path);
+	if (*watch_dir)
+		rmdir(watch_dir);
 }
 
 /* Where the process went: gone, or a new program (exec). */
@@ -185,7 +222,9 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)q->pid);
 	ssize_t n = readlink(path, exe0, sizeof exe0 - 1);
 	exe0[n > 0 ? n : 0] = '\0';
-	char *set = settings(q);
+	char fifo[128];
+	watch_open(fifo, sizeof fifo);
+	char *set = settings(q, *fifo ? fifo : NULL);
 	if (!set) {
 		snprintf(why_not, why_len, "out of memory");
 		return 1;
@@ -193,9 +232,10 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 
 	/* Load and start. */
 	wss_inject_t ij;
-	r = wss_inject_stop(&ij, &lc, q->pid, SAFE_POINT_NS, why_not, why_len);
+	r = wss_inject_stop(&ij, &lc, q->pid, 0, SAFE_POINT_NS, why_not, why_len);
 	if (r) {
 		free(set);
+		watch_unlink(fifo);
 		if (r == ESRCH)
 			fprintf(stderr, "wss: attach: no process %d\n", (int)q->pid);
 		return r == ESRCH ? EXIT_USAGE : WSS_ATTACH_CANNOT;
@@ -205,6 +245,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	if (r) {
 		wss_inject_resume(&ij);
 		free(set);
+		watch_unlink(fifo);
 		if (r == ESRCH)
 			fprintf(stderr, "wss: attach: process %d ended while wss loaded its library\n", (int)q->pid);
 		return r == ESRCH ? EXIT_USAGE : WSS_ATTACH_CANNOT;
@@ -213,6 +254,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	free(set);
 	if (!r)
 		r = wss_inject_call(&ij, &lc, fns[0], (uint64_t[]){at}, 1, &ret, err, sizeof err);
+	watch_unlink(fifo);
 	char res[4096] = "";
 	if (!r && (!ret || wss_inject_string(q->pid, ret, res, sizeof res)))
 		snprintf(res, sizeof res, "error no answer from the library");
@@ -221,12 +263,17 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		if (r != ESRCH)
 			wss_inject_call(&ij, &lc, lc.dlclose, (uint64_t[]){handle}, 1, &ignore, err, sizeof err);
 		wss_inject_resume(&ij);
+		if (!r && !strncmp(res, "busy ", 5)) {
+			snprintf(why_not, why_len, "%s", res + 5);
+			return WSS_ATTACH_CANNOT;
+		}
 		fprintf(stderr, "wss: attach: %s\n", r ? err : res + 6);
 		return EXIT_USAGE;
 	}
 	wss_inject_resume(&ij);
-	char profile[PATH_MAX];
-	snprintf(profile, sizeof profile, "%s", res + 3);
+	char profile[PATH_MAX], *sp;
+	pid_t engine_tid = (pid_t)strtol(res + 3, &sp, 10);
+	snprintf(profile, sizeof profile, "%s", *sp == ' ' ? sp + 1 : sp);
 	fprintf(stderr, "wss: attached to %d (injected: writes only, by userfaultfd write protection)\n", (int)q->pid);
 
 	/* Measure until the duration ends, the process exits or execs, or a
@@ -247,9 +294,11 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		struct timespec ts = {0, (long)nap};
 		int s = sigtimedwait(&stops, NULL, &ts);
 		if (s > 0) {
+			/* The stop signals stay blocked until the thread is
+			 * given back: wss attach dying in the middle of a call
+			 * would leave the thread running our call's return into
+			 * the C library. */
 			why = "interrupted";
-			signal(SIGINT, SIG_DFL); /* a second ^C kills wss attach (the engine then ends by itself) */
-			sigprocmask(SIG_UNBLOCK, &stops, NULL);
 			break;
 		}
 		const char *g = gone(q->pid, exe0);
@@ -271,7 +320,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		close(pidfd);
 
 	/* Stop and unload: on a thread at a safe point again. */
-	r = wss_inject_stop(&ij, &lc, q->pid, DETACH_WAIT_NS, err, sizeof err);
+	r = wss_inject_stop(&ij, &lc, q->pid, engine_tid, DETACH_WAIT_NS, err, sizeof err);
 	if (r) {
 		if (r == ESRCH || gone(q->pid, exe0)) {
 			say_summary(q->pid, profile, "the process exited");

@@ -384,12 +384,6 @@ static int wait_stop(pid_t tid, int *status)
 	}
 }
 
-static void note_signal(wss_inject_t *ij, int sig)
-{
-	if (ij->npending < (int)(sizeof ij->pending / sizeof *ij->pending))
-		ij->pending[ij->npending++] = sig;
-}
-
 static bool in_libs(const wss_inject_libc_t *lc, uint64_t ip)
 {
 	for (int k = 0; k < 3; k++)
@@ -410,18 +404,34 @@ static bool in_libs(const wss_inject_libc_t *lc, uint64_t ip)
  * below it: not taken, whatever they hold.  Unwound by the unwind tables
  * (libunwind-ptrace); a stack that cannot be unwound to its end is not
  * taken. */
-static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc)
+/* top: how many frames of the C library may be innermost, above the
+ * program's.  A thread blocked in a waiting system call (WAITING): any
+ * (sleep over nanosleep, a wrapper's helpers), and a stack that cannot be
+ * unwound is taken (the system call says it is safe; what the unwind
+ * shows is checked: no signal frame).  A thread blocked in another system
+ * call (read on a pipe): one, the C library's wrapper itself, called by
+ * the program (not the loader's read of a library, not stdio's, not a
+ * lock's futex).  A thread in its own code: none. */
+#define WAITING 1024
+static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc, int top)
 {
 	unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
 	void *ui = as ? _UPT_create(tid) : NULL;
-	bool clear = false;
+	bool clear = false, waiting = top == WAITING;
 	unw_cursor_t c;
 	if (ui && unw_init_remote(&c, as, ui) == 0) {
-		int program = 0, libc = 0, after = 0;
+		int program = 0, libc = 0, after = 0, wrapper = 0;
 		for (int depth = 0; depth < 1024; depth++) {
 			unw_word_t ip = 0;
 			unw_get_reg(&c, UNW_REG_IP, &ip);
-			if (in_libs(lc, ip)) {
+			if (unw_is_signal_frame(&c) > 0)
+				break; /* in a signal handler: what it interrupted may hold anything */
+			if (!program && !libc && in_libs(lc, ip)) {
+				/* the system call's wrapper: the C library's own */
+				if (++wrapper > top || (!waiting && !(ip >= lc->lib[0][0] && ip < lc->lib[0][1])))
+					break;
+			} else if (in_libs(lc, ip)) {
+				wrapper = false;
 				if (!program || after || ++libc > 4)
 					break; /* inside the C library, the loader or the vdso */
 			} else if (libc) {
@@ -435,9 +445,13 @@ static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc)
 				clear = program > 0 && libc > 0;
 				break;
 			}
-			if (r < 0)
+			if (r < 0) {
+				clear = waiting; /* no unwind tables further down */
 				break;
+			}
 		}
+	} else {
+		clear = waiting;
 	}
 	if (ui)
 		_UPT_destroy(ui);
@@ -446,10 +460,34 @@ static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc)
 	return clear;
 }
 
+/* Room below sp on its stack: the main stack grows (up to its limit), a
+ * thread's stack is its mapping.  The calls (dlopen, the engine's start)
+ * need some 100 KiB. */
+#define STACK_ROOM (256UL << 10)
+static bool stack_room(pid_t pid, uint64_t sp)
+{
+	char path[64], line[PATH_MAX + 128];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool ok = false;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long s, e;
+		if (sscanf(line, "%lx-%lx", &s, &e) != 2 || sp < s || sp >= e)
+			continue;
+		ok = strstr(line, "[stack]") || sp - s >= STACK_ROOM;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return ok;
+}
+
 /* Seize tid and stop it.  Returns 0 with its registers saved when it is
  * blocked in a waiting system call or (unwind) its stack is clear of the
- * C library; EAGAIN when it is not (given back); another errno when it
- * cannot be traced. */
+ * C library, with room on its stack; EAGAIN when it is not (given back);
+ * another errno when it cannot be traced.  Its signals are blocked while
+ * it is ours (PTRACE_SETSIGMASK): they stay pending, whole, for when it
+ * is given back. */
 static int take(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t tid, bool unwind, char *err, size_t errlen)
 {
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
@@ -468,19 +506,25 @@ static int take(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t tid, bool u
 		return EAGAIN;
 	}
 	ij->tid = tid;
-	ij->npending = 0;
-	/* A signal-delivery stop: the signal is the program's, held and
-	 * delivered at the end. */
-	if ((st >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(st) != (SIGTRAP | 0x80))
-		note_signal(ij, WSTOPSIG(st));
+	/* A signal-delivery stop: the signal goes on to the thread as it
+	 * would have, and another try comes later. */
+	if ((st >> 16) != PTRACE_EVENT_STOP) {
+		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)WSTOPSIG(st));
+		return EAGAIN;
+	}
 	struct user_regs_struct *r = (void *)ij->regs;
-	bool ok = !ptrace(PTRACE_GETREGS, tid, NULL, r) &&
-		  (((long)r->orig_rax >= 0 && waits((long)r->orig_rax)) || (unwind && stack_clear(tid, lc)));
+	bool ok = !ptrace(PTRACE_GETREGS, tid, NULL, r);
+	if (ok) {
+		bool in_call = (long)r->orig_rax >= 0, in_wait = in_call && waits((long)r->orig_rax);
+		ok = (in_wait || unwind) && stack_room(ij->pid, r->rsp) &&
+		     stack_clear(tid, lc, in_wait ? WAITING : in_call ? 1 : 0);
+	}
+	uint64_t all = ~(uint64_t)0;
+	if (ok)
+		ok = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof ij->sigmask, &ij->sigmask) &&
+		     !ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof all, &all);
 	if (!ok) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		for (int k = 0; k < ij->npending; k++)
-			syscall(SYS_tgkill, ij->pid, tid, ij->pending[k]);
-		ij->npending = 0;
 		return EAGAIN;
 	}
 	struct iovec iov = {ij->xstate, XSTATE_MAX};
@@ -509,8 +553,8 @@ static bool process_stopped(pid_t pid)
 	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
 }
 
-int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, uint64_t timeout_ns, char *err,
-		    size_t errlen)
+int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, pid_t skip, uint64_t timeout_ns,
+		    char *err, size_t errlen)
 {
 	memset(ij, 0, sizeof *ij);
 	ij->pid = pid;
@@ -525,9 +569,9 @@ int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, ui
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	uint64_t start = now_ns(), deadline = start + timeout_ns;
 	do {
-		/* The waiting threads first; after 200 ms, the others too, by
-		 * their stacks (stopping each costs it an unwind). */
-		bool unwind = now_ns() - start > 200000000ULL;
+		/* The waiting threads first; after a second, the others too,
+		 * by their stacks (stopping each costs it an unwind). */
+		bool unwind = now_ns() - start > 1000000000ULL;
 		DIR *d = opendir(path);
 		if (!d) {
 			say(err, errlen, "no process %d", (int)pid);
@@ -537,7 +581,7 @@ int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, ui
 		int r = EAGAIN;
 		while (r == EAGAIN && (de = readdir(d))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
-			if (tid > 0 && (unwind || waits(blocked_in(pid, tid))))
+			if (tid > 0 && tid != skip && (unwind || waits(blocked_in(pid, tid))))
 				r = take(ij, lc, tid, unwind, err, errlen);
 		}
 		closedir(d);
@@ -642,7 +686,8 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 		if (s == (SIGTRAP | 0x80)) {
 			struct ptrace_syscall_info si;
 			if (ptrace(PTRACE_GET_SYSCALL_INFO, ij->tid, (void *)sizeof si, &si) > 0 &&
-			    si.op == PTRACE_SYSCALL_INFO_ENTRY && si.instruction_pointer == lc->trap + 2) {
+			    si.op == PTRACE_SYSCALL_INFO_ENTRY && si.instruction_pointer == lc->trap + 2 &&
+			    si.stack_pointer == sp + 8) {
 				struct user_regs_struct back;
 				if (ptrace(PTRACE_GETREGS, ij->tid, NULL, &back))
 					return errno;
@@ -662,7 +707,9 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 			say(err, errlen, "the call faulted (signal %d at %#llx, address %p)", s, at.rip, info.si_addr);
 			return EFAULT;
 		}
-		note_signal(ij, s); /* the program's: held */
+		/* SIGKILL aside, only a signal no mask holds (a stop) comes
+		 * here: it goes on when the thread is given back. */
+		sig = 0;
 	}
 }
 
@@ -674,7 +721,12 @@ void wss_inject_resume(wss_inject_t *ij)
 	memcpy(&r, ij->regs, sizeof r);
 	long rax = (long)r.rax;
 	if ((long)r.orig_rax >= 0) {
-		if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND) {
+		/* epoll_wait, rt_sigtimedwait, io_getevents and a receive with
+		 * a timeout return EINTR for a stop too, where no signal was
+		 * delivered: they start again as well (a real signal, left
+		 * pending, interrupts them again at once). */
+		if (rax == -ERESTARTSYS || rax == -ERESTARTNOINTR || rax == -ERESTARTNOHAND ||
+		    (rax == -EINTR && waits((long)r.orig_rax))) {
 			r.rax = r.orig_rax;
 			r.rip -= 2;
 		} else if (rax == -ERESTART_RESTARTBLOCK) {
@@ -690,9 +742,8 @@ void wss_inject_resume(wss_inject_t *ij)
 		struct iovec iov = {ij->xstate, ij->xstate_len};
 		ptrace(PTRACE_SETREGSET, ij->tid, (void *)NT_X86_XSTATE, &iov);
 	}
+	ptrace(PTRACE_SETSIGMASK, ij->tid, (void *)sizeof ij->sigmask, &ij->sigmask);
 	ptrace(PTRACE_DETACH, ij->tid, NULL, NULL);
-	for (int k = 0; k < ij->npending; k++)
-		syscall(SYS_tgkill, ij->pid, ij->tid, ij->pending[k]);
 	ij->stopped = false;
 out:
 	free(ij->xstate);

@@ -26,8 +26,7 @@ typedef struct wss_inject {
 	unsigned char *xstate; /* its extended state (NT_X86_XSTATE) */
 	size_t xstate_len;
 	uint64_t scratch;      /* below its stack pointer and red zone: room for arguments */
-	int pending[8];        /* signals that arrived during a call, delivered at the end */
-	int npending;
+	uint64_t sigmask;      /* its signal mask, blocked whole while it is ours */
 } wss_inject_t;
 
 /* Find the C library's entry points in pid.  Returns 0, or an errno with
@@ -42,17 +41,18 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen);
  * tables show.  Tries the threads in turn for up to timeout_ns.  Returns
  * 0, EPERM (ptrace refused: err says which setting), ESRCH (gone),
  * ETIMEDOUT (no thread came to a safe point), or another errno; the
- * reason in err. */
-int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, uint64_t timeout_ns, char *err,
-		    size_t errlen);
+ * reason in err.  The thread skip (the engine's, once started) is never
+ * taken. */
+int wss_inject_stop(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t pid, pid_t skip, uint64_t timeout_ns,
+		    char *err, size_t errlen);
 
 /* Copy len bytes into the stopped thread's scratch area; *at gets their
  * address in the target.  Returns 0 or an errno. */
 int wss_inject_put(wss_inject_t *ij, const void *data, size_t len, uint64_t *at);
 
 /* Call fn(args[0..nargs-1]) on the stopped thread and wait for it to return
- * to lc->trap; *ret gets its return value.  Signals that arrive meanwhile
- * are held and delivered when the thread is given back.  Returns 0, ESRCH
+ * to lc->trap; *ret gets its return value.  The thread's signals stay
+ * blocked (pending, not lost) until it is given back.  Returns 0, ESRCH
  * (the process died), EFAULT (the call faulted: err says where), or another
  * errno. */
 int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, const uint64_t *args, int nargs,

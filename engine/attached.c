@@ -127,17 +127,31 @@ static int read_objs(void)
 	return 0;
 }
 
-void wss_attached_init(const wss_attach_track_t *w, int controller)
+/* wss attach's watch: the read end of a FIFO whose only writer is wss
+ * attach (it hangs up when wss attach dies, whatever pid namespace either
+ * is in), else a pidfd of wss attach (same namespace only); its identity,
+ * since a program closing descriptors it does not know may take the
+ * number (then the watch is off: never poll the program's file). */
+static bool ctl_fifo;
+static uint64_t ctl_dev, ctl_ino;
+
+void wss_attached_init(const wss_attach_track_t *w, const char *fifo, int controller)
 {
 	what = *w;
 	E.attached = true;
 	E.attach_end = NULL;
 	E.attach_ctl = -1;
 	E.attach_scans = E.attach_scan_ns = 0;
-	if (controller > 0) {
-		long fd = wss_sys2(SYS_pidfd_open, controller, 0);
-		if (fd >= 0)
-			E.attach_ctl = wss_fd_high((int)fd);
+	long fd = fifo && *fifo ? wss_sys_openat(AT_FDCWD, fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0) : -1;
+	ctl_fifo = fd >= 0;
+	if (fd < 0 && controller > 0)
+		fd = wss_sys2(SYS_pidfd_open, controller, 0);
+	if (fd >= 0) {
+		E.attach_ctl = wss_fd_high((int)fd);
+		if (!wss_fd_identity(E.attach_ctl, &ctl_dev, &ctl_ino)) {
+			wss_sys_close(E.attach_ctl);
+			E.attach_ctl = -1;
+		}
 	}
 }
 
@@ -145,14 +159,20 @@ bool wss_attached_orphaned(void)
 {
 	if (E.attach_ctl < 0)
 		return false;
+	if (!wss_fd_same(E.attach_ctl, ctl_dev, ctl_ino)) {
+		E.attach_ctl = -1; /* the program's now: not ours to poll or close */
+		return false;
+	}
 	struct pollfd p = {E.attach_ctl, POLLIN, 0};
 	struct timespec zero = {0, 0};
-	return wss_sys4(SYS_ppoll, &p, 1, &zero, NULL) == 1;
+	if (wss_sys4(SYS_ppoll, &p, 1, &zero, NULL) != 1)
+		return false;
+	return ctl_fifo ? (p.revents & (POLLHUP | POLLERR)) != 0 : true;
 }
 
 static void wss_attached_close(void)
 {
-	if (E.attach_ctl >= 0)
+	if (E.attach_ctl >= 0 && wss_fd_same(E.attach_ctl, ctl_dev, ctl_ino))
 		wss_sys_close(E.attach_ctl);
 	E.attach_ctl = -1;
 }
@@ -240,66 +260,96 @@ static int wanted(const char *buf, size_t len, spans_t *out)
 	return 0;
 }
 
-/* Call fn on each piece of a's spans not covered by b's (both sorted,
- * neither overlapping itself). */
-static void minus(const span_t *a, size_t na, const span_t *b, size_t nb, void (*fn)(const span_t *))
+/* out = the pieces of a's spans not covered by b's (both sorted, neither
+ * overlapping itself), each with its kind in a. */
+static int minus(const spans_t *a, const spans_t *b, spans_t *out)
 {
 	size_t j = 0;
-	for (size_t i = 0; i < na; i++) {
-		uintptr_t s = a[i].s;
-		while (j < nb && b[j].e <= s)
+	out->n = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		uintptr_t s = a->v[i].s, e = a->v[i].e;
+		while (j < b->n && b->v[j].e <= s)
 			j++;
-		for (size_t k = j; k < nb && b[k].s < a[i].e && s < a[i].e; k++) {
-			if (b[k].s > s) {
-				span_t piece = a[i];
-				piece.s = s;
-				piece.e = b[k].s;
-				fn(&piece);
-			}
-			if (b[k].e > s)
-				s = b[k].e;
+		for (size_t k = j; k < b->n && b->v[k].s < e && s < e; k++) {
+			if (b->v[k].s > s && spans_add(out, s, b->v[k].s, a->v[i].kind, a->v[i].prot))
+				return ENOMEM;
+			if (b->v[k].e > s)
+				s = b->v[k].e;
 		}
-		if (s < a[i].e) {
-			span_t piece = a[i];
-			piece.s = s;
-			fn(&piece);
-		}
+		if (s < e && spans_add(out, s, e, a->v[i].kind, a->v[i].prot))
+			return ENOMEM;
 	}
+	return 0;
 }
 
-static spans_t gone, added;
+/* The wanted spans, as /proc/self/maps lists them now. */
+static int read_wanted(spans_t *want)
+{
+	char *buf;
+	size_t len;
+	int r = wss_file_read("/proc/self/maps", MAPS_MAX, &buf, &len);
+	if (r)
+		return r;
+	want->n = 0;
+	r = wanted(buf, len, want);
+	wss_file_free(buf, MAPS_MAX);
+	return r;
+}
 
-static void note_gone(const span_t *p) { spans_add(&gone, p->s, p->e, p->kind, p->prot); }
-static void note_added(const span_t *p) { spans_add(&added, p->s, p->e, p->kind, p->prot); }
+/* Lists kept from scan to scan (their memory the tool's). */
+static spans_t want, want2, have, gone, gone2, added, skipped, tmp;
 
 int wss_attached_scan_locked(void)
 {
 	if (!E.attached || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return 0;
 	uint64_t t0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	char *buf;
-	size_t len;
 	read_objs();
-	int r = wss_file_read("/proc/self/maps", MAPS_MAX, &buf, &len);
-	if (r)
-		return r;
-	spans_t want = {0}, have = {0};
-	r = wanted(buf, len, &want);
-	wss_file_free(buf, MAPS_MAX);
+	int r = read_wanted(&want);
+	have.n = 0;
 	for (size_t i = 0; !r && i < E.regions.n; i++)
 		r = spans_add(&have, E.regions.v[i].start, E.regions.v[i].end, E.regions.v[i].kind, 0);
+	/* Ranges the registry could not take (a mapping too large for exact
+	 * tracking, counted in the summary once): not offered again while
+	 * they are mapped. */
+	if (!r)
+		r = minus(&skipped, &want, &tmp) || minus(&skipped, &tmp, &gone2);
 	if (!r) {
-		/* Both lists first, then the changes: they change E.regions. */
-		gone.n = added.n = 0;
-		minus(have.v, have.n, want.v, want.n, note_gone);
-		minus(want.v, want.n, have.v, have.n, note_added);
+		spans_t t = skipped;
+		skipped = gone2;
+		gone2 = t;
+		r = minus(&want, &skipped, &tmp);
+	}
+	if (!r) {
+		spans_t t = want;
+		want = tmp;
+		tmp = t;
+		r = minus(&have, &want, &gone) || minus(&want, &have, &added);
+	}
+	/* /proc/self/maps is read a page at a time, each under the mmap
+	 * lock but not all of it under one: a mapping can go missing from a
+	 * read while the program maps and unmaps elsewhere.  A range gone
+	 * from one read leaves only when a second read agrees. */
+	if (!r && gone.n) {
+		r = read_wanted(&want2) || minus(&gone, &want2, &gone2);
+		if (!r) {
+			spans_t t = gone;
+			gone = gone2;
+			gone2 = t;
+		}
+	}
+	if (!r) {
 		for (size_t i = 0; i < gone.n; i++)
 			wss_engine_untrack_locked(gone.v[i].s, gone.v[i].e - gone.v[i].s);
-		for (size_t i = 0; i < added.n; i++)
-			wss_engine_track_locked(added.v[i].s, added.v[i].e - added.v[i].s, added.v[i].prot, added.v[i].kind);
+		for (size_t i = 0; i < added.n; i++) {
+			uintptr_t s = added.v[i].s, e = added.v[i].e;
+			wss_engine_track_locked(s, e - s, added.v[i].prot, added.v[i].kind);
+			size_t k = wss_regions_lower_bound(&E.regions, s);
+			if ((k == E.regions.n || E.regions.v[k].start > s) &&
+			    spans_add(&skipped, s, e, added.v[i].kind, added.v[i].prot))
+				break;
+		}
 	}
-	spans_free(&want);
-	spans_free(&have);
 	E.attach_scans++;
 	E.attach_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return r;
@@ -307,8 +357,8 @@ int wss_attached_scan_locked(void)
 
 void wss_attached_release(void)
 {
-	spans_free(&objs);
-	spans_free(&gone);
-	spans_free(&added);
+	spans_t *all[] = {&objs, &want, &want2, &have, &gone, &gone2, &added, &skipped, &tmp};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		spans_free(all[i]);
 	wss_attached_close();
 }

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ENGINE_STACK (2UL << 20)
-
 /* Sleep until the absolute CLOCK_MONOTONIC time t or until asked to stop. */
 static void wait_until(uint64_t t)
 {
@@ -163,6 +161,7 @@ static void *engine_main(void *arg)
 	 * faults into our handler, which opens the page and records it for
 	 * no thread (wss_engine_touched). */
 	wss_fault_engine_thread = true;
+	__atomic_store_n(&E.engine_tid, wss_sys_gettid(), __ATOMIC_RELEASE);
 	uint64_t interval = E.set.interval_ns;
 	if (__atomic_load_n(&E.pending, __ATOMIC_ACQUIRE)) {
 		/* A forked child: measuring starts one interval (of wall time,
@@ -259,21 +258,26 @@ int wss_engine_start(void)
 	if (!__atomic_load_n(&E.pending, __ATOMIC_RELAXED))
 		wss_clock_stat_fd(); /* now, while this is the only thread (a pending child: at its start) */
 	__atomic_store_n(&E.stop, 0, __ATOMIC_RELAXED);
-	/* Attached, the thread's stack is the tool's own memory (common/sys.c:
-	 * shared, left out of the scan, given back at the detach). */
-	pthread_attr_t attr, *ap = NULL;
-	if (E.attached) {
-		void *stack = wss_sys_alloc(ENGINE_STACK);
-		if (!stack || pthread_attr_init(&attr))
-			return ENOMEM;
-		pthread_attr_setstack(&attr, stack, ENGINE_STACK);
-		ap = &attr;
-	}
-	int r = pthread_create(&E.thread, ap, engine_main, NULL);
-	if (ap)
-		pthread_attr_destroy(ap);
+	/* Attached too, the C library allocates the thread's stack: glibc
+	 * keeps its thread descriptor (and list links a forked child
+	 * rewrites) there, which must be private memory, and reuses the
+	 * stack after the join.  The scan leaves it out as a thread's stack
+	 * (engine/attached.c: above its guard page). */
+	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		E.started = true;
 	return r;
+}
+
+int wss_engine_thread_tid(void)
+{
+	for (int i = 0; E.started && i < 1000; i++) {
+		int tid = __atomic_load_n(&E.engine_tid, __ATOMIC_ACQUIRE);
+		if (tid)
+			return tid;
+		struct timespec ms = {0, 1000000};
+		wss_sys2(SYS_nanosleep, &ms, NULL);
+	}
+	return 0;
 }

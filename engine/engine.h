@@ -82,9 +82,10 @@ typedef struct wss_attach_track {
 	bool heap, anon_mmap, data_segments, library_data;
 } wss_attach_track_t;
 /* Attached (preload/attach.c): follow /proc/self/maps, watch the wss
- * attach process (controller: its pid) and end if it goes.  After
- * wss_engine_init, before the first scan.  init. */
-void wss_engine_attach_begin(const wss_attach_track_t *w, int controller);
+ * attach process and end if it goes (fifo: a FIFO only wss attach holds
+ * open for writing; else controller, its pid).  After wss_engine_init,
+ * before the first scan.  init. */
+void wss_engine_attach_begin(const wss_attach_track_t *w, const char *fifo, int controller);
 /* Bring the registry up to date with /proc/self/maps now (the tick does
  * it first thing, through wss_engine_attach_tick as its on_tick).  Returns
  * 0 or an errno.  hook. */
@@ -95,6 +96,9 @@ void wss_engine_attach_tick(void);
  * called on another thread than the engine's, also the engine thread
  * joined and all the tool's memory given back.  Runs once.  hook. */
 void wss_engine_detach(const char *why);
+/* The engine thread's tid, waiting up to a second for it to start; 0 when
+ * it does not run.  init. */
+int wss_engine_thread_tid(void);
 /* The profile's path ("" when none is written).  hook. */
 const char *wss_engine_profile_path(void);
 

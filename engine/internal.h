@@ -140,8 +140,10 @@ typedef struct wss_engine {
 	uint64_t cost_faults_ns, cost_program_ns; /* the last interval's, for its sample */
 	/* attached.c: measuring a process wss attach loaded us into */
 	bool attached;             /* the registry follows /proc/self/maps, not hooks */
+	int engine_tid;            /* atomic: the engine thread's tid, once it runs (0: not yet) */
+	int ending;                /* atomic: an attached measurement's end is in progress or done */
 	const char *attach_end;    /* why measuring ended, for the summary (NULL: not yet) */
-	int attach_ctl;            /* a pidfd of the wss attach process, or -1 */
+	int attach_ctl;            /* wss attach's watch (attached.c), or -1 */
 	uint64_t attach_scans;     /* maps scans made, and their CPU time */
 	uint64_t attach_scan_ns;
 	/* Last, the large fields a forked child does not write: every page
@@ -487,7 +489,7 @@ uintptr_t wss_loader_self_base(void);
 
 /* attached.c: the registry of a process wss attach loaded us into,
  * following /proc/self/maps. */
-void wss_attached_init(const wss_attach_track_t *w, int controller);
+void wss_attached_init(const wss_attach_track_t *w, const char *fifo, int controller);
 int wss_attached_scan_locked(void);
 /* Has the wss attach process gone (killed) without detaching? */
 bool wss_attached_orphaned(void);

@@ -327,14 +327,66 @@ static void finish(enum finish_how how)
 	wss_out_close_err();
 }
 
-void wss_engine_finish(void)
+/* An attached measurement ends once, whoever ends it: wss attach's stop
+ * (a program thread it stopped), the process's exit (our destructor, on
+ * the exiting thread, with the other threads running on), or the engine
+ * thread finding wss attach gone.  E.ending: 0, 1 while one of them ends
+ * it, 2 once it has.  The others wait for the end (the engine thread does
+ * not: the one ending it joins it) and then have nothing to do: two joins
+ * of one thread, or a join after its memory was given back, hung the
+ * process in exit (a review found). */
+static bool end_claim(bool wait)
 {
-	if (E.attached && !E.attach_end)
-		E.attach_end = "the process exited";
-	finish(FINISH_EXIT);
+	for (;;) {
+		int seen = 0;
+		if (__atomic_compare_exchange_n(&E.ending, &seen, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return true;
+		if (seen == 2 || !wait)
+			return false;
+		struct timespec ts = {0, 100000000};
+		wss_sys_futex(&E.ending, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	}
 }
 
-void wss_engine_attach_begin(const wss_attach_track_t *w, int controller) { wss_attached_init(w, controller); }
+static void end_done(void)
+{
+	__atomic_store_n(&E.ending, 2, __ATOMIC_RELEASE);
+	wss_sys_futex(&E.ending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Unregister what is tracked (a child forked meanwhile may hold the
+ * userfaultfd open: closing ours would leave the ranges registered) and
+ * close every descriptor of ours. */
+static void attached_close(void)
+{
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_lifecycle_deactivate_locked(false);
+	wss_engine_unlock(&ls);
+	wss_uffd_close();
+	wss_clock_close();
+	wss_attached_release();
+}
+
+void wss_engine_finish(void)
+{
+	if (!E.attached) {
+		finish(FINISH_EXIT);
+		return;
+	}
+	if (!end_claim(true))
+		return;
+	if (!E.attach_end)
+		E.attach_end = "the process exited";
+	finish(FINISH_EXIT);
+	attached_close();
+	end_done();
+}
+
+void wss_engine_attach_begin(const wss_attach_track_t *w, const char *fifo, int controller)
+{
+	wss_attached_init(w, fifo, controller);
+}
 
 int wss_engine_attach_scan(void)
 {
@@ -349,23 +401,21 @@ void wss_engine_attach_tick(void) { wss_attached_scan_locked(); }
 
 void wss_engine_detach(const char *why)
 {
-	if (!E.attached)
+	bool engine_thread = E.started && pthread_equal(pthread_self(), E.thread);
+	if (!E.attached || !end_claim(!engine_thread))
 		return;
 	if (!E.attach_end)
 		E.attach_end = why;
-	bool engine_thread = E.started && pthread_equal(pthread_self(), E.thread);
-	finish(FINISH_EXIT);
-	/* Nothing of ours is left registered or open.  The engine thread,
-	 * ending itself, stops its loop; its stack is the tool's memory, so
-	 * the memory stays (the library stays loaded, unused). */
-	wss_uffd_close();
-	wss_clock_close();
-	wss_attached_release();
+	finish(FINISH_EXIT); /* joins the engine thread, unless this is it */
+	attached_close();
+	/* The engine thread ending itself (wss attach gone): nobody will
+	 * join it, and the library stays loaded, idle. */
 	__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
-	if (!engine_thread) {
-		E.started = false;
-		wss_sys_release_all();
-	}
+	if (engine_thread)
+		pthread_detach(pthread_self());
+	E.started = false;
+	wss_sys_release_all();
+	end_done();
 }
 
 void wss_engine_exec(void) { finish(FINISH_EXEC); }

@@ -59,11 +59,16 @@ static void say(char *why, size_t n, const char *a, long err)
 	wss_fmt_cstr(&f);
 }
 
+/* Their identities: a program that closes descriptors it does not know
+ * (wss attach puts no guard on close) may have taken a number, and what it
+ * holds there is not ours to close. */
+static uint64_t id[2][2];
+
 static void close_all(void)
 {
-	if (uffd >= 0)
+	if (uffd >= 0 && wss_fd_same(uffd, id[0][0], id[0][1]))
 		wss_sys_close(uffd);
-	if (pagemap >= 0)
+	if (pagemap >= 0 && wss_fd_same(pagemap, id[1][0], id[1][1]))
 		wss_sys_close(pagemap);
 	uffd = pagemap = -1;
 }
@@ -97,6 +102,8 @@ static int open_ctx(char *why, size_t n)
 	}
 	uffd = wss_fd_high((int)fd);
 	pagemap = wss_fd_high(pm);
+	wss_fd_identity(uffd, &id[0][0], &id[0][1]);
+	wss_fd_identity(pagemap, &id[1][0], &id[1][1]);
 	owner_pid = wss_sys_getpid();
 	return 0;
 }

@@ -6,8 +6,9 @@
  *
  *   wss_attach_start(settings)  sets up the engine with the uffd-wp backend
  *                               over the process's existing memory and
- *                               starts the engine thread; returns "ok PATH"
- *                               (the profile) or "error MESSAGE";
+ *                               starts the engine thread; returns "ok TID
+ *                               PATH" (the engine thread, the profile) or
+ *                               "error MESSAGE";
  *   wss_attach_stop(why)        ends it: final sample and summary, every
  *                               range unregistered, the engine thread
  *                               joined, our descriptors closed and our
@@ -17,8 +18,9 @@
  * settings is "NAME=VALUE" lines, the session's environment variables as
  * wss attach built them (WSS_CONFIG, WSS_SESSION_*, WSS_TRACK_*, ...),
  * read by the same config code as the preloaded library, plus
- * WSS_ATTACH_CONTROLLER (the wss attach process's pid: if it goes away
- * without detaching, the engine ends the profile and stops by itself).
+ * WSS_ATTACH_FIFO (a FIFO only wss attach holds open for writing) and
+ * WSS_ATTACH_CONTROLLER (its pid): if wss attach goes away without
+ * detaching, the engine ends the profile and stops by itself.
  *
  * uffd-wp sees writes only, and the kernel resolves them by itself: no
  * signal handler is installed, no system call of the program can fail on
@@ -105,8 +107,14 @@ static int split_settings(const char *s)
 
 WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 {
-	if (started)
-		return fail("wss is already attached to this process", NULL);
+	if (started) {
+		wss_fmt_t f;
+		wss_fmt_init(&f, result, sizeof result);
+		wss_fmt_str(&f, "busy a wss attach that was killed left its library in this process (idle): it can be "
+				"attached again by reference bits only");
+		wss_fmt_cstr(&f);
+		return result;
+	}
 	char err[1024];
 	if (wss_sys_alloc_attached())
 		return fail("out of memory", NULL);
@@ -144,7 +152,7 @@ WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 	}
 	started = true;
 	wss_attach_track_t w = {cfg.track_heap, cfg.track_anon_mmap, cfg.track_data_segments, cfg.track_library_data};
-	wss_engine_attach_begin(&w, controller);
+	wss_engine_attach_begin(&w, wss_config_getenv(envp_buf, "WSS_ATTACH_FIFO"), controller);
 	wss_engine_on_tick(wss_engine_attach_tick);
 	int r = wss_engine_attach_scan();
 	if (r) {
@@ -159,6 +167,8 @@ WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 	wss_fmt_t f;
 	wss_fmt_init(&f, result, sizeof result);
 	wss_fmt_str(&f, "ok ");
+	wss_fmt_u64(&f, (uint64_t)wss_engine_thread_tid());
+	wss_fmt_ch(&f, ' ');
 	wss_fmt_str(&f, wss_engine_profile_path());
 	wss_fmt_cstr(&f);
 	return result;

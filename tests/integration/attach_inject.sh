@@ -102,6 +102,33 @@ wait $pid
 is $? 3 "it exits as it would"
 is "$(cat "$TMP/sp.out" | tail -1)" "done: 500 pages, 0 wrong" "with its memory as it left it"
 
+# 2c. Where the thread taken is careful: a program waiting in epoll_wait
+# never sees EINTR from the attach (the call starts again, as after a
+# signal with no handler); its fork children after the detach live (glibc
+# keeps thread descriptors in the stacks it lists: never ours); a thread
+# blocked in read(2), called by the program itself, is taken for the
+# detach, and its read goes on until the program's own alarm.
+"$PROGS/blockers" epollfork 2.5 >"$TMP/bl.out" &
+pid=$!
+wait_ready "$TMP/bl.out" || bail "blockers did not start"
+"$WSS" attach --interval 100ms --duration 1s -o "$TMP/bl.jsonl" $pid 2>"$TMP/bl.err"
+is $? 0 "epoll_wait and fork: attached and detached" || sed 's/^/# /' "$TMP/bl.err"
+wait $pid
+is $? 3 "the program exits as it would"
+is "$(tail -1 "$TMP/bl.out")" "done: epoll_wait interrupted 0 times, 0 children failed" \
+	"epoll_wait never interrupted, every fork child (also after the detach) exits 0"
+"$PROGS/blockers" read 4 >"$TMP/rd.out" &
+pid=$!
+wait_ready "$TMP/rd.out" || bail "blockers did not start"
+sleep 0.3
+"$WSS" attach --interval 100ms --duration 500ms -o "$TMP/rd.jsonl" $pid 2>"$TMP/rd.err"
+is $? 0 "a thread blocked in read(2): attached and detached" || sed 's/^/# /' "$TMP/rd.err"
+is "$(ours $pid)" 0 "and nothing of ours is left"
+wait $pid
+is $? 3 "the program exits as it would"
+is "$(tail -1 "$TMP/rd.out")" "done: read returned -1 (Interrupted system call), alarm came" \
+	"its read went on until its own alarm"
+
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
 "$A" 0.2 60 2 300,600 >"$TMP/many.out" 2>/dev/null &
 pid=$!
@@ -131,6 +158,22 @@ kill -INT $apid
 wait $apid
 is $? 0 "SIGINT: wss attach exits 0"
 grep -q '"attach_end":"interrupted"' "$TMP/int.jsonl"; ok $? "and its summary says interrupted"
+wait $pid
+is $? 3 "the program exits as it would"
+
+# 4b. A second SIGINT while wss attach detaches: the detach finishes
+# (the stop signals stay blocked until the thread is given back).
+"$A" 2 1 2 500 >"$TMP/int2.out" 2>/dev/null &
+pid=$!
+wait_ready "$TMP/int2.out" || bail "attachee did not start"
+"$WSS" attach --interval 50ms -o "$TMP/int2.jsonl" $pid 2>/dev/null &
+apid=$!
+sleep 0.6
+kill -INT $apid
+sleep 0.005
+kill -INT $apid 2>/dev/null
+wait $apid
+is $? 0 "two SIGINTs 5 ms apart: wss attach exits 0"
 wait $pid
 is $? 3 "the program exits as it would"
 
