@@ -24,14 +24,14 @@ ours() { grep -c 'libwss-attach' "/proc/$1/maps"; }
 nfds() { ls "/proc/$1/fd" | wc -l; }
 
 # 1. Unharmed: the same output and status as a run nobody attached to.
-"$A" 0.5 2 4 500,2000 >"$TMP/alone.out" 2>/dev/null
+"$A" 0.5 4 4 500,2000 >"$TMP/alone.out" 2>/dev/null
 alone=$?
-"$A" 0.5 2 4 500,2000 >"$TMP/att.out" 2>/dev/null &
+"$A" 0.5 4 4 500,2000 >"$TMP/att.out" 2>/dev/null &
 pid=$!
 wait_ready "$TMP/att.out" || bail "attachee did not start"
 fds0=$(nfds $pid)
-"$WSS" attach --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
-is $? 0 "wss attach --duration 1s exits 0" || sed 's/^/# /' "$TMP/a1.err"
+"$WSS" attach --interval 100ms --duration 2s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
+is $? 0 "wss attach --duration 2s exits 0" || sed 's/^/# /' "$TMP/a1.err"
 is "$(ours $pid)" 0 "detached: no mapping of libwss-attach.so is left in the process"
 is "$(nfds $pid)" "$fds0" "nor a descriptor ($fds0 open, as before)"
 wait $pid
@@ -40,7 +40,7 @@ cmp -s "$TMP/alone.out" "$TMP/att.out"; ok $? "and its output"
 $PROFILE check "$TMP/a1.jsonl"; ok $? "the profile is valid"
 is "$($PROFILE get "$TMP/a1.jsonl" header.backend)" uffd-wp "header: backend uffd-wp"
 grep -q '"backend_reason":"wss attach (injected)' "$TMP/a1.jsonl"; ok $? "header: the reason says injected"
-between "$(grep -c '"type":"sample"' "$TMP/a1.jsonl")" 8 11 "about one sample per 100 ms for 1 s"
+between "$(grep -c '"type":"sample"' "$TMP/a1.jsonl")" 18 21 "about one sample per 100 ms for 2 s"
 grep -q '"attach_end":"duration"' "$TMP/a1.jsonl"; ok $? "the summary says why it ended: duration"
 grep -q "^wss: attached to $pid (injected" "$TMP/a1.err"; ok $? "stderr: attached, injected"
 grep -q "^wss: write avg/peak: .* (reads are not seen)$" "$TMP/a1.err"; ok $? "stderr: the write line says reads are not seen"
