@@ -707,8 +707,10 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 			say(err, errlen, "the call faulted (signal %d at %#llx, address %p)", s, at.rip, info.si_addr);
 			return EFAULT;
 		}
-		/* SIGKILL aside, only a signal no mask holds (a stop) comes
-		 * here: it goes on when the thread is given back. */
+		/* SIGKILL aside, only a signal no mask holds comes here:
+		 * SIGSTOP, sent again when the thread is given back. */
+		if (s == SIGSTOP)
+			ij->stop_seen = true;
 		sig = 0;
 	}
 }
@@ -744,6 +746,8 @@ void wss_inject_resume(wss_inject_t *ij)
 	}
 	ptrace(PTRACE_SETSIGMASK, ij->tid, (void *)sizeof ij->sigmask, &ij->sigmask);
 	ptrace(PTRACE_DETACH, ij->tid, NULL, NULL);
+	if (ij->stop_seen)
+		kill(ij->pid, SIGSTOP);
 	ij->stopped = false;
 out:
 	free(ij->xstate);

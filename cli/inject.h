@@ -27,6 +27,7 @@ typedef struct wss_inject {
 	size_t xstate_len;
 	uint64_t scratch;      /* below its stack pointer and red zone: room for arguments */
 	uint64_t sigmask;      /* its signal mask, blocked whole while it is ours */
+	bool stop_seen;        /* a SIGSTOP came meanwhile (it cannot be blocked): sent again */
 } wss_inject_t;
 
 /* Find the C library's entry points in pid.  Returns 0, or an errno with
