@@ -572,7 +572,18 @@ int wss_cmd_attach(int argc, char **argv)
 			}
 			continue;
 		} else if (a[0] == '-') {
-			fprintf(stderr, "wss: attach: unknown option %s\nwss: try 'wss --help'\n", a);
+			static const char *const run_only[] = {"--code", "--time-base", "--backend", "--trace", "--trace-max",
+							       NULL};
+			for (int k = 0; run_only[k]; k++)
+				if (!strncmp(a, run_only[k], strlen(run_only[k])) &&
+				    (a[strlen(run_only[k])] == '\0' || a[strlen(run_only[k])] == '=')) {
+					fprintf(stderr,
+						"wss: attach: %s is an option of wss run, not of wss attach (docs/attach.md "
+						"says what attach measures)\n",
+						run_only[k]);
+					return EXIT_USAGE;
+				}
+			fprintf(stderr, "wss: attach: unknown option %s (wss attach [options] PID; wss --help)\n", a);
 			return EXIT_USAGE;
 		} else if (pidarg) {
 			fprintf(stderr, "wss: attach: one process at a time: %s\n", a);

@@ -86,6 +86,11 @@ static char *settings(const wss_attach_inject_t *q, const char *fifo)
 	add_line(&b, "WSS_ATTACH_CONTROLLER", pid);
 	if (fifo)
 		add_line(&b, "WSS_ATTACH_FIFO", fifo);
+	if (q->duration_ns) {
+		char d[32];
+		snprintf(d, sizeof d, "%llu", (unsigned long long)q->duration_ns);
+		add_line(&b, "WSS_ATTACH_DURATION_NS", d);
+	}
 	return b.p;
 }
 
@@ -192,11 +197,15 @@ static void say_summary(pid_t pid, const char *path, const char *why)
 		return;
 	wss_load_stats(&p);
 	fprintf(stderr, "wss: attached to %d for %zu samples (%s)\n", (int)pid, p.nsamples, why);
+	bool sampled = wss_load_sampled(&p);
+	if (sampled)
+		fprintf(stderr, "wss: sampled: at most 1 page in %" PRId64 " (the overhead budget); the numbers are "
+				"estimates, their 95 %% intervals in the profile (wss report)\n", p.rate_max);
 	if (p.data.present) {
-		fprintf(stderr, "wss: write avg/peak: %" PRId64 ".%" PRId64 "/%" PRId64 " pages per interval",
-			p.data.avg_tenths / 10, p.data.avg_tenths % 10, p.data.peak);
+		fprintf(stderr, "wss: write avg/peak: %s%" PRId64 ".%" PRId64 "/%" PRId64 " pages per interval",
+			sampled ? "\u2248 " : "", p.data.avg_tenths / 10, p.data.avg_tenths % 10, p.data.peak);
 		if (p.data.total >= 0)
-			fprintf(stderr, ", %" PRId64 " pages written in all", p.data.total);
+			fprintf(stderr, ", %s%" PRId64 " pages written in all", sampled ? "\u2248 " : "", p.data.total);
 		fputs(" (reads are not seen)\n", stderr);
 	}
 	if (!p.has_summary)

@@ -28,13 +28,19 @@
  * engine lock (no hook, no fault handler), so no thread holding the
  * loader's lock can wait for it.
  *
- * A mapping made between two ticks is tracked from the tick after it
- * appears: its writes before that are not seen.  A range the program
+ * A mapping made between two ticks (a new mmap, the heap grown by brk) is
+ * registered at the tick after it appears; what the program wrote there
+ * meanwhile is what the kernel has made present of it (an anonymous page
+ * is present once written; read, it maps the shared zero page; a file
+ * page written is the process's own copy): those pages count as written
+ * in the interval that ends (seed_written).  A page written there and
+ * then given back (MADV_DONTNEED) before the tick is not seen.  A range the program
  * unmapped and mapped again at the same place between two ticks is no
  * longer registered: the harvest says so (EPERM) and the tick observes it
  * again (tick.c), so its writes in that interval are lost, not misplaced. */
 #include "config.h"
 #include "engine/internal.h"
+#include "engine/uffd_compat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -296,6 +302,40 @@ static int read_wanted(spans_t *want)
 	return r;
 }
 
+/* The pages of a range that appeared since the last scan which the
+ * program wrote meanwhile: present, not the zero page, not the page
+ * cache's (PAGEMAP_SCAN, no protection change), recorded as written in
+ * interval k.  Not at the first scan: what the process wrote before wss
+ * came is not this interval's. */
+static void seed_written(uintptr_t s, uintptr_t e, uint32_t k)
+{
+	int u, pm;
+	wss_uffd_fds(&u, &pm);
+	if (pm < 0)
+		return;
+	static struct page_region vec[256];
+	while (s < e) {
+		struct pm_scan_arg a = {
+			.size = sizeof a,
+			.start = s,
+			.end = e,
+			.vec = (uintptr_t)vec,
+			.vec_len = sizeof vec / sizeof *vec,
+			.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+			.category_mask = PAGE_IS_PRESENT | PAGE_IS_PFNZERO | PAGE_IS_FILE,
+			.return_mask = PAGE_IS_PRESENT,
+		};
+		long n = wss_sys3(SYS_ioctl, pm, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return;
+		for (long i = 0; i < n; i++)
+			wss_writes_record(vec[i].start, vec[i].end, k);
+		if (a.walk_end <= s)
+			return;
+		s = a.walk_end;
+	}
+}
+
 /* Lists kept from scan to scan (their memory the tool's). */
 static spans_t want, want2, have, gone, gone2, added, skipped, tmp;
 
@@ -345,9 +385,12 @@ int wss_attached_scan_locked(void)
 			uintptr_t s = added.v[i].s, e = added.v[i].e;
 			wss_engine_track_locked(s, e - s, added.v[i].prot, added.v[i].kind);
 			size_t k = wss_regions_lower_bound(&E.regions, s);
-			if ((k == E.regions.n || E.regions.v[k].start > s) &&
-			    spans_add(&skipped, s, e, added.v[i].kind, added.v[i].prot))
-				break;
+			if (k == E.regions.n || E.regions.v[k].start > s) {
+				if (spans_add(&skipped, s, e, added.v[i].kind, added.v[i].prot))
+					break;
+			} else if (E.attach_scans) {
+				seed_written(s, e, E.epoch);
+			}
 		}
 	}
 	E.attach_scans++;

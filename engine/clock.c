@@ -132,6 +132,14 @@ static void engine_check_alone(void)
 	if (now < E.next_alone_ns)
 		return;
 	E.next_alone_ns = now + 100000000ULL;
+	if (E.attached && E.attach_until && E.next_alone_ns > E.attach_until)
+		E.next_alone_ns = E.attach_until;
+	if (E.attached && E.attach_until && now >= E.attach_until) {
+		/* wss attach's --duration: the measurement ends here, on time,
+		 * however long wss attach then waits to unload us. */
+		wss_engine_detach("duration");
+		return;
+	}
 	if (E.attached && wss_attached_orphaned()) {
 		/* wss attach was killed: end the profile and stop tracking,
 		 * here; the library stays loaded, idle (nobody is left to

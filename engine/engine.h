@@ -86,6 +86,9 @@ typedef struct wss_attach_track {
  * open for writing; else controller, its pid).  After wss_engine_init,
  * before the first scan.  init. */
 void wss_engine_attach_begin(const wss_attach_track_t *w, const char *fifo, int controller);
+/* Attached with a duration: the engine ends the measurement itself after
+ * duration_ns from its start (wss attach unloads it later).  init. */
+void wss_engine_attach_duration(uint64_t duration_ns);
 /* Bring the registry up to date with /proc/self/maps now (the tick does
  * it first thing, through wss_engine_attach_tick as its on_tick).  Returns
  * 0 or an errno.  hook. */

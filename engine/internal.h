@@ -117,7 +117,8 @@ typedef struct wss_engine {
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
-	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample */
+	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample and on_tick */
+	uint64_t tick_fixed_ns;   /* what its on_tick took (no sample makes it cheaper) */
 	uint64_t member_tick_ns;  /* a steady tick's cost per member touched in its interval (0: none measured) */
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
@@ -141,6 +142,7 @@ typedef struct wss_engine {
 	/* attached.c: measuring a process wss attach loaded us into */
 	bool attached;             /* the registry follows /proc/self/maps, not hooks */
 	int engine_tid;            /* atomic: the engine thread's tid, once it runs (0: not yet) */
+	uint64_t attach_until;     /* CLOCK_MONOTONIC end of wss attach's --duration (0: none) */
 	int ending;                /* atomic: an attached measurement's end is in progress or done */
 	const char *attach_end;    /* why measuring ended, for the summary (NULL: not yet) */
 	int attach_ctl;            /* wss attach's watch (attached.c), or -1 */
@@ -251,6 +253,10 @@ void wss_writes_window_close(void);
 /* Harvest the write bits of [s, e) into interval k.  Returns the backend's
  * result.  Engine lock held, E.harvester set. */
 int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched);
+/* Record the tracked pages of [s, e) (the members of the level in force)
+ * as written in interval k, as a harvest that found them would.  Engine
+ * lock held. */
+void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k);
 
 /* registry.c */
 /* fn on each part of [s, e) covered by a tracked region.  Engine lock. */

@@ -368,14 +368,24 @@ static void attached_close(void)
 	wss_attached_release();
 }
 
+/* The engine thread ended the measurement itself (the duration, wss
+ * attach gone) and left: join it, once, before anything unloads its code. */
+static void join_ended(void)
+{
+	if (__atomic_exchange_n(&E.started, false, __ATOMIC_ACQ_REL) && !pthread_equal(pthread_self(), E.thread))
+		pthread_join(E.thread, NULL);
+}
+
 void wss_engine_finish(void)
 {
 	if (!E.attached) {
 		finish(FINISH_EXIT);
 		return;
 	}
-	if (!end_claim(true))
+	if (!end_claim(true)) {
+		join_ended();
 		return;
+	}
 	if (!E.attach_end)
 		E.attach_end = "the process exited";
 	finish(FINISH_EXIT);
@@ -402,18 +412,22 @@ void wss_engine_attach_tick(void) { wss_attached_scan_locked(); }
 void wss_engine_detach(const char *why)
 {
 	bool engine_thread = E.started && pthread_equal(pthread_self(), E.thread);
-	if (!E.attached || !end_claim(!engine_thread))
+	if (!E.attached)
 		return;
+	if (!end_claim(!engine_thread)) {
+		if (!engine_thread)
+			join_ended();
+		return;
+	}
 	if (!E.attach_end)
 		E.attach_end = why;
 	finish(FINISH_EXIT); /* joins the engine thread, unless this is it */
 	attached_close();
-	/* The engine thread ending itself (wss attach gone): nobody will
-	 * join it, and the library stays loaded, idle. */
+	/* The engine thread ending itself leaves its loop, and is joined by
+	 * the stop that unloads us (or at the process's exit). */
 	__atomic_store_n(&E.stop, 1, __ATOMIC_RELEASE);
-	if (engine_thread)
-		pthread_detach(pthread_self());
-	E.started = false;
+	if (!engine_thread)
+		E.started = false;
 	wss_sys_release_all();
 	end_done();
 }
@@ -461,3 +475,5 @@ void wss_engine_exit(void)
 	}
 	finish(FINISH_QUICK);
 }
+
+void wss_engine_attach_duration(uint64_t duration_ns) { E.attach_until = duration_ns ? E.t0_ns + duration_ns : 0; }

@@ -53,6 +53,10 @@ struct pm_scan_arg {
 #if !HAVE_DECL_PAGE_IS_WRITTEN
 #define PAGE_IS_WPALLOWED (1 << 0)
 #define PAGE_IS_WRITTEN (1 << 1)
+#define PAGE_IS_FILE (1 << 2)
+#define PAGE_IS_PRESENT (1 << 3)
+#define PAGE_IS_SWAPPED (1 << 4)
+#define PAGE_IS_PFNZERO (1 << 5)
 #endif
 
 #endif

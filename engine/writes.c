@@ -171,6 +171,14 @@ uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, u
 	return bad;
 }
 
+void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k)
+{
+	wss_record_arg_t r = {k, 0, __atomic_load_n(&E.level, __ATOMIC_RELAXED)};
+	wlock_take(E.harvester);
+	harvested(s, e, &r);
+	wlock_give();
+}
+
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
 int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched)

@@ -154,6 +154,11 @@ WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 	wss_attach_track_t w = {cfg.track_heap, cfg.track_anon_mmap, cfg.track_data_segments, cfg.track_library_data};
 	wss_engine_attach_begin(&w, wss_config_getenv(envp_buf, "WSS_ATTACH_FIFO"), controller);
 	wss_engine_on_tick(wss_engine_attach_tick);
+	const char *d = wss_config_getenv(envp_buf, "WSS_ATTACH_DURATION_NS");
+	uint64_t duration = 0;
+	while (d && *d >= '0' && *d <= '9')
+		duration = duration * 10 + (uint64_t)(*d++ - '0');
+	wss_engine_attach_duration(duration);
 	int r = wss_engine_attach_scan();
 	if (r) {
 		wss_engine_detach("error");

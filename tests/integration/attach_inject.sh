@@ -48,11 +48,12 @@ grep -q "^wss: write avg/peak: .* (reads are not seen)$" "$TMP/a1.err"; ok $? "s
 is $? 0 "wss report reads it"
 
 # 2. Per-phase counts: 4 threads write 1000, then 4000, then 2000 pages,
-# 1.5 s each, attached from start to exit (exact mode: tap.sh).  Writes
-# are exact: a sample inside a phase counts its pages exactly; a sample
+# 1.5 s each, twice (an attach slowed by a loaded machine may miss the
+# first phase: each system call of the injected dlopen is a ptrace stop),
+# attached from start to exit (exact mode: tap.sh).  Writes are exact: a sample inside a phase counts its pages exactly; a sample
 # across a phase change counts the main thread's 3 pages of its own (the
 # phase variable, stdio).
-"$A" 1.5 1 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
+"$A" 1.5 2 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
 pid=$!
 wait_ready "$TMP/ph.out" || bail "attachee did not start"
 "$WSS" attach --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
@@ -69,9 +70,10 @@ for l in open(sys.argv[1]):
     if r["type"] == "sample" and r["data_pages"] == r["write_pages"] == int(sys.argv[2]): n += 1
 print(n)' "$TMP/ph.jsonl" "$1"; }
 for p in 1000 4000 2000; do
-	between "$(exactly $p)" 10 16 "phase of $p pages: 10+ of its ~14 samples count exactly $p written pages"
+	between "$(exactly $p)" 10 30 "phases of $p pages: 10+ of their ~28 samples count exactly $p written pages" ||
+		echo "# $(grep -o '"data_pages":[0-9]*' "$TMP/ph.jsonl" | cut -d: -f2 | tr '\n' ' ')"
 done
-between "$($PROFILE get "$TMP/ph.jsonl" summary.write.total)" 4000 4010 "write total: the 4000 pages of the buffer and the main thread's few"
+between "$($PROFILE get "$TMP/ph.jsonl" summary.write.total)" 4000 4016 "write total: the 4000 pages of the buffer and the main thread's few"
 is "$(python3 -c 'import json,sys
 bad = 0
 for l in open(sys.argv[1]):
