@@ -7,14 +7,19 @@
  * is taken only while it is blocked in a system call that only waits
  * (wss_inject_stop's list), which no code holding those locks makes.
  *
- * A call returns to a `syscall` instruction of the C library's text (any
- * two bytes 0f 05 will do) and the thread runs under PTRACE_SYSCALL: the
- * call's return is the system-call entry stop at that instruction, where
- * the tracer takes the return value (orig_rax: the number the kernel was
- * asked for is the function's rax) before anything runs.  No signal is
- * raised for it, so the program's own handlers and signal mask are never
- * involved (returning to address 0 raises a SIGSEGV, which the kernel
- * forces through a blocked or ignored SIGSEGV by resetting its handler).
+ * A call returns to an int3 byte of the C library's text and the thread
+ * runs under PTRACE_CONT: the SIGTRAP it raises stops it once, at its
+ * delivery, where the tracer takes rax and suppresses the signal.  The
+ * kernel forces a SIGTRAP through a blocked or ignored one by resetting
+ * its handler, so SIGTRAP stays open in the thread during calls (every
+ * other signal is blocked), and where the program ignores SIGTRAP the
+ * call returns instead to a `syscall` instruction (any two bytes 0f 05)
+ * with the thread under PTRACE_SYSCALL: the return is the system-call
+ * entry stop at that instruction (orig_rax: the number the kernel was
+ * asked for is the function's rax), at the cost of a stop at every system
+ * call the call makes (a dlopen under load took seconds so).  Returning
+ * to address 0 would raise a SIGSEGV, which the kernel forces the same
+ * way: the program's SIGSEGV handler would be reset.
  *
  * Giving the thread back: its registers as they were, but the system call
  * it was blocked in must start again, and the kernel does that only when
@@ -194,17 +199,19 @@ static const Elf64_Phdr *elf_load(const elf_file_t *f, uint32_t flags)
 
 /* The first `syscall` instruction (0f 05) of the file's executable
  * segment, as a virtual address of the file. */
-static uint64_t elf_syscall_insn(const elf_file_t *f)
+static uint64_t elf_text_find(const elf_file_t *f, const unsigned char *pat, size_t n)
 {
 	const Elf64_Phdr *ph = elf_load(f, PF_X);
 	if (!ph || !elf_in(f, ph->p_offset, ph->p_filesz))
 		return 0;
 	const unsigned char *t = f->p + ph->p_offset;
-	for (uint64_t k = 0; k + 1 < ph->p_filesz; k++)
-		if (t[k] == 0x0f && t[k + 1] == 0x05)
+	for (uint64_t k = 0; k + n <= ph->p_filesz; k++)
+		if (!memcmp(t + k, pat, n))
 			return ph->p_vaddr + k;
 	return 0;
 }
+
+static uint64_t elf_syscall_insn(const elf_file_t *f) { return elf_text_find(f, (const unsigned char *)"\x0f\x05", 2); }
 
 /* The lowest virtual address of the file's first loaded segment, page
  * down: what its first mapping's start is relative to. */
@@ -282,6 +289,7 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
 	uint64_t bias = base - elf_first_vaddr(&f);
 	uint64_t v[5] = {elf_dynsym(&f, "dlopen"), elf_dynsym(&f, "dlsym"), elf_dynsym(&f, "dlclose"),
 			 elf_dynsym(&f, "dlerror"), elf_syscall_insn(&f)};
+	uint64_t int3 = elf_text_find(&f, (const unsigned char *)"\xcc", 1);
 	free(f.p);
 	for (int k = 0; k < 5; k++)
 		if (!v[k]) {
@@ -295,6 +303,7 @@ int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen)
 	lc->dlclose = bias + v[2];
 	lc->dlerror = bias + v[3];
 	lc->trap = bias + v[4];
+	lc->int3 = int3 ? bias + int3 : 0;
 	memcpy(lc->lib, lib, sizeof lib);
 	return 0;
 }
@@ -460,6 +469,21 @@ static bool stack_clear(pid_t tid, const wss_inject_libc_t *lc, int top)
 	return clear;
 }
 
+/* Does the process ignore SIGTRAP (SigIgn in /proc/PID/status)? */
+static bool trap_ignored(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	bool ign = true; /* unknown: the system call way */
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "SigIgn:", 7))
+			ign = (strtoull(line + 7, NULL, 16) >> (SIGTRAP - 1)) & 1;
+	if (f)
+		fclose(f);
+	return ign;
+}
+
 /* Room below sp on its stack: the main stack grows (up to its limit), a
  * thread's stack is its mapping.  The calls (dlopen, the engine's start)
  * need some 100 KiB. */
@@ -519,7 +543,13 @@ static int take(wss_inject_t *ij, const wss_inject_libc_t *lc, pid_t tid, bool u
 		ok = (in_wait || unwind) && stack_room(ij->pid, r->rsp) &&
 		     stack_clear(tid, lc, in_wait ? WAITING : in_call ? 1 : 0);
 	}
-	uint64_t all = ~(uint64_t)0;
+	/* Calls return to an int3 (one stop) where SIGTRAP may be left open
+	 * for it: the kernel forces a SIGTRAP through a blocked or ignored
+	 * one by resetting its handler, so not where the program ignores it;
+	 * else to a system call instruction (a stop at every system call the
+	 * call makes: a dlopen under load took seconds so). */
+	ij->by_trap = lc->int3 && !trap_ignored(ij->pid);
+	uint64_t all = ij->by_trap ? ~(uint64_t)(1ULL << (SIGTRAP - 1)) : ~(uint64_t)0;
 	if (ok)
 		ok = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof ij->sigmask, &ij->sigmask) &&
 		     !ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof all, &all);
@@ -656,9 +686,9 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 	memcpy(&r, ij->regs, sizeof r);
 	/* The call's stack: below the arguments, 16-byte aligned before the
 	 * return address is pushed, as a call instruction leaves it. */
-	uint64_t sp = (ij->scratch - 4096) & ~(uint64_t)15;
+	uint64_t sp = (ij->scratch - 4096) & ~(uint64_t)15, back_to = ij->by_trap ? lc->int3 : lc->trap;
 	sp -= 8;
-	if (poke(ij->tid, sp, &lc->trap, 8)) {
+	if (poke(ij->tid, sp, &back_to, 8)) {
 		say(err, errlen, "cannot write the thread's stack: %s", strerror(errno));
 		return EFAULT;
 	}
@@ -676,7 +706,8 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 	int sig = 0;
 	for (;;) {
 		int st;
-		if (ptrace(PTRACE_SYSCALL, ij->tid, NULL, (void *)(long)sig) || wait_stop(ij->tid, &st)) {
+		if (ptrace(ij->by_trap ? PTRACE_CONT : PTRACE_SYSCALL, ij->tid, NULL, (void *)(long)sig) ||
+		    wait_stop(ij->tid, &st)) {
 			say(err, errlen, "process %d ended during the call", (int)ij->pid);
 			ij->stopped = false;
 			return ESRCH;
@@ -698,6 +729,19 @@ int wss_inject_call(wss_inject_t *ij, const wss_inject_libc_t *lc, uint64_t fn, 
 		}
 		if ((st >> 16) == PTRACE_EVENT_STOP)
 			continue; /* a group stop or our interrupt: on with the call */
+		if (s == SIGTRAP && ij->by_trap) {
+			/* The int3 after the call's return (rip past it, the
+			 * return address popped), or the program's own. */
+			struct user_regs_struct back;
+			if (ptrace(PTRACE_GETREGS, ij->tid, NULL, &back))
+				return errno;
+			if (back.rip == lc->int3 + 1 && back.rsp == sp + 8) {
+				*ret = back.rax;
+				return 0;
+			}
+			ij->trap_seen = true;
+			continue;
+		}
 		siginfo_t info;
 		bool fault = (s == SIGSEGV || s == SIGBUS || s == SIGILL || s == SIGFPE) &&
 			     !ptrace(PTRACE_GETSIGINFO, ij->tid, NULL, &info) && info.si_code > 0;
@@ -746,6 +790,8 @@ void wss_inject_resume(wss_inject_t *ij)
 	}
 	ptrace(PTRACE_SETSIGMASK, ij->tid, (void *)sizeof ij->sigmask, &ij->sigmask);
 	ptrace(PTRACE_DETACH, ij->tid, NULL, NULL);
+	if (ij->trap_seen)
+		syscall(SYS_tgkill, ij->pid, ij->tid, SIGTRAP);
 	if (ij->stop_seen)
 		kill(ij->pid, SIGSTOP);
 	ij->stopped = false;

@@ -14,6 +14,7 @@
 typedef struct wss_inject_libc {
 	uint64_t dlopen, dlsym, dlclose, dlerror;
 	uint64_t trap; /* a `syscall` instruction of the C library's text: where a call returns */
+	uint64_t int3; /* an int3 byte of it: where a call returns when SIGTRAP may be used (0: none) */
 	/* Where the C library, the loader and the vdso are mapped: a thread
 	 * with none of their frames on its stack holds none of their locks. */
 	uint64_t lib[3][2];
@@ -27,6 +28,8 @@ typedef struct wss_inject {
 	size_t xstate_len;
 	uint64_t scratch;      /* below its stack pointer and red zone: room for arguments */
 	uint64_t sigmask;      /* its signal mask, blocked whole while it is ours */
+	bool by_trap;          /* calls return to lc->int3 (SIGTRAP), not to lc->trap */
+	bool trap_seen;        /* a SIGTRAP of the program's came meanwhile: sent again */
 	bool stop_seen;        /* a SIGSTOP came meanwhile (it cannot be blocked): sent again */
 } wss_inject_t;
 

@@ -131,6 +131,21 @@ is $? 3 "the program exits as it would"
 is "$(tail -1 "$TMP/rd.out")" "done: read returned -1 (Interrupted system call), alarm came" \
 	"its read went on until its own alarm"
 
+# 2d. The calls return by an int3 where the program leaves SIGTRAP to a
+# handler or the default: its handler is kept and sees its own SIGTRAP
+# only; where it ignores SIGTRAP (the kernel would reset that), by a
+# system-call stop instead: still ignored after.
+for m in trap trapign; do
+	"$PROGS/blockers" $m 1.5 >"$TMP/$m.out" &
+	pid=$!
+	wait_ready "$TMP/$m.out" || bail "blockers did not start"
+	"$WSS" attach --interval 100ms --duration 500ms -o "$TMP/$m.jsonl" $pid 2>"$TMP/$m.err"
+	is $? 0 "blockers $m: attached and detached" || sed 's/^/# /' "$TMP/$m.err"
+	wait $pid
+done
+is "$(tail -1 "$TMP/trap.out")" "done: 1 SIGTRAP, handler kept" "a SIGTRAP handler: kept, and it saw its own SIGTRAP only"
+is "$(tail -1 "$TMP/trapign.out")" "done: SIGTRAP still ignored" "SIGTRAP ignored: still ignored"
+
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
 "$A" 0.2 60 2 300,600 >"$TMP/many.out" 2>/dev/null &
 pid=$!

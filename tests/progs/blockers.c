@@ -6,9 +6,15 @@
  *                               the program, children that did not exit 0
  *   blockers read SECONDS       one thread, blocked in read(2) on a pipe
  *                               nobody writes, until SIGALRM (no
- *                               SA_RESTART) ends it after SECONDS */
+ *                               SA_RESTART) ends it after SECONDS
+ *   blockers trap SECONDS       a SIGTRAP handler (wss attach's calls
+ *                               return by an int3): sleeps, raises one
+ *                               SIGTRAP, counts what the handler saw
+ *   blockers trapign SECONDS    SIGTRAP ignored: sleeps, says whether it
+ *                               still is */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +24,13 @@
 #include <unistd.h>
 
 static char buf[256 * 4096];
-static volatile sig_atomic_t alarmed;
+static volatile sig_atomic_t alarmed, traps;
+
+static void on_trap(int s)
+{
+	(void)s;
+	traps++;
+}
 
 static void on_alarm(int s)
 {
@@ -72,6 +84,22 @@ int main(int argc, char **argv)
 		ssize_t n = read(p[0], &c, 1);
 		printf("done: read returned %zd (%s), alarm %s\n", n, n < 0 ? strerror(errno) : "data",
 		       alarmed ? "came" : "did not come");
+		return 3;
+	}
+	if (!strcmp(argv[1], "trap") || !strcmp(argv[1], "trapign")) {
+		bool ign = !strcmp(argv[1], "trapign");
+		signal(SIGTRAP, ign ? SIG_IGN : on_trap);
+		struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+		while (nanosleep(&ts, &ts))
+			;
+		if (!ign)
+			raise(SIGTRAP);
+		struct sigaction now;
+		sigaction(SIGTRAP, NULL, &now);
+		if (ign)
+			printf("done: SIGTRAP %s\n", now.sa_handler == SIG_IGN ? "still ignored" : "no longer ignored");
+		else
+			printf("done: %d SIGTRAP, handler %s\n", (int)traps, now.sa_handler == on_trap ? "kept" : "lost");
 		return 3;
 	}
 	return 2;
