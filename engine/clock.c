@@ -278,14 +278,18 @@ int wss_engine_start(void)
 	return r;
 }
 
+/* Called on a thread wss attach stopped in its nanosleep: a nanosleep
+ * here would reset that thread's restart block (the kernel's record of
+ * the time left), and the program's nanosleep would end at once with
+ * EINTR.  So no sleeping call: yields. */
 int wss_engine_thread_tid(void)
 {
-	for (int i = 0; E.started && i < 1000; i++) {
+	uint64_t end = wss_clock_ns(CLOCK_MONOTONIC) + 1000000000ULL;
+	while (E.started && wss_clock_ns(CLOCK_MONOTONIC) < end) {
 		int tid = __atomic_load_n(&E.engine_tid, __ATOMIC_ACQUIRE);
 		if (tid)
 			return tid;
-		struct timespec ms = {0, 1000000};
-		wss_sys2(SYS_nanosleep, &ms, NULL);
+		wss_sys_sched_yield();
 	}
 	return 0;
 }

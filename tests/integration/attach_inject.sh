@@ -131,6 +131,17 @@ is $? 3 "the program exits as it would"
 is "$(tail -1 "$TMP/rd.out")" "done: read returned -1 (Interrupted system call), alarm came" \
 	"its read went on until its own alarm"
 
+# 2c'. A thread stopped in nanosleep sleeps all its time: the kernel
+# restarts it for the time left, from a record the injected calls must
+# not overwrite (any nanosleep of theirs would: EINTR at once).
+"$PROGS/blockers" sleep 2 >"$TMP/ns.out" &
+pid=$!
+wait_ready "$TMP/ns.out" || bail "blockers did not start"
+"$WSS" attach --interval 100ms --duration 300ms -o "$TMP/ns.jsonl" $pid 2>"$TMP/ns.err"
+is $? 0 "a thread in nanosleep: attached and detached" || sed 's/^/# /' "$TMP/ns.err"
+wait $pid
+is "$(tail -1 "$TMP/ns.out")" "done: nanosleep returned 0, slept it all" "its nanosleep went on for the time left"
+
 # 2d. The calls return by an int3 where the program leaves SIGTRAP to a
 # handler or the default: its handler is kept and sees its own SIGTRAP
 # only; where it ignores SIGTRAP (the kernel would reset that), by a

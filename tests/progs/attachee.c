@@ -18,12 +18,16 @@
 static char *buf;
 static volatile int phase_pages; /* 0: stop */
 static volatile uint64_t phase_id;
+/* Per thread: its count of sweeps, on its own stack (which wss does not
+ * track: a global written every sweep would be a page of its own). */
+static volatile uint64_t *volatile sweeps[64];
 static int nthreads;
 
 static void *worker(void *arg)
 {
 	int t = (int)(intptr_t)arg;
-	uint64_t seen = 0;
+	volatile uint64_t seen = 0;
+	sweeps[t] = &seen;
 	while (1) {
 		int n = phase_pages;
 		if (!n)
@@ -63,14 +67,31 @@ int main(int argc, char **argv)
 	pthread_t th[64];
 	for (int t = 0; t < nthreads; t++)
 		pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+	for (int t = 0; t < nthreads; t++)
+		while (!sweeps[t]) {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
 	printf("ready\n");
 	fflush(stdout);
 	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < nsizes; k++) {
+			uint64_t at[64];
+			for (int t = 0; t < nthreads; t++)
+				at[t] = *sweeps[t];
 			phase_pages = sizes[k];
 			fprintf(stderr, "phase %d %llu\n", sizes[k], (unsigned long long)now_ns());
 			struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
 			nanosleep(&ts, NULL);
+			/* Every thread has swept the phase's pages at least
+			 * once (its second sweep from now read the new size),
+			 * however little CPU a loaded machine gave it: the
+			 * output does not depend on timing. */
+			for (int t = 0; t < nthreads; t++)
+				while (*sweeps[t] < at[t] + 2) {
+					struct timespec ms = {0, 1000000};
+					nanosleep(&ms, NULL);
+				}
 		}
 	phase_pages = 0;
 	for (int t = 0; t < nthreads; t++)

@@ -11,7 +11,10 @@
  *                               return by an int3): sleeps, raises one
  *                               SIGTRAP, counts what the handler saw
  *   blockers trapign SECONDS    SIGTRAP ignored: sleeps, says whether it
- *                               still is */
+ *                               still is
+ *   blockers sleep SECONDS      one nanosleep of SECONDS: whether it
+ *                               returned 0 having slept them all (a
+ *                               stop in it restarts it for the time left) */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -84,6 +87,14 @@ int main(int argc, char **argv)
 		ssize_t n = read(p[0], &c, 1);
 		printf("done: read returned %zd (%s), alarm %s\n", n, n < 0 ? strerror(errno) : "data",
 		       alarmed ? "came" : "did not come");
+		return 3;
+	}
+	if (!strcmp(argv[1], "sleep")) {
+		struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+		double t0 = now();
+		int r = nanosleep(&ts, &ts);
+		double slept = now() - t0;
+		printf("done: nanosleep returned %d, %s\n", r, slept >= secs - 0.01 ? "slept it all" : "cut short");
 		return 3;
 	}
 	if (!strcmp(argv[1], "trap") || !strcmp(argv[1], "trapign")) {
