@@ -8,15 +8,6 @@
 cd "$TMP" || bail "cd $TMP"
 A=$PROGS/attachee
 
-# wait_ready FILE: until the program has printed "ready" (at most 10 s).
-wait_ready() {
-	n=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -gt 1000 ] && return 1
-		sleep 0.01
-	done
-}
 
 # 1. Unharmed: the same output and status as a run nobody attached to.
 "$A" 0.5 2 4 500,2000 >"$TMP/alone.out" 2>/dev/null

@@ -11,14 +11,6 @@
 cd "$TMP" || bail "cd $TMP"
 A=$PROGS/attachee
 
-wait_ready() {
-	n=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -gt 1000 ] && return 1
-		sleep 0.01
-	done
-}
 # ours PID: mappings of libwss-attach.so in the process (0 once detached).
 ours() { grep -c 'libwss-attach' "/proc/$1/maps"; }
 nfds() { ls "/proc/$1/fd" | wc -l; }

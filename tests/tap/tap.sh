@@ -29,6 +29,15 @@ todo() { # todo COND-EXIT-STATUS REASON NAME...: a known failure, reported, not 
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 bail() { echo "Bail out! $*"; exit 1; }
+# wait_ready FILE: until a program has printed "ready" into FILE (10 s at most).
+wait_ready() {
+	_tap_w=0
+	while ! grep -q '^ready' "$1" 2>/dev/null; do
+		_tap_w=$((_tap_w + 1))
+		[ $_tap_w -gt 1000 ] && return 1
+		sleep 0.01
+	done
+}
 done_testing() {
 	[ "$_tap_plan" -lt 0 ] && echo "1..$_tap_n" && _tap_plan=$_tap_n
 	[ "$_tap_failed" -eq 0 ] && [ "$_tap_n" -eq "$_tap_plan" ] && exit 0
