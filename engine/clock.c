@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,25 +59,76 @@ int wss_clock_stat_fd(void)
 	return h;
 }
 
-/* The process's thread count (the main thread counts while it is a
- * zombie), and whether the main thread is one; -1 when unknown. */
-static long proc_threads(bool *main_zombie)
+/* From /proc/self/stat: the process's thread count (the main thread
+ * counts while it is a zombie), whether the main thread is one, and the
+ * CPU it last ran on (-1 when not read); -1 when unknown. */
+static long proc_threads(bool *main_zombie, int *main_cpu)
 {
 	char buf[1024];
 	int fd = wss_clock_stat_fd();
 	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
+	if (main_cpu)
+		*main_cpu = -1;
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
 	if (!p || p[1] != ' ')
 		return -1;
-	p += 2; /* field 3, the state; num_threads is field 20 */
+	p += 2; /* field 3, the state; num_threads is field 20, processor 39 */
 	*main_zombie = p[0] == 'Z';
-	for (int field = 3; field < 20 && p; field++)
+	int field = 3;
+	for (; field < 20 && p; field++)
 		if ((p = strchr(p, ' ')))
 			p++;
-	return p ? strtol(p, NULL, 10) : -1;
+	if (!p)
+		return -1;
+	long threads = strtol(p, NULL, 10);
+	for (; field < 39 && p; field++)
+		if ((p = strchr(p, ' ')))
+			p++;
+	if (p && main_cpu)
+		*main_cpu = (int)strtol(p, NULL, 10);
+	return threads;
+}
+
+/* Where the engine thread runs.  Left to the scheduler, it wakes on an
+ * idle CPU, and that CPU keeps the process's address space loaded once
+ * the thread sleeps: every TLB flush of the program's (a copy-on-write
+ * fault, an munmap, jemalloc's purges, our own mprotect) must then reach
+ * it too, an interprocessor interrupt, a VM exit on a virtual machine.  A
+ * single-threaded program paid for a thread that only sleeps: bench/
+ * randwalk (4 M steps, 0.25 s, populating 256 MiB) ran 280 ms against 247
+ * natively, 251 with the sleeping thread pinned to the program's CPU, and
+ * 265 pinned to the other one (bench/RESULTS.md, stop 30).  So while the
+ * program has one thread, the engine thread runs where it last ran (the
+ * main thread's `processor` in /proc/self/stat, read here every 100 ms
+ * anyway); with more, the address space is on several CPUs already and
+ * the engine goes back to the CPUs it was given.  Its tick then shares
+ * the program's CPU instead of running beside it: the tick's time is the
+ * program's (it was counted as overhead already).  Only ever this
+ * thread's own affinity, within the mask it started with (a program's
+ * taskset stays in force); a refused call leaves things as they are. */
+static cpu_set_t engine_allowed;
+static bool engine_allowed_ok;
+static int engine_cpu = -1; /* the CPU the engine is held to, or -1 */
+
+static void engine_place(long threads, bool main_zombie, int main_cpu)
+{
+	if (!engine_allowed_ok)
+		return;
+	int want = threads == 2 && !main_zombie && main_cpu >= 0 && main_cpu < CPU_SETSIZE &&
+				   CPU_ISSET(main_cpu, &engine_allowed) && CPU_COUNT(&engine_allowed) > 1
+			   ? main_cpu
+			   : -1;
+	if (want == engine_cpu)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	if (want >= 0)
+		CPU_SET(want, &one);
+	if (sched_setaffinity(0, sizeof(cpu_set_t), want >= 0 ? &one : &engine_allowed) == 0)
+		engine_cpu = want;
 }
 
 /* Is the engine thread the only one left?  glibc's last thread to exit
@@ -89,7 +141,10 @@ static long proc_threads(bool *main_zombie)
 static bool engine_alone(void)
 {
 	bool zombie;
-	return proc_threads(&zombie) == 2 && zombie;
+	int cpu;
+	long n = proc_threads(&zombie, &cpu);
+	engine_place(n, zombie, cpu);
+	return n == 2 && zombie;
 }
 
 bool wss_engine_last_thread(void)
@@ -97,7 +152,7 @@ bool wss_engine_last_thread(void)
 	if (!__atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE))
 		return false; /* not set up (secure-execution mode): touch nothing */
 	bool zombie;
-	long n = proc_threads(&zombie), ours = E.started ? 1 : 0;
+	long n = proc_threads(&zombie, NULL), ours = E.started ? 1 : 0;
 	if (wss_sys_gettid() == wss_sys_getpid())
 		return n == 1 + ours;
 	return zombie && n == 2 + ours;
@@ -271,7 +326,31 @@ int wss_engine_start(void)
 	 * rewrites) there, which must be private memory, and reuses the
 	 * stack after the join.  The scan leaves it out as a thread's stack
 	 * (engine/attached.c: above its guard page). */
-	int r = pthread_create(&E.thread, NULL, engine_main, NULL);
+	/* Placed before it first runs, where the program's only thread runs
+	 * (engine_place): started anywhere else, the CPU it ran on would keep
+	 * the address space loaded. */
+	pthread_attr_t attr, *ap = NULL;
+	engine_cpu = -1;
+	engine_allowed_ok = sched_getaffinity(0, sizeof engine_allowed, &engine_allowed) == 0;
+	bool zombie;
+	int cpu = sched_getcpu();
+	/* (a forked child has one thread; its stat file is opened later) */
+	long threads = __atomic_load_n(&E.pending, __ATOMIC_RELAXED) ? 1 : proc_threads(&zombie, NULL);
+	if (engine_allowed_ok && threads == 1 && cpu >= 0 && cpu < CPU_SETSIZE &&
+	    CPU_ISSET(cpu, &engine_allowed) && CPU_COUNT(&engine_allowed) > 1 && pthread_attr_init(&attr) == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0) {
+			ap = &attr;
+			engine_cpu = cpu;
+		} else {
+			pthread_attr_destroy(&attr);
+		}
+	}
+	int r = pthread_create(&E.thread, ap, engine_main, NULL);
+	if (ap)
+		pthread_attr_destroy(ap);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		E.started = true;

@@ -38,7 +38,7 @@ same() {
 	ok $? "$m: profile $([ -n "$prefix" ] && echo "a valid prefix" || echo complete)"
 }
 
-plan 99
+plan 103
 
 # ---- signals -------------------------------------------------------------
 same altstack 0
@@ -125,4 +125,52 @@ n=$(awk -v pid="$pid" '{ t[NR] = $2; l[NR] = $0 } END {
 between "$n" 1 1000000 "churn: idle samples list only the main thread, none of the exited ones ($n samples)"
 same tls 0
 grep -qx 'tls threads 8 mismatches 0' "$TMP/tls.out"; ok $? "tls: each thread sees its own TLS"
+
+# ---- the engine thread's CPU (engine/clock.c, engine_place) ---------------
+# A single-threaded program's engine thread is held to one CPU (the
+# program's: a CPU that ran it otherwise keeps the address space loaded
+# and takes every TLB flush), back to the CPUs it was given once the
+# program has more threads, and never outside a mask the program was given.
+# engine_cpus PID: the Cpus_allowed_list of every thread but main
+engine_cpus() {
+	for t in /proc/$1/task/*; do
+		[ "${t##*/}" = "$1" ] && continue
+		sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
+	done
+}
+if [ "$(nproc)" -ge 2 ]; then
+	all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+	# spinner: one thread computing 2 s; attachee: four threads.
+	WSS_SESSION_OUTPUT="$TMP/place1.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/spinner" 2 64 >"$TMP/place1.out" &
+	p1=$!
+	wait_ready "$TMP/place1.out"
+	sleep 0.3
+	c=$(engine_cpus $p1)
+	mc=$(awk '{ print $39 }' /proc/$p1/stat)
+	wait $p1
+	case "$c" in *[-,]* | "") ok 1 "single-threaded: the engine thread is held to one CPU (got '$c')" ;;
+	*) ok 0 "single-threaded: the engine thread is held to one CPU ($c; the program's last: $mc)" ;; esac
+	grep -q '^done: 64 pages, 0 wrong' "$TMP/place1.out"; ok $? "single-threaded: the program's output unchanged"
+	WSS_SESSION_OUTPUT="$TMP/place4.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/attachee" 0.5 2 4 64 >"$TMP/place4.out" 2>/dev/null &
+	p4=$!
+	wait_ready "$TMP/place4.out"
+	sleep 0.4
+	c=$(engine_cpus $p4 | sort -u | tr '\n' ' ')
+	wait $p4
+	# (the worker threads have the program's mask: every line is $all)
+	is "$c" "$all " "four threads: the engine thread has the CPUs it was given"
+	one=$(echo "$all" | sed 's/[-,].*//')
+	WSS_SESSION_OUTPUT="$TMP/place0.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
+		taskset -c "$one" "$PROGS/spinner" 1 64 >"$TMP/place0.out" &
+	p0=$!
+	wait_ready "$TMP/place0.out"
+	sleep 0.3
+	c=$(engine_cpus $p0)
+	wait $p0
+	is "$c" "$one" "taskset -c $one: the engine thread stays in the program's mask"
+else
+	skip 4 "one CPU: the engine thread has nowhere else to run"
+fi
 done_testing

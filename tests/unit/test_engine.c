@@ -819,10 +819,11 @@ int main(void)
 		uint64_t tracked = wss_regions_pages(&E.regions);
 		uint32_t want = E.level;
 		uint32_t lc = 1;
-		while ((tracked >> lc) > 256)
+		while ((tracked >> lc) > 256 / 4)
 			lc++;
 		is_int(want, lc, "the engine thread raises the level at once, as far as the pace asks but no coarser than "
-				 "the cap's members (1/%u of %llu pages)", 1U << want, (unsigned long long)tracked);
+				 "a quarter of the cap's members (1/%u of %llu pages)", 1U << want, (unsigned long long)tracked);
+		is_int(E.burst_cap, 257 + 256, "another burst in this interval takes another cap of touches");
 		bool only = true;
 		for (int i = 4; i < NP; i++)
 			only = only && armed[i] == wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, want, E.seed);
