@@ -113,14 +113,18 @@ static cpu_set_t engine_allowed;
 static bool engine_allowed_ok;
 static int engine_cpu = -1; /* the CPU the engine is held to, or -1 */
 
+/* May the engine thread be held to cpu alone? */
+static bool can_hold(int cpu)
+{
+	return engine_allowed_ok && cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &engine_allowed) &&
+	       CPU_COUNT(&engine_allowed) > 1;
+}
+
 static void engine_place(long threads, bool main_zombie, int main_cpu)
 {
 	if (!engine_allowed_ok)
 		return;
-	int want = threads == 2 && !main_zombie && main_cpu >= 0 && main_cpu < CPU_SETSIZE &&
-				   CPU_ISSET(main_cpu, &engine_allowed) && CPU_COUNT(&engine_allowed) > 1
-			   ? main_cpu
-			   : -1;
+	int want = threads == 2 && !main_zombie && can_hold(main_cpu) ? main_cpu : -1;
 	if (want == engine_cpu)
 		return;
 	cpu_set_t one;
@@ -336,8 +340,7 @@ int wss_engine_start(void)
 	int cpu = sched_getcpu();
 	/* (a forked child has one thread; its stat file is opened later) */
 	long threads = __atomic_load_n(&E.pending, __ATOMIC_RELAXED) ? 1 : proc_threads(&zombie, NULL);
-	if (engine_allowed_ok && threads == 1 && cpu >= 0 && cpu < CPU_SETSIZE &&
-	    CPU_ISSET(cpu, &engine_allowed) && CPU_COUNT(&engine_allowed) > 1 && pthread_attr_init(&attr) == 0) {
+	if (threads == 1 && can_hold(cpu) && pthread_attr_init(&attr) == 0) {
 		cpu_set_t one;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
