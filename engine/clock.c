@@ -135,6 +135,26 @@ static void engine_place(long threads, bool main_zombie, int main_cpu)
 		engine_cpu = want;
 }
 
+/* At each wake of the engine thread, before its work: where the program's
+ * thread is now (at most every 10 ms: a pread of /proc/self/stat).  The
+ * scheduler moves the program's thread to the idle CPU when our work
+ * shares its CPU (the burst's raise, 10 ms), and the engine then held to
+ * the old CPU sent every flush of its raise to the program's as an
+ * interrupt (x2apic_send_IPI was most of its time in `perf`). */
+static uint64_t follow_ns;
+
+static void engine_follow(void)
+{
+	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
+	if (!engine_allowed_ok || now < follow_ns)
+		return;
+	follow_ns = now + 10000000ULL;
+	bool zombie;
+	int cpu;
+	long n = proc_threads(&zombie, &cpu);
+	engine_place(n, zombie, cpu);
+}
+
 /* Is the engine thread the only one left?  glibc's last thread to exit
  * calls exit(0), but ours counts as a thread too: a program whose main
  * thread calls pthread_exit would never end once its other threads have.
@@ -145,10 +165,7 @@ static void engine_place(long threads, bool main_zombie, int main_cpu)
 static bool engine_alone(void)
 {
 	bool zombie;
-	int cpu;
-	long n = proc_threads(&zombie, &cpu);
-	engine_place(n, zombie, cpu);
-	return n == 2 && zombie;
+	return proc_threads(&zombie, NULL) == 2 && zombie;
 }
 
 bool wss_engine_last_thread(void)
@@ -270,6 +287,7 @@ static void *engine_main(void *arg)
 			if (nap > 50000000)
 				nap = 50000000;
 			wait_until(wss_clock_ns(CLOCK_MONOTONIC) + nap);
+			engine_follow();
 			burst_now();
 			engine_check_alone();
 		}
@@ -282,6 +300,7 @@ static void *engine_main(void *arg)
 		wait_until(next < E.next_alone_ns ? next : E.next_alone_ns);
 		if (__atomic_load_n(&E.stop, __ATOMIC_ACQUIRE))
 			break;
+		engine_follow();
 		burst_now();
 		engine_check_alone();
 		uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
