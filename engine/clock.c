@@ -101,9 +101,9 @@ static long proc_threads(bool *main_zombie, int *main_cpu)
  * randwalk (4 M steps, 0.25 s, populating 256 MiB) ran 280 ms against 247
  * natively, 251 with the sleeping thread pinned to the program's CPU, and
  * 265 pinned to the other one (bench/RESULTS.md, stop 30).  So while the
- * program has one thread, the engine thread runs where it last ran (the
- * main thread's `processor` in /proc/self/stat, read here every 100 ms
- * anyway); with more, the address space is on several CPUs already and
+ * program has one thread, the engine thread runs where that thread last
+ * ran (the main thread's `processor` in /proc/self/stat, read at each of
+ * its wakes: engine_follow); with more, the address space is on several CPUs already and
  * the engine goes back to the CPUs it was given.  Its tick then shares
  * the program's CPU instead of running beside it: the tick's time is the
  * program's (it was counted as overhead already).  Only ever this
