@@ -882,5 +882,31 @@ int main(void)
 	is_int(detaches, detaches_before, "but detaches nothing: the process is ending, the kernel drops it all");
 	unlink(profile);
 	rmdir(dir);
+	/* ---- the budget's step (wss_sampling_step): share and budget in
+	 * millionths ---- */
+	{
+		uint32_t calm = 0;
+		is_int(wss_sampling_step(5, 30000, 20000, &calm), 6, "1.5x the budget: one level up at once");
+		is_int(wss_sampling_step(5, 70000, 20000, &calm), 7, "3.5x the budget: two levels up");
+		is_int(wss_sampling_step(5, 12000, 20000, &calm), 5, "0.6x the budget: stays");
+		is_int(calm, 0, "... and is no calm interval");
+		is_int(wss_sampling_step(8, 4000, 20000, &calm), 8, "0.2x the budget: one calm interval, stays");
+		is_int(wss_sampling_step(8, 4000, 20000, &calm), 7,
+		       "0.2x twice: down one level (at most doubling: 0.4x), not further (0.8x)");
+		is_int(calm, 0, "the calm count starts again");
+		wss_sampling_step(8, 6000, 20000, &calm);
+		is_int(wss_sampling_step(8, 6000, 20000, &calm), 8, "0.3x twice: stays (0.6x a level down)");
+		calm = 0;
+		wss_sampling_step(8, 600, 20000, &calm);
+		is_int(wss_sampling_step(8, 600, 20000, &calm), 4,
+		       "0.03x twice: down as far as keeps under half the budget (0.48x four levels down)");
+		calm = 0;
+		wss_sampling_step(2, 10, 20000, &calm);
+		is_int(wss_sampling_step(2, 10, 20000, &calm), 0, "an idle program goes straight to exact");
+		wss_sampling_step(8, 4000, 20000, &calm);
+		wss_sampling_step(8, 25000, 20000, &calm);
+		is_int(wss_sampling_step(8, 4000, 20000, &calm), 8, "calm intervals count only in a row");
+	}
+
 	return done_testing();
 }
