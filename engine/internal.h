@@ -122,6 +122,7 @@ typedef struct wss_engine {
 	uint64_t member_tick_ns;  /* a steady tick's cost per member touched in its interval (0: none measured) */
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
+	uint64_t change_debt_ns;  /* changes' cost not yet paid back from unused budget (sampling.c) */
 	/* sampling.c */
 	uint64_t seed;            /* the session's membership seed */
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */
@@ -287,9 +288,9 @@ uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
  * coarse blocks and length.  Engine lock held. */
 /* The budget's move from level l, for an interval whose cost was
  * share_ppm of the program's time against budget (both in millionths):
- * up at once by the excess, down after CALM_TICKS calm intervals in a row
- * (counted in *calm).  Pure. */
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm);
+ * up at once by the excess, down by at most dmax levels (0: not now)
+ * after CALM_TICKS calm intervals in a row (counted in *calm).  Pure. */
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, uint32_t dmax);
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
 /* Level is armed from interval on.  Engine lock held. */
 void wss_sampling_set(uint32_t level, uint32_t interval);

@@ -179,7 +179,7 @@ static uint32_t log2_up(uint64_t x)
 	return l;
 }
 
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm)
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, uint32_t dmax)
 {
 	if (share_ppm > budget) {
 		*calm = 0;
@@ -187,14 +187,17 @@ uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint
 	}
 	if (share_ppm < budget / 4 && l > 0) {
 		/* Down as far as keeps the share under half the budget, the
-		 * cost scaling with the members (at most doubling per level).
-		 * Not from under 3/8 of the budget: sort then went from 1 in
-		 * 1,024 (a share of 0.6 %) down to 1 in 256, its averages'
-		 * intervals narrowed from +-50-60 % to +-44-50 %, and it ran
-		 * 3 % longer (changes of sample, members' unseen costs). */
-		if (++*calm >= CALM_TICKS) {
+		 * cost scaling with the members (at most doubling per level),
+		 * and no further than dmax levels (what arming the new members
+		 * costs; 0 while changes are unpaid): the calm intervals keep
+		 * counting meanwhile.  Not from under 3/8 of the budget: sort
+		 * then went from 1 in 1,024 (a share of 0.6 %) down to 1 in
+		 * 256, its averages' intervals narrowed from +-50-60 % to
+		 * +-44-50 %, and it ran 3 % longer (changes of sample, members'
+		 * unseen costs). */
+		if (++*calm >= CALM_TICKS && dmax > 0) {
 			uint32_t d = 1;
-			while (d < l && (share_ppm << (d + 1)) < budget / 2)
+			while (d < l && d < dmax && (share_ppm << (d + 1)) < budget / 2)
 				d++;
 			*calm = 0;
 			return l - d;
@@ -203,6 +206,25 @@ uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint
 	}
 	*calm = 0;
 	return l;
+}
+
+/* How many levels down from l the next step may go: arming the new
+ * members of a sampled level costs a system call or two each (2-4 us on
+ * this project's VMs, more with the tick's walk after the change), and at
+ * --overhead 10% sort stepped from 1 in 512 to 1 in 32 (11,520 new
+ * members, 40 ms), then back up to 1 in 64 (6,144 gaps opened, 147 ms).
+ * So a step arms at most one interval's budget of members at the cost of
+ * a touched member at a steady tick; exact tracking arms a range with one
+ * call, and is always within reach.  At least one level. */
+static uint32_t step_room(uint32_t l, uint64_t tracked, uint64_t allow_ns)
+{
+	uint64_t per = E.member_tick_ns ? E.member_tick_ns : 2 * (E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS);
+	uint32_t d = 1;
+	while (d < l && ((tracked >> (l - d - 1)) - (tracked >> l)) * per <= allow_ns)
+		d++;
+	if (d < l && d + 1 == l)
+		return l; /* the last step, to exact, arms each range whole */
+	return d;
 }
 
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now)
@@ -242,7 +264,21 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	/* share / budget, both in millionths */
 	uint64_t share_ppm = cost * 1000000ULL / prog;
 	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
-	l = wss_sampling_step(l, share_ppm, budget, &E.calm);
+	/* What changes of sample cost is paid once, outside the decision
+	 * (counted, the level went straight back and flapped), but not for
+	 * free: it is a debt, paid back from the budget the intervals leave
+	 * unused, and the level steps down (a change) only when nothing is
+	 * owed.  Raises are never held back: they bound the next interval.
+	 * Over a run, then, changes cost what the intervals left unspent
+	 * (sort at --overhead 10 % had flapped between 1 in 64 and 1 in 128,
+	 * 20 ms a change, and taken 19.6 % of its time). */
+	uint64_t allow = prog / 1000000 * budget + prog % 1000000 * budget / 1000000;
+	if (cost < allow) {
+		uint64_t spare = allow - cost;
+		E.change_debt_ns = E.change_debt_ns > spare ? E.change_debt_ns - spare : 0;
+	}
+	uint32_t dmax = E.change_debt_ns ? 0 : step_room(l, tracked, allow);
+	l = wss_sampling_step(l, share_ppm, budget, &E.calm, dmax);
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
 	 * estimates would say little; a program tracking fewer than twice

@@ -886,26 +886,33 @@ int main(void)
 	 * millionths ---- */
 	{
 		uint32_t calm = 0;
-		is_int(wss_sampling_step(5, 30000, 20000, &calm), 6, "1.5x the budget: one level up at once");
-		is_int(wss_sampling_step(5, 70000, 20000, &calm), 7, "3.5x the budget: two levels up");
-		is_int(wss_sampling_step(5, 12000, 20000, &calm), 5, "0.6x the budget: stays");
+		is_int(wss_sampling_step(5, 30000, 20000, &calm, 32), 6, "1.5x the budget: one level up at once");
+		is_int(wss_sampling_step(5, 70000, 20000, &calm, 32), 7, "3.5x the budget: two levels up");
+		is_int(wss_sampling_step(5, 12000, 20000, &calm, 32), 5, "0.6x the budget: stays");
 		is_int(calm, 0, "... and is no calm interval");
-		is_int(wss_sampling_step(8, 4000, 20000, &calm), 8, "0.2x the budget: one calm interval, stays");
-		is_int(wss_sampling_step(8, 4000, 20000, &calm), 7,
+		is_int(wss_sampling_step(8, 4000, 20000, &calm, 32), 8, "0.2x the budget: one calm interval, stays");
+		is_int(wss_sampling_step(8, 4000, 20000, &calm, 32), 7,
 		       "0.2x twice: down one level (at most doubling: 0.4x), not further (0.8x)");
 		is_int(calm, 0, "the calm count starts again");
-		wss_sampling_step(8, 6000, 20000, &calm);
-		is_int(wss_sampling_step(8, 6000, 20000, &calm), 8, "0.3x twice: stays (0.6x a level down)");
+		wss_sampling_step(8, 6000, 20000, &calm, 32);
+		is_int(wss_sampling_step(8, 6000, 20000, &calm, 32), 8, "0.3x twice: stays (0.6x a level down)");
 		calm = 0;
-		wss_sampling_step(8, 600, 20000, &calm);
-		is_int(wss_sampling_step(8, 600, 20000, &calm), 4,
+		wss_sampling_step(8, 600, 20000, &calm, 32);
+		is_int(wss_sampling_step(8, 600, 20000, &calm, 32), 4,
 		       "0.03x twice: down as far as keeps under half the budget (0.48x four levels down)");
 		calm = 0;
-		wss_sampling_step(2, 10, 20000, &calm);
-		is_int(wss_sampling_step(2, 10, 20000, &calm), 0, "an idle program goes straight to exact");
-		wss_sampling_step(8, 4000, 20000, &calm);
-		wss_sampling_step(8, 25000, 20000, &calm);
-		is_int(wss_sampling_step(8, 4000, 20000, &calm), 8, "calm intervals count only in a row");
+		wss_sampling_step(2, 10, 20000, &calm, 32);
+		is_int(wss_sampling_step(2, 10, 20000, &calm, 32), 0, "an idle program goes straight to exact");
+		wss_sampling_step(8, 4000, 20000, &calm, 32);
+		wss_sampling_step(8, 25000, 20000, &calm, 32);
+		is_int(wss_sampling_step(8, 4000, 20000, &calm, 32), 8, "calm intervals count only in a row");
+		calm = 0;
+		wss_sampling_step(8, 600, 20000, &calm, 2);
+		is_int(wss_sampling_step(8, 600, 20000, &calm, 2), 6, "no further down than the arming allows (dmax 2)");
+		calm = 0;
+		wss_sampling_step(8, 600, 20000, &calm, 0);
+		is_int(wss_sampling_step(8, 600, 20000, &calm, 0), 8, "not down while changes are owed (dmax 0)...");
+		is_int(wss_sampling_step(8, 600, 20000, &calm, 32), 4, "... and down at once when paid: the calm ticks counted");
 	}
 
 	return done_testing();
