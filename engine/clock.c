@@ -61,21 +61,22 @@ int wss_clock_stat_fd(void)
 
 /* From /proc/self/stat: the process's thread count (the main thread
  * counts while it is a zombie), whether the main thread is one, and the
- * CPU it last ran on (-1 when not read); -1 when unknown. */
-static long proc_threads(bool *main_zombie, int *main_cpu)
+ * CPU it last ran on and its scheduling policy (-1 when not read, or with
+ * main_cpu NULL); -1 when unknown. */
+static long proc_threads(bool *main_zombie, int *main_cpu, int *main_policy)
 {
 	char buf[1024];
 	int fd = wss_clock_stat_fd();
 	long n = fd < 0 ? -1 : wss_sys4(SYS_pread64, fd, buf, sizeof buf - 1, 0);
 	if (main_cpu)
-		*main_cpu = -1;
+		*main_cpu = *main_policy = -1;
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* the command name may contain anything */
 	if (!p || p[1] != ' ')
 		return -1;
-	p += 2; /* field 3, the state; num_threads is field 20, processor 39 */
+	p += 2; /* field 3, the state; num_threads is field 20, processor 39, policy 41 */
 	*main_zombie = p[0] == 'Z';
 	int field = 3;
 	for (; field < 20 && p; field++)
@@ -84,11 +85,21 @@ static long proc_threads(bool *main_zombie, int *main_cpu)
 	if (!p)
 		return -1;
 	long threads = strtol(p, NULL, 10);
+	if (!main_cpu)
+		return threads;
 	for (; field < 39 && p; field++)
 		if ((p = strchr(p, ' ')))
 			p++;
-	if (p && main_cpu)
-		*main_cpu = (int)strtol(p, NULL, 10);
+	if (!p)
+		return threads;
+	int cpu = (int)strtol(p, NULL, 10);
+	for (; field < 41 && p; field++)
+		if ((p = strchr(p, ' ')))
+			p++;
+	if (p) {
+		*main_cpu = cpu;
+		*main_policy = (int)strtol(p, NULL, 10);
+	}
 	return threads;
 }
 
@@ -109,30 +120,82 @@ static long proc_threads(bool *main_zombie, int *main_cpu)
  * program's (it was counted as overhead already).  Only ever this
  * thread's own affinity, within the mask it started with (a program's
  * taskset stays in force); a refused call leaves things as they are. */
-static cpu_set_t engine_allowed;
+static cpu_set_t engine_allowed, engine_last; /* the CPUs given; the mask last set */
 static bool engine_allowed_ok;
 static int engine_cpu = -1; /* the CPU the engine is held to, or -1 */
+/* For wss_engine_cpu_release, from the program's threads: the mask the
+ * engine started with (written before the engine thread exists), the CPU
+ * it is held to (atomic), and a count of releases asked (atomic). */
+static cpu_set_t engine_start_mask;
+static int engine_held = -1;
+static uint32_t release_gen;
+
+/* Time-shared policies only: a realtime thread holding the CPU would
+ * never let the engine run there (a SCHED_FIFO program's read(2) into a
+ * tracked buffer waited 0.9 s for a pin the engine, held behind it, could
+ * not release), and a realtime engine would preempt the program. */
+static bool shared_policy(int policy) { return policy == SCHED_OTHER || policy == SCHED_BATCH; }
 
 /* May the engine thread be held to cpu alone? */
 static bool can_hold(int cpu)
 {
 	return engine_allowed_ok && cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &engine_allowed) &&
-	       CPU_COUNT(&engine_allowed) > 1;
+	       CPU_COUNT(&engine_allowed) > 1 && shared_policy(sched_getscheduler(0));
 }
 
-static void engine_place(long threads, bool main_zombie, int main_cpu)
+static void engine_place(long threads, bool main_zombie, int main_cpu, int main_policy)
 {
 	if (!engine_allowed_ok)
 		return;
-	int want = threads == 2 && !main_zombie && can_hold(main_cpu) ? main_cpu : -1;
+	/* A mask set from outside since (taskset -a -p) is the one given now. */
+	cpu_set_t cur;
+	if (sched_getaffinity(0, sizeof cur, &cur) == 0 && !CPU_EQUAL(&cur, &engine_last)) {
+		engine_allowed = engine_last = cur;
+		engine_cpu = -1;
+	}
+	uint32_t gen = __atomic_load_n(&release_gen, __ATOMIC_SEQ_CST);
+	int want = threads == 2 && !main_zombie && shared_policy(main_policy) && can_hold(main_cpu) ? main_cpu : -1;
 	if (want == engine_cpu)
 		return;
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	if (want >= 0)
 		CPU_SET(want, &one);
-	if (sched_setaffinity(0, sizeof(cpu_set_t), want >= 0 ? &one : &engine_allowed) == 0)
-		engine_cpu = want;
+	const cpu_set_t *set = want >= 0 ? &one : &engine_allowed;
+	if (sched_setaffinity(0, sizeof(cpu_set_t), set) != 0)
+		return;
+	engine_cpu = want;
+	engine_last = *set;
+	__atomic_store_n(&engine_held, want, __ATOMIC_SEQ_CST);
+	/* A release asked meanwhile (its /proc/self/stat may predate it)
+	 * either saw engine_held set, and undid this, or came before the
+	 * store: undone here. */
+	if (want >= 0 && __atomic_load_n(&release_gen, __ATOMIC_SEQ_CST) != gen &&
+	    sched_setaffinity(0, sizeof(cpu_set_t), &engine_allowed) == 0) {
+		engine_cpu = -1;
+		engine_last = engine_allowed;
+		__atomic_store_n(&engine_held, -1, __ATOMIC_SEQ_CST);
+	}
+}
+
+void wss_engine_cpu_release(bool realtime)
+{
+	__atomic_add_fetch(&release_gen, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&engine_held, __ATOMIC_SEQ_CST) < 0 || !E.started)
+		return;
+	/* To the CPUs of the thread about to start another (what it and its
+	 * new thread may use: a `taskset -a -p` since the engine started
+	 * stays in force); before a realtime policy, to the CPUs the engine
+	 * started with, whatever the caller's (a realtime thread alone on
+	 * its CPU would keep the engine from ever running, and the program's
+	 * threads wait for the engine at times).  By its handle: the thread
+	 * may not have run yet (a program that turns realtime first thing),
+	 * and glibc knows its tid from the clone. */
+	cpu_set_t mine;
+	const cpu_set_t *set = &engine_start_mask;
+	if (!realtime && pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0)
+		set = &mine;
+	pthread_setaffinity_np(E.thread, sizeof(cpu_set_t), set);
 }
 
 /* At each wake of the engine thread, before its work: where the program's
@@ -150,9 +213,9 @@ static void engine_follow(void)
 		return;
 	follow_ns = now + 10000000ULL;
 	bool zombie;
-	int cpu;
-	long n = proc_threads(&zombie, &cpu);
-	engine_place(n, zombie, cpu);
+	int cpu, policy;
+	long n = proc_threads(&zombie, &cpu, &policy);
+	engine_place(n, zombie, cpu, policy);
 }
 
 /* Is the engine thread the only one left?  glibc's last thread to exit
@@ -165,7 +228,7 @@ static void engine_follow(void)
 static bool engine_alone(void)
 {
 	bool zombie;
-	return proc_threads(&zombie, NULL) == 2 && zombie;
+	return proc_threads(&zombie, NULL, NULL) == 2 && zombie;
 }
 
 bool wss_engine_last_thread(void)
@@ -173,7 +236,7 @@ bool wss_engine_last_thread(void)
 	if (!__atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE))
 		return false; /* not set up (secure-execution mode): touch nothing */
 	bool zombie;
-	long n = proc_threads(&zombie, NULL), ours = E.started ? 1 : 0;
+	long n = proc_threads(&zombie, NULL, NULL), ours = E.started ? 1 : 0;
 	if (wss_sys_gettid() == wss_sys_getpid())
 		return n == 1 + ours;
 	return zombie && n == 2 + ours;
@@ -355,10 +418,12 @@ int wss_engine_start(void)
 	pthread_attr_t attr, *ap = NULL;
 	engine_cpu = -1;
 	engine_allowed_ok = sched_getaffinity(0, sizeof engine_allowed, &engine_allowed) == 0;
+	engine_last = engine_start_mask = engine_allowed;
+	__atomic_store_n(&engine_held, -1, __ATOMIC_SEQ_CST);
 	bool zombie;
 	int cpu = sched_getcpu();
 	/* (a forked child has one thread; its stat file is opened later) */
-	long threads = __atomic_load_n(&E.pending, __ATOMIC_RELAXED) ? 1 : proc_threads(&zombie, NULL);
+	long threads = __atomic_load_n(&E.pending, __ATOMIC_RELAXED) ? 1 : proc_threads(&zombie, NULL, NULL);
 	if (threads == 1 && can_hold(cpu) && pthread_attr_init(&attr) == 0) {
 		cpu_set_t one;
 		CPU_ZERO(&one);
@@ -371,8 +436,20 @@ int wss_engine_start(void)
 		}
 	}
 	int r = pthread_create(&E.thread, ap, engine_main, NULL);
-	if (ap)
+	if (ap) {
 		pthread_attr_destroy(ap);
+		if (r) {
+			/* The CPU refused (a seccomp filter or an SELinux domain
+			 * without setsched, a CPU gone offline): unplaced, as
+			 * engine_place leaves it when refused. */
+			engine_cpu = -1;
+			r = pthread_create(&E.thread, NULL, engine_main, NULL);
+		} else {
+			CPU_ZERO(&engine_last);
+			CPU_SET(cpu, &engine_last);
+			__atomic_store_n(&engine_held, cpu, __ATOMIC_SEQ_CST);
+		}
+	}
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		E.started = true;

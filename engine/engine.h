@@ -266,6 +266,12 @@ bool wss_engine_tracked_any(const void *p, size_t n);
  * a pipe to check addresses) reach the preload's wrappers, which must then
  * do nothing but the call.  AS-safe (engine/sites.c). */
 bool wss_engine_unwinding(void);
+/* The engine thread stops being held to the CPU of a single-threaded
+ * program (engine/clock.c): called before a thread of the program takes a
+ * realtime policy (realtime: the engine, held behind it, would not run
+ * again), and before the program starts a thread.  hook; one atomic load
+ * when not held. */
+void wss_engine_cpu_release(bool realtime);
 /* The fault handler's entry, with the interrupted context uc (a
  * ucontext_t): true when the fault was ours and is handled.  AS-safe,
  * lock-free. */

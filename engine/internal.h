@@ -288,9 +288,10 @@ uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
  * coarse blocks and length.  Engine lock held. */
 /* The budget's move from level l, for an interval whose cost was
  * share_ppm of the program's time against budget (both in millionths):
- * up at once by the excess, down by at most dmax levels (0: not now)
- * after CALM_TICKS calm intervals in a row (counted in *calm).  Pure. */
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, uint32_t dmax);
+ * up at once by the excess; down after CALM_TICKS calm intervals in a row
+ * (counted in *calm), unless changes are owed, to exact or by at most
+ * room sampled levels.  Pure. */
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room);
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
 /* Level is armed from interval on.  Engine lock held. */
 void wss_sampling_set(uint32_t level, uint32_t interval);

@@ -179,7 +179,7 @@ static uint32_t log2_up(uint64_t x)
 	return l;
 }
 
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, uint32_t dmax)
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room)
 {
 	if (share_ppm > budget) {
 		*calm = 0;
@@ -187,43 +187,45 @@ uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint
 	}
 	if (share_ppm < budget / 4 && l > 0) {
 		/* Down as far as keeps the share under half the budget, the
-		 * cost scaling with the members (at most doubling per level),
-		 * and no further than dmax levels (what arming the new members
-		 * costs; 0 while changes are unpaid): the calm intervals keep
-		 * counting meanwhile.  Not from under 3/8 of the budget: sort
-		 * then went from 1 in 1,024 (a share of 0.6 %) down to 1 in
-		 * 256, its averages' intervals narrowed from +-50-60 % to
+		 * cost scaling with the members (at most doubling per level);
+		 * to a sampled level no further than room levels (what arming
+		 * the new members costs), to exact at once (one call a range),
+		 * and not at all while changes are owed: the calm intervals
+		 * keep counting meanwhile.  Not from under 3/8 of the budget:
+		 * sort then went from 1 in 1,024 (a share of 0.6 %) down to 1
+		 * in 256, its averages' intervals narrowed from +-50-60 % to
 		 * +-44-50 %, and it ran 3 % longer (changes of sample, members'
 		 * unseen costs). */
-		if (++*calm >= CALM_TICKS && dmax > 0) {
-			uint32_t d = 1;
-			while (d < l && d < dmax && (share_ppm << (d + 1)) < budget / 2)
-				d++;
-			*calm = 0;
-			return l - d;
-		}
-		return l;
+		if (++*calm < CALM_TICKS || owed)
+			return l;
+		uint32_t d = 1;
+		while (d < l && (share_ppm << (d + 1)) < budget / 2)
+			d++;
+		if (d < l && d > room)
+			d = room;
+		if (d == 0)
+			return l;
+		*calm = 0;
+		return l - d;
 	}
 	*calm = 0;
 	return l;
 }
 
-/* How many levels down from l the next step may go: arming the new
- * members of a sampled level costs a system call or two each (2-4 us on
- * this project's VMs, more with the tick's walk after the change), and at
- * --overhead 10% sort stepped from 1 in 512 to 1 in 32 (11,520 new
- * members, 40 ms), then back up to 1 in 64 (6,144 gaps opened, 147 ms).
- * So a step arms at most one interval's budget of members at the cost of
- * a touched member at a steady tick; exact tracking arms a range with one
- * call, and is always within reach.  At least one level. */
+/* How many sampled levels down from l (not counting exact) a step may go:
+ * arming the new members of a sampled level costs a system call or two
+ * each, and at --overhead 10% sort stepped from 1 in 512 to 1 in 32
+ * (11,520 new members, 40 ms), then back up to 1 in 64 (6,144 gaps
+ * opened, 147 ms).  So a step arms at most four intervals' budget of new
+ * members (allow_ns: one's), at what a touched member costs a steady tick
+ * (its arming and harvest); what it costs is then owed, and paid back
+ * before the next. */
 static uint32_t step_room(uint32_t l, uint64_t tracked, uint64_t allow_ns)
 {
 	uint64_t per = E.member_tick_ns ? E.member_tick_ns : 2 * (E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS);
-	uint32_t d = 1;
-	while (d < l && ((tracked >> (l - d - 1)) - (tracked >> l)) * per <= allow_ns)
+	uint32_t d = 0;
+	while (d + 1 < l && ((tracked >> (l - d - 1)) - (tracked >> l)) * per <= 4 * allow_ns)
 		d++;
-	if (d < l && d + 1 == l)
-		return l; /* the last step, to exact, arms each range whole */
 	return d;
 }
 
@@ -277,8 +279,7 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 		uint64_t spare = allow - cost;
 		E.change_debt_ns = E.change_debt_ns > spare ? E.change_debt_ns - spare : 0;
 	}
-	uint32_t dmax = E.change_debt_ns ? 0 : step_room(l, tracked, allow);
-	l = wss_sampling_step(l, share_ppm, budget, &E.calm, dmax);
+	l = wss_sampling_step(l, share_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow));
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
 	 * estimates would say little; a program tracking fewer than twice
@@ -462,6 +463,7 @@ void wss_sampling_fork_child(void)
 	E.tick_cost_ns = 0;
 	E.spent_ns = 0;
 	E.change_ns = 0;
+	E.change_debt_ns = 0; /* the parent's changes are the parent's */
 	E.level_max = l;
 	E.calm = 0;
 	E.vma_short = false;
@@ -684,16 +686,27 @@ void wss_sampling_make_room(uint64_t pages)
  * a fixed rate. */
 #define BURST_MIN 256
 
+/* Four intervals' budget of touches at the probe's cost, at least
+ * BURST_MIN; 0 where no burst applies. */
+static uint32_t burst_touches(void)
+{
+	if (E.set.mode != WSS_TRACK_AUTO || E.set.time_base == WSS_ENGINE_MANUAL || !E.fault_cost_ns ||
+	    E.level >= WSS_SAMPLE_LEVEL_MAX)
+		return 0;
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / E.fault_cost_ns;
+	return c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
+}
+
+/* Counted from the touches so far: set mid-interval (a raise, by a burst
+ * or by a mapping at a sampled level), a cap of touches from here on, at
+ * the new level.  Counted from 0, the next member touched after a burst's
+ * raise raised again, and again, a level a touch (a random walk's ran on
+ * to 1 in 16,384).  The tick sets it after starting the count afresh. */
 static void burst_cap(void)
 {
-	uint32_t cap = 0;
-	if (E.set.mode == WSS_TRACK_AUTO && E.set.time_base != WSS_ENGINE_MANUAL && E.fault_cost_ns &&
-	    E.level < WSS_SAMPLE_LEVEL_MAX) {
-		uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
-		uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / E.fault_cost_ns;
-		cap = c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
-	}
-	__atomic_store_n(&E.burst_cap, cap, __ATOMIC_RELAXED);
+	uint64_t c = burst_touches(), cap = c ? (uint64_t)__atomic_load_n(&E.burst, __ATOMIC_RELAXED) + c : 0;
+	__atomic_store_n(&E.burst_cap, cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap, __ATOMIC_RELAXED);
 }
 
 void wss_sampling_burst(void)
@@ -703,7 +716,7 @@ void wss_sampling_burst(void)
 	uint32_t hit = __atomic_exchange_n(&E.burst_hit, 0, __ATOMIC_ACQUIRE);
 	if (!hit || hit != __atomic_load_n(&E.epoch, __ATOMIC_RELAXED) + 1)
 		return;
-	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
+	uint32_t cap = burst_touches();
 	uint32_t lk = __atomic_load_n(&E.level, __ATOMIC_RELAXED), l = lk + 1;
 	if (!cap || lk >= WSS_SAMPLE_LEVEL_MAX)
 		return;
@@ -766,13 +779,7 @@ void wss_sampling_burst(void)
 	uint64_t n = __atomic_load_n(&E.burst, __ATOMIC_RELAXED);
 	E.burst_excess += n - (n >> (l - lk));
 	uint64_t t0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	raise_to(l);
-	/* Another burst in this interval takes another cap of touches, at
-	 * the new level (the tick sets the plain cap again): counted from 0,
-	 * the next member touched would have raised again, and again, a
-	 * level a touch (a random walk's raise ran on to 1 in 16,384). */
-	uint64_t nc = (uint64_t)__atomic_load_n(&E.burst, __ATOMIC_RELAXED) + cap;
-	__atomic_store_n(&E.burst_cap, nc > UINT32_MAX ? UINT32_MAX : (uint32_t)nc, __ATOMIC_RELAXED);
+	raise_to(l); /* which sets another cap of touches from here (burst_cap) */
 	/* Paid once, as a tick's change of sample: said in the sample's
 	 * cost, left out of the decision's. */
 	uint64_t t = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;

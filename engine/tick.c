@@ -471,7 +471,7 @@ static void tick_locked(bool final)
 	E.tick_cost_ns = spent > once + fixed ? spent - once - fixed : 0;
 	E.tick_fixed_ns = fixed;
 	E.spent_ns += spent;
-	if (E.set.mode != WSS_TRACK_EXACT)
+	if (E.set.mode != WSS_TRACK_EXACT && !E.set.sample_level)
 		E.change_debt_ns += E.change_ns + once; /* paid back from unused budget (sampling.c) */
 	E.change_ns = 0;
 }

@@ -415,6 +415,10 @@ WSS_EXPORT long syscall(long n, ...)
 		if (wss_sys_gettid() == wss_sys_getpid())
 			main_exit_code = (int)a[0];
 		break;
+	case SYS_sched_setscheduler:
+	case SYS_sched_setattr: /* a realtime policy, perhaps: syscalls.c */
+		wss_engine_cpu_release(true);
+		break;
 	case SYS_getrandom: /* where the C library has no getrandom (CPython) */
 		return getrandom((void *)a[0], (size_t)a[1], (unsigned)a[2]);
 	}

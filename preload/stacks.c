@@ -163,6 +163,9 @@ WSS_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restr
 {
 	if (!__atomic_load_n(&real_pthread_create, __ATOMIC_ACQUIRE))
 		resolve_pthread_create(); /* before the constructor: a library's own */
+	/* The program is no longer single-threaded (and its new thread may
+	 * be realtime): the engine thread goes back to its CPUs. */
+	wss_engine_cpu_release(false);
 	__typeof__(real_pthread_create) real = real_pthread_create;
 	/* glibc reads the attributes (and their extension: CPU set, signal
 	 * mask) with every signal blocked, around the clone, and writes *t:

@@ -13,6 +13,8 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
@@ -42,7 +44,8 @@
 	X(accept) X(accept4) X(getsockname) X(getpeername) X(getsockopt) X(setsockopt) \
 	X(getdents64) X(uname) X(getrlimit) X(prlimit) X(getrusage) X(ioctl) \
 	X(stat64) X(fstat64) X(lstat64) X(fstatat64) X(statfs) X(fstatfs) X(statfs64) X(fstatfs64) \
-	X(statvfs) X(fstatvfs) X(statvfs64) X(fstatvfs64) X(getrandom) X(getentropy)
+	X(statvfs) X(fstatvfs) X(statvfs64) X(fstatvfs64) X(getrandom) X(getentropy) \
+	X(sched_setscheduler) X(pthread_setschedparam)
 SYS_FUNCS(WSS_REAL_DECLARE)
 
 void wss_syscalls_init(void) { SYS_FUNCS(WSS_REAL_RESOLVE) }
@@ -85,6 +88,28 @@ static void unpin(pinset_t *ps)
 #define P(p, len) pin(&ps_, (p), (len))
 #define PS(str) pin_str(&ps_, (str))
 #define SOCKLEN(lp) ((lp) ? *(lp) : 0)
+
+/* A realtime policy: the engine thread, held to a single-threaded
+ * program's CPU (engine/clock.c), would never run behind it. */
+static bool realtime(int policy)
+{
+	policy &= ~SCHED_RESET_ON_FORK;
+	return policy == SCHED_FIFO || policy == SCHED_RR || policy == 6; /* SCHED_DEADLINE */
+}
+
+WSS_EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_param *p)
+{
+	if (realtime(policy))
+		wss_engine_cpu_release(true);
+	CALL(int, sched_setscheduler, (pid, policy, p), P(p, sizeof *p));
+}
+
+WSS_EXPORT int pthread_setschedparam(pthread_t t, int policy, const struct sched_param *p)
+{
+	if (realtime(policy))
+		wss_engine_cpu_release(true);
+	CALL(int, pthread_setschedparam, (t, policy, p), P(p, sizeof *p));
+}
 
 WSS_EXPORT char *getcwd(char *buf, size_t n) { CALL(char *, getcwd, (buf, n), P(buf, n)); }
 WSS_EXPORT ssize_t readlink(const char *restrict path, char *restrict buf, size_t n)

@@ -38,7 +38,7 @@ same() {
 	ok $? "$m: profile $([ -n "$prefix" ] && echo "a valid prefix" || echo complete)"
 }
 
-plan 103
+plan 108
 
 # ---- signals -------------------------------------------------------------
 same altstack 0
@@ -170,7 +170,40 @@ if [ "$(nproc)" -ge 2 ]; then
 	c=$(engine_cpus $p0)
 	wait $p0
 	is "$c" "$one" "taskset -c $one: the engine thread stays in the program's mask"
+	# A mask given from outside later (taskset -a -p), then a thread: the
+	# engine goes to the CPUs of the thread that starts it, not back to
+	# the ones it started with.
+	WSS_SESSION_OUTPUT="$TMP/placet.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/placement" thread >"$TMP/placet.out" &
+	pt=$!
+	wait_ready "$TMP/placet.out"
+	taskset -a -p -c "$one" $pt >/dev/null
+	sleep 0.7
+	c=$(engine_cpus $pt | sort -u | tr '\n' ' ')
+	wait $pt
+	is "$c" "$one " "taskset -a -p -c $one, then a thread: every thread but main (the engine too) on $one"
 else
-	skip 4 "one CPU: the engine thread has nowhere else to run"
+	skip 5 "one CPU: the engine thread has nowhere else to run"
 fi
+# A program that turns realtime (SCHED_FIFO) while the engine is held to its
+# CPU: the engine is let go first, and goes on ticking (held behind the
+# program, it took 1 sample in 0.4 s at 10 ms, and a read(2) into a tracked
+# buffer waited 0.9 s for it).
+WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/rt.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
+	timeout -k 5 30 "$PROGS/placement" rt 0.4 >"$TMP/rt.out" 2>&1
+st=$?
+if grep -q '^no-rt' "$TMP/rt.out"; then
+	skip 2 "SCHED_FIFO refused here"
+else
+	is "$st" 0 "a realtime program runs to its end"
+	n=$(grep -c '"type":"sample"' "$TMP/rt.jsonl")
+	between "$n" 10 100 "a realtime program: the engine still ticks ($n samples in 0.4 s at 10 ms; $(cat "$TMP/rt.out"))"
+fi
+# sched_setaffinity refused (a seccomp filter, an SELinux domain without
+# setsched): the engine starts anyway, unplaced.
+WSS_SESSION_OUTPUT="$TMP/noaff.jsonl" LD_PRELOAD="$WSS_LIB" \
+	"$PROGS/placement" noaffinity "$PROGS/spinner" 0.3 64 >"$TMP/noaff.out" 2>"$TMP/noaff.err"
+is "$?" 3 "sched_setaffinity refused: the program runs as natively" || sed 's/^/# /' "$TMP/noaff.err" | head -3
+$PROFILE check "$TMP/noaff.jsonl"
+ok $? "sched_setaffinity refused: the profile is complete"
 done_testing
