@@ -57,9 +57,11 @@ void *pvalloc(size_t n);
  * jemalloc's slow path and back (its reentrancy guard): bench/mallocheavy
  * (5 % of its allocations between 512 B and 64 KiB) ran 701 ms with
  * nothing armed against 655 in jemalloc's own arena, 621 natively; 570
- * with this cache, for 0.5 MiB more of peak RSS.  At most 20 objects of
- * each of the four classes added (40-64 KiB), per thread, and jemalloc's
- * cache GC returns what a thread stops using. */
+ * with this cache, for 0.5 MiB more of peak RSS.  The worst case is 20
+ * objects of each of the four classes added (40-64 KiB) per thread, 4.1
+ * MiB, on top of jemalloc's own 2.4 MiB for 16-32 KiB; its cache GC runs
+ * on the thread's own allocations, so a parked thread keeps what it
+ * cached.  MALLOC_CONF, read after this, can set it back. */
 __attribute__((visibility("hidden"))) const char *wss_je_malloc_conf = "oversize_threshold:0,tcache_max:65536";
 
 /* ---- jemalloc's system calls ------------------------------------------ */
