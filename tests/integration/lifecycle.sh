@@ -174,11 +174,17 @@ if [ "$(nproc)" -ge 2 ]; then
 	# engine goes to the CPUs of the thread that starts it, not back to
 	# the ones it started with.
 	WSS_SESSION_OUTPUT="$TMP/placet.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
-		"$PROGS/placement" thread >"$TMP/placet.out" &
+		"$PROGS/placement" thread "$TMP/placet.go" >"$TMP/placet.out" &
 	pt=$!
 	wait_ready "$TMP/placet.out"
 	taskset -a -p -c "$one" $pt >/dev/null
-	sleep 0.7
+	sleep 0.1
+	: >"$TMP/placet.go"
+	i=0
+	while ! grep -q '^thread' "$TMP/placet.out" && [ $i -lt 1000 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
 	c=$(engine_cpus $pt | sort -u | tr '\n' ' ')
 	wait $pt
 	is "$c" "$one " "taskset -a -p -c $one, then a thread: every thread but main (the engine too) on $one"

@@ -4,7 +4,9 @@
  *                          that is refused), then compute for SECONDS with a
  *                          read(2) into a heap buffer now and then; prints the
  *                          slowest read in ms
- *   placement thread       print "ready", wait 0.4 s, run a thread for 0.5 s
+ *   placement thread FILE  print "ready", wait until FILE exists (10 s at
+ *                          most), run a thread for 0.5 s (it prints
+ *                          "thread" first)
  *   placement noaffinity PROG [ARGS]  run PROG with sched_setaffinity refused
  *                          (EPERM, by a seccomp filter) */
 #include <errno.h>
@@ -31,6 +33,8 @@ static double now(void)
 
 static void *sleeper(void *a)
 {
+	printf("thread\n");
+	fflush(stdout);
 	usleep(500000);
 	return a;
 }
@@ -67,10 +71,11 @@ int main(int argc, char **argv)
 		printf("worst read %.0f ms\n", worst * 1e3);
 		return 0;
 	}
-	if (argc == 2 && strcmp(argv[1], "thread") == 0) {
+	if (argc == 3 && strcmp(argv[1], "thread") == 0) {
 		printf("ready\n");
 		fflush(stdout);
-		usleep(400000);
+		for (int i = 0; i < 1000 && access(argv[2], F_OK) != 0; i++)
+			usleep(10000);
 		pthread_t t;
 		if (pthread_create(&t, NULL, sleeper, NULL))
 			return 1;
@@ -93,6 +98,6 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 127;
 	}
-	fprintf(stderr, "usage: placement rt SECONDS | thread | noaffinity PROG [ARGS]\n");
+	fprintf(stderr, "usage: placement rt SECONDS | thread FILE | noaffinity PROG [ARGS]\n");
 	return 2;
 }
