@@ -173,7 +173,8 @@ static void print_session(const wss_profile_t *p, FILE *out)
 	if (next)
 		fprintf(out, "\nexec'd     this program exec'd; the next image's profile is %s", next);
 	if (others)
-		fprintf(out, "\nsession    %zu more process%s noted, %zu with a profile (wss report --html %s shows the tree)",
+		fprintf(out,
+			"\nsession    %zu more process%s noted, %zu with a profile (wss report --html OUT.html %s shows the tree)",
 			others, others == 1 ? "" : "es", with, p->path);
 }
 
@@ -236,6 +237,20 @@ static void print_header(const wss_profile_t *p, FILE *out)
 	}
 	fputs("\ninterval   ", out);
 	print_duration_ns(out, p->interval_ns);
+	/* Ticks much later than asked (the stderr summary says it too:
+	 * engine/output.c): the engine thread got no CPU in time. */
+	int64_t late = 0, prev = 0;
+	for (size_t k = 0; p->time_base && !strcmp(p->time_base, "wall") && k < p->nsamples; k++) {
+		if (p->samples[k].final)
+			break;
+		if (p->samples[k].t_ns - prev > late)
+			late = p->samples[k].t_ns - prev;
+		prev = p->samples[k].t_ns;
+	}
+	if (p->interval_ns > 0 && late > 2 * p->interval_ns && late > p->interval_ns + 200000000) {
+		fprintf(out, "; ticks came late: the longest interval lasted %" PRId64 " ms", late / 1000000);
+		fputs(" (the engine thread got no CPU in time: a realtime program on its CPUs, or a loaded machine)", out);
+	}
 	fputs("\nwindow     ", out);
 	print_duration_ns(out, p->window_ns);
 	fprintf(out, " (%" PRId64 " interval%s)", p->window_intervals, p->window_intervals == 1 ? "" : "s");

@@ -123,6 +123,7 @@ typedef struct wss_engine {
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
 	uint64_t change_debt_ns;  /* changes' cost not yet paid back from unused budget (sampling.c) */
+	uint64_t late_max_ns;     /* the longest interval a wall-clock tick ended (tick.c) */
 	/* sampling.c */
 	uint64_t seed;            /* the session's membership seed */
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */

@@ -291,6 +291,26 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	} else if (summary && sum->lower_bound) {
 		wss_out_say("exact tracking ran out of VMAs and opened coarse blocks: the counts are lower bounds", "");
 	}
+	/* Ticks much later than asked: the engine thread got no CPU (a
+	 * realtime program holding the CPUs it may use, a loaded machine),
+	 * and the intervals are longer than the header says.  Not for the
+	 * lateness a loaded machine gives a 1 ms interval. */
+	uint64_t iv = E.set.interval_ns;
+	if (summary && E.late_max_ns > 2 * iv && E.late_max_ns > iv + 200000000ULL) {
+		char line[240];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_fmt_str(&f, "ticks came late: the longest interval lasted ");
+		wss_fmt_u64(&f, E.late_max_ns / 1000000);
+		wss_fmt_str(&f, " ms against ");
+		if (iv % 1000000 == 0)
+			wss_fmt_u64(&f, iv / 1000000);
+		else
+			wss_fmt_fixed(&f, iv / 1000, 3);
+		wss_fmt_str(&f, " ms asked (the engine thread got no CPU in time: a realtime program on its CPUs, or a "
+				"loaded machine)");
+		wss_out_say(wss_fmt_cstr(&f), "");
+	}
 	if (summary && sum->huge_n) {
 		char line[200];
 		wss_fmt_t f;

@@ -179,6 +179,13 @@ static void tick_locked(bool final)
 	if (!final)
 		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
 				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
+	/* How late a tick of the clock came (the stderr summary says so
+	 * when much later than asked: output.c). */
+	if (!final && E.set.time_base == WSS_ENGINE_WALL) {
+		uint64_t len = t_start - (E.prev_tick_at ? E.prev_tick_at : E.t0_ns);
+		if (len > E.late_max_ns)
+			E.late_max_ns = len;
+	}
 	E.prev_tick_at = t_start;
 	/* Interval k's touched list (fault.c), taken after the drain: at a
 	 * steady level, the tick re-arms and harvests its pages alone, one

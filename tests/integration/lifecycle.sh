@@ -38,7 +38,7 @@ same() {
 	ok $? "$m: profile $([ -n "$prefix" ] && echo "a valid prefix" || echo complete)"
 }
 
-plan 108
+plan 110
 
 # ---- signals -------------------------------------------------------------
 same altstack 0
@@ -195,8 +195,8 @@ fi
 # CPU: the engine is let go first, and goes on ticking (held behind the
 # program, it took 1 sample in 0.4 s at 10 ms, and a read(2) into a tracked
 # buffer waited 0.9 s for it).
-WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/rt.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
-	timeout -k 5 30 "$PROGS/placement" rt 0.4 >"$TMP/rt.out" 2>&1
+timeout -k 5 30 env WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/rt.jsonl" WSS_REPORT_SUMMARY=false \
+	LD_PRELOAD="$WSS_LIB" "$PROGS/placement" rt 0.4 >"$TMP/rt.out" 2>&1
 st=$?
 if grep -q '^no-rt' "$TMP/rt.out"; then
 	skip 2 "SCHED_FIFO refused here"
@@ -204,6 +204,24 @@ else
 	is "$st" 0 "a realtime program runs to its end"
 	n=$(grep -c '"type":"sample"' "$TMP/rt.jsonl")
 	between "$n" 10 100 "a realtime program: the engine still ticks ($n samples in 0.4 s at 10 ms; $(cat "$TMP/rt.out"))"
+fi
+# A realtime program alone on its only CPU leaves the engine thread only
+# what the kernel's realtime throttling gives others (5 % of a second):
+# the stderr summary says the ticks came late.
+if [ -n "$one" ]; then
+	timeout -k 5 30 taskset -c "$one" env WSS_SESSION_OUTPUT="$TMP/rt1.jsonl" LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/placement" rt 1.2 >"$TMP/rt1.out" 2>"$TMP/rt1.err"
+	if grep -q '^no-rt' "$TMP/rt1.out"; then
+		skip 2 "SCHED_FIFO refused here"
+	else
+		grep -q '^wss: ticks came late: the longest interval lasted [0-9]* ms against 100 ms asked' "$TMP/rt1.err"
+		ok $? "a realtime program alone on its CPU: the summary says the ticks came late" ||
+			sed 's/^/# /' "$TMP/rt1.err" | head -3
+		$WSS report "$TMP/rt1.jsonl" | grep -q '^interval   100 ms; ticks came late: the longest interval lasted [0-9]* ms'
+		ok $? "... and so does wss report"
+	fi
+else
+	skip 2 "one CPU"
 fi
 # sched_setaffinity refused (a seccomp filter, an SELinux domain without
 # setsched): the engine starts anyway, unplaced.
