@@ -6,6 +6,7 @@
 #include "engine/internal.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 
 /* ---- pins: buffers the kernel is about to access -------------------------
  * A system call given a buffer on an armed page fails with EFAULT.  The
@@ -22,6 +23,14 @@
 #define PIN_SLOTS 4096
 static wss_page_t pins[PIN_SLOTS]; /* cur = start, prev = end | thread slot << 48 */
 static uint32_t arm_gen;
+/* Pinners waiting for an arming section to end, asleep on arm_gen: a
+ * spin with sched_yield never let the engine run where a realtime thread
+ * of the program waited on its CPU (a SCHED_FIFO program's read(2) took
+ * 0.9 s, the kernel's realtime throttling period).  Either the pinner
+ * sees the section end before it sleeps (the futex compares arm_gen), or
+ * wss_arm_end sees it counted (both seq_cst) and wakes it; the timeout is
+ * a bound, not a mechanism. */
+static uint32_t arm_waiters;
 
 static bool any_tracked(uintptr_t s, uintptr_t e)
 {
@@ -111,9 +120,13 @@ int wss_engine_pin(const void *buf, size_t len)
 	if (i < 0)
 		return -1;
 	uint32_t g = __atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST);
-	if (g & 1)
+	if (g & 1) {
+		__atomic_add_fetch(&arm_waiters, 1, __ATOMIC_SEQ_CST);
+		struct timespec ts = {0, 10000000};
 		while (__atomic_load_n(&arm_gen, __ATOMIC_SEQ_CST) == g)
-			wss_sys_sched_yield();
+			wss_sys_futex(&arm_gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
+		__atomic_sub_fetch(&arm_waiters, 1, __ATOMIC_SEQ_CST);
+	}
 	/* Sampled, and no member of the level in force in the buffer: nothing
 	 * in it is armed, and nothing in it counts in this interval's sample
 	 * (a sample's members are members of every level of its window), so
@@ -192,7 +205,12 @@ void wss_arm_begin(void)
 	}
 }
 
-void wss_arm_end(void) { __atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST); }
+void wss_arm_end(void)
+{
+	__atomic_add_fetch(&arm_gen, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&arm_waiters, __ATOMIC_SEQ_CST))
+		wss_sys_futex(&arm_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
 
 /* Arm [s, e) except the pinned parts.  Returns non-zero on error. */
 int wss_arm_unpinned(uintptr_t s, uintptr_t e)

@@ -4,6 +4,7 @@
  *                          that is refused), then compute for SECONDS with a
  *                          read(2) into a heap buffer now and then; prints the
  *                          slowest read in ms
+ *   placement rtspin SECONDS  the same, computing only (no system call)
  *   placement thread FILE  print "ready", wait until FILE exists (10 s at
  *                          most), run a thread for 0.5 s (it prints
  *                          "thread" first)
@@ -41,6 +42,20 @@ static void *sleeper(void *a)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[1], "rtspin") == 0) {
+		double secs = atof(argv[2]);
+		struct sched_param sp = {.sched_priority = 1};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			printf("no-rt\n");
+			return 0;
+		}
+		volatile double x = 0;
+		for (double t0 = now(); now() - t0 < secs;)
+			for (int k = 0; k < 10000; k++)
+				x += k;
+		printf("done\n");
+		return 0;
+	}
 	if (argc >= 3 && strcmp(argv[1], "rt") == 0) {
 		double secs = atof(argv[2]);
 		size_t n = 16 << 20;
@@ -98,6 +113,6 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 127;
 	}
-	fprintf(stderr, "usage: placement rt SECONDS | thread FILE | noaffinity PROG [ARGS]\n");
+	fprintf(stderr, "usage: placement rt|rtspin SECONDS | thread FILE | noaffinity PROG [ARGS]\n");
 	return 2;
 }
