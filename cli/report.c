@@ -620,31 +620,82 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 /* The whole run's first-touch sites, at most this many in the text. */
 #define REPORT_SITES 10
 
+/* A source location of the text's site list: the sites (instructions)
+ * whose line reads the same, summed. */
+typedef struct {
+	char *text;
+	int64_t pages;
+} site_line_t;
+
+static int by_pages_desc(const void *a, const void *b)
+{
+	const site_line_t *x = a, *y = b;
+	return x->pages < y->pages ? 1 : x->pages > y->pages ? -1 : strcmp(x->text, y->text);
+}
+
 static int print_run_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 {
 	int64_t all = p->sites_other;
 	for (size_t k = 0; k < p->nsites; k++)
 		all += p->sites[k].pages;
-	fprintf(out, "First touches by site, whole run (%zu site%s, %" PRId64 " first touches)\n", p->nsites,
-		p->nsites == 1 ? "" : "s", all);
-	if (wss_load_sampled(p))
-		fputs("(a sampled run: first touches of the sampled pages)\n", out);
+	/* Each site as its line reads: the touching statement (innermost,
+	 * inlined or not) and, inlined, where (else one function inlined in
+	 * two places reads as two identical lines); instructions of one
+	 * statement (an unrolled loop's) are one line, their pages summed. */
+	site_line_t *v = calloc(p->nsites ? p->nsites : 1, sizeof *v);
+	if (!v)
+		return ENOMEM;
+	size_t nv = 0;
+	int r = 0;
 	frames_t fr = {NULL, 0, 0};
-	for (size_t k = 0; k < p->nsites && k < REPORT_SITES; k++) {
-		const wss_site_t *site = &p->sites[k];
-		fprintf(out, "  %10" PRId64 "  %5.1f %%  ", site->pages, all ? 100.0 * (double)site->pages / (double)all : 0.0);
+	for (size_t k = 0; k < p->nsites && !r; k++) {
 		fr.n = 0;
-		if (wss_sym_frames(syms, site->pc, false, &fr.f, &fr.n, &fr.cap)) {
-			free(fr.f);
-			return ENOMEM;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = NULL;
+		if (wss_sym_frames(syms, p->sites[k].pc, false, &fr.f, &fr.n, &fr.cap) ||
+		    !(m = open_memstream(&text, &len))) {
+			r = ENOMEM;
+			break;
 		}
-		print_frame(out, &fr.f[0]); /* the touching statement (innermost, inlined or not) */
-		fputc('\n', out);
+		print_frame(m, &fr.f[0]);
+		if (fr.f[0].inlined && fr.n > 1) {
+			fputs(" in ", m);
+			print_frame(m, &fr.f[1]);
+		}
+		if (fclose(m) || !text) {
+			free(text);
+			r = ENOMEM;
+			break;
+		}
+		size_t j = 0;
+		while (j < nv && strcmp(v[j].text, text))
+			j++;
+		if (j < nv) {
+			free(text);
+		} else {
+			v[nv].text = text;
+			nv++;
+		}
+		v[j].pages += p->sites[k].pages;
 	}
-	if (p->nsites > REPORT_SITES)
-		fprintf(out, "  (%zu more sites: wss report --json lists them all)\n", p->nsites - REPORT_SITES);
 	free(fr.f);
-	return 0;
+	if (!r) {
+		qsort(v, nv, sizeof *v, by_pages_desc);
+		fprintf(out, "First touches by site, whole run (%zu site%s, %" PRId64 " first touches)\n", p->nsites,
+			p->nsites == 1 ? "" : "s", all);
+		if (wss_load_sampled(p))
+			fputs("(a sampled run: first touches of the sampled pages)\n", out);
+		for (size_t j = 0; j < nv && j < REPORT_SITES; j++)
+			fprintf(out, "  %10" PRId64 "  %5.1f %%  %s\n", v[j].pages,
+				all ? 100.0 * (double)v[j].pages / (double)all : 0.0, v[j].text);
+		if (nv > REPORT_SITES)
+			fprintf(out, "  (%zu more source lines: wss report --json lists every site)\n", nv - REPORT_SITES);
+	}
+	for (size_t j = 0; j < nv; j++)
+		free(v[j].text);
+	free(v);
+	return r;
 }
 
 static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)

@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 93
+plan 94
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -412,4 +412,17 @@ ok $? "the first peak's top site is sweep <- burst <- main, with file:line"
 WSS_PEAKS_SENSITIVITY=1 WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/pr.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 1 >/dev/null 2>&1
 "$WSS" report "$TMP/pr.jsonl" 2>/dev/null | grep -q "touch_pages ($src_re/pageramp.c:"
 ok $? "a real pageramp report names touch_pages (pageramp.c) among the first-touch sites"
+# touch_pages is inlined into main twice (at -O2): each site says where,
+# and no two of the list's lines read alike (the instructions of one
+# source line are one line).
+"$WSS" report "$TMP/pr.jsonl" 2>/dev/null | awk '/^First touches by site/ { on = 1; next } on && /^$/ { exit }
+	on && /^ +[0-9]+ +[0-9.]+ %  / { sub(/^ +[0-9]+ +[0-9.]+ %  /, ""); print }' >"$TMP/pr.sites"
+n=$(wc -l <"$TMP/pr.sites")
+u=$(sort -u "$TMP/pr.sites" | wc -l)
+if grep -q '\[inlined\]' "$TMP/pr.sites"; then
+	is "$u" "$n" "the first-touch sites' lines are all different ($n), an inlined one naming where it was inlined" ||
+		sed 's/^/# /' "$TMP/pr.sites"
+else
+	skip 1 "no inlined first-touch site in this build of pageramp"
+fi
 done_testing
