@@ -416,6 +416,15 @@ static void half_width_pct(wss_fmt_t *f, uint64_t est, wss_profile_ci_t ci)
 	wss_fmt_fixed(f, est ? (half_width(est, ci) * 1000 + est / 2) / est : 0, 1);
 }
 
+/* The same for an average in tenths of a page (a, as the record writes
+ * it: wss report computes its ± from that, and a rounded average of 0.2
+ * pages made the two disagree). */
+static void half_width_pct_tenths(wss_fmt_t *f, uint64_t a, wss_profile_ci_t ci)
+{
+	wss_profile_ci_t c10 = {ci.lo * 10, ci.hi * 10};
+	wss_fmt_fixed(f, a ? (half_width(a, c10) * 1000 + a / 2) / a : 0, 1);
+}
+
 static void interval(wss_fmt_t *f, wss_profile_ci_t ci)
 {
 	wss_fmt_ch(f, '[');
@@ -445,10 +454,9 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 	wss_fmt_str(f, " pages");
 	if (sampled && s->samples) {
 		wss_profile_ci_t avg = {st->sum_lo / s->samples, (st->sum_hi + s->samples - 1) / s->samples};
-		uint64_t avg_est = (st->sum + s->samples / 2) / s->samples;
 		/* An estimate of 0 with room above it has no relative error:
 		 * then the three intervals themselves, in pages. */
-		if ((!avg_est && avg.hi) || (!st->peak && st->peak_ci.hi) || (!st->total && st->total_ci.hi)) {
+		if ((!a && avg.hi) || (!st->peak && st->peak_ci.hi) || (!st->total && st->total_ci.hi)) {
 			wss_fmt_str(f, ", 95 % intervals ");
 			interval(f, avg);
 			wss_fmt_ch(f, '/');
@@ -457,7 +465,7 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 			interval(f, st->total_ci);
 		} else {
 			wss_fmt_str(f, " \u00b1 ");
-			half_width_pct(f, avg_est, avg);
+			half_width_pct_tenths(f, a, avg);
 			wss_fmt_ch(f, '/');
 			half_width_pct(f, st->peak, st->peak_ci);
 			wss_fmt_ch(f, '/');

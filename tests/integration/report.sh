@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 94
+plan 95
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -425,4 +425,11 @@ if grep -q '\[inlined\]' "$TMP/pr.sites"; then
 else
 	skip 1 "no inlined first-touch site in this build of pageramp"
 fi
+# The stderr summary's ± on each average is wss report's (a read average
+# of 0.2 pages, rounded to 0 on stderr, read 615.8 % there, 597.4 % here).
+WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=1/8 WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/pm.jsonl" \
+	LD_PRELOAD="$WSS_LIB" "$PROGS/pageramp" 1 >/dev/null 2>"$TMP/pm.err"
+a=$(sed -n 's/^wss: \(data\|read\|write\) avg.* ± \([0-9.]*\)\/.*/\2/p' "$TMP/pm.err" | tr '\n' ' ')
+b=$("$WSS" report "$TMP/pm.jsonl" 2>/dev/null | sed -n 's/^  avg .* ± \([0-9.]*\) %.*/\1/p' | head -3 | tr '\n' ' ')
+is "$a$(echo $a | wc -w)" "${b}3" "the averages' ± on stderr are wss report's ($a)"
 done_testing
