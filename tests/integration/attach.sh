@@ -12,9 +12,7 @@ A=$PROGS/attachee
 # 1. Unharmed: the same output and status as a run nobody attached to.
 "$A" 0.5 2 4 500,2000 >"$TMP/alone.out" 2>/dev/null
 alone=$?
-"$A" 0.5 2 4 500,2000 >"$TMP/att.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/att.out" || bail "attachee did not start"
+start_ready att "$A" 0.5 2 4 500,2000
 "$WSS" attach --method refbits --interval 100ms --duration 1s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
 is $? 0 "wss attach --duration 1s exits 0" || sed 's/^/# /' "$TMP/a1.err"
 wait $pid
@@ -33,9 +31,7 @@ grep -q "^backend *refbits (wss attach --method refbits" "$TMP/a1.txt"; ok $? "a
 # 1.5 s each; attached from start to exit.  A sample inside a phase counts
 # the phase's pages plus the few the program's stacks and the C library's
 # data touch (docs/attach.md: +0 to +64 pages).
-"$A" 1.5 1 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
-pid=$!
-wait_ready "$TMP/ph.out" || bail "attachee did not start"
+start_ready ph "$A" 1.5 1 4 1000,4000,2000
 "$WSS" attach --method refbits --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
 is $? 0 "attached until the process exited: exit 0"
 wait $pid
@@ -86,9 +82,7 @@ assert m["name"] == "[anon]" and m["pages"] >= 1000, m' "$TMP/ph.jsonl"
 ok $? "no code series, one thread slot (tid 0), and the largest mapping is the program's buffer"
 
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
-"$A" 0.2 40 2 300,600 >"$TMP/many.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/many.out" || bail "attachee did not start"
+start_ready many "$A" 0.2 40 2 300,600
 fails=0
 for i in $(seq 1 20); do
 	"$WSS" attach --method refbits --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>/dev/null || fails=$((fails + 1))
@@ -100,9 +94,7 @@ is $? 3 "the program then exits as it would"
 grep -q "^done: 40 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
 
 # 4. Interrupted: SIGINT ends it with a final sample and the summary.
-"$A" 0.5 4 2 100 >"$TMP/int.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/int.out" || bail "attachee did not start"
+start_ready int "$A" 0.5 4 2 100
 "$WSS" attach --method refbits --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
 apid=$!
 sleep 0.5
@@ -113,9 +105,7 @@ grep -q '"attach_end":"interrupted"' "$TMP/int.jsonl"; ok $? "and its summary sa
 wait $pid
 
 # 4b. The duration ending inside an interval: that last sample is final.
-"$A" 0.5 4 1 100 >"$TMP/fin.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/fin.out" || bail "attachee did not start"
+start_ready fin "$A" 0.5 4 1 100
 "$WSS" attach --method refbits --interval 200ms --duration 500ms -o "$TMP/fin.jsonl" $pid 2>/dev/null
 is "$(python3 -c 'import json,sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"sample\"" in l]

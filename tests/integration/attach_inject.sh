@@ -18,9 +18,7 @@ nfds() { ls "/proc/$1/fd" | wc -l; }
 # 1. Unharmed: the same output and status as a run nobody attached to.
 "$A" 0.5 4 4 500,2000 >"$TMP/alone.out" 2>/dev/null
 alone=$?
-"$A" 0.5 4 4 500,2000 >"$TMP/att.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/att.out" || bail "attachee did not start"
+start_ready att "$A" 0.5 4 4 500,2000
 fds0=$(nfds $pid)
 "$WSS" attach --interval 100ms --duration 2s -o "$TMP/a1.jsonl" $pid 2>"$TMP/a1.err"
 is $? 0 "wss attach --duration 2s exits 0" || sed 's/^/# /' "$TMP/a1.err"
@@ -45,9 +43,7 @@ is $? 0 "wss report reads it"
 # attached from start to exit (exact mode: tap.sh).  Writes are exact: a sample inside a phase counts its pages exactly; a sample
 # across a phase change counts the main thread's 3 pages of its own (the
 # phase variable, stdio).
-"$A" 1.5 2 4 1000,4000,2000 >"$TMP/ph.out" 2>"$TMP/ph.err" &
-pid=$!
-wait_ready "$TMP/ph.out" || bail "attachee did not start"
+start_ready ph "$A" 1.5 2 4 1000,4000,2000
 "$WSS" attach --interval 100ms -o "$TMP/ph.jsonl" $pid 2>"$TMP/ph.aerr"
 is $? 0 "attached until the process exited: exit 0"
 wait $pid
@@ -150,9 +146,7 @@ is "$(tail -1 "$TMP/trap.out")" "done: 1 SIGTRAP, handler kept" "a SIGTRAP handl
 is "$(tail -1 "$TMP/trapign.out")" "done: SIGTRAP still ignored" "SIGTRAP ignored: still ignored"
 
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
-"$A" 0.2 60 2 300,600 >"$TMP/many.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/many.out" || bail "attachee did not start"
+start_ready many "$A" 0.2 60 2 300,600
 fds0=$(nfds $pid)
 fails=0
 for i in $(seq 1 20); do
@@ -168,9 +162,7 @@ is $? 3 "the program then exits as it would"
 grep -q "^done: 60 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
 
 # 4. Interrupted: SIGINT ends it with a final sample and the summary.
-"$A" 0.5 4 2 100 >"$TMP/int.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/int.out" || bail "attachee did not start"
+start_ready int "$A" 0.5 4 2 100
 "$WSS" attach --interval 50ms -o "$TMP/int.jsonl" $pid 2>/dev/null &
 apid=$!
 sleep 0.5
@@ -183,9 +175,7 @@ is $? 3 "the program exits as it would"
 
 # 4b. A second SIGINT while wss attach detaches: the detach finishes
 # (the stop signals stay blocked until the thread is given back).
-"$A" 2 1 2 500 >"$TMP/int2.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/int2.out" || bail "attachee did not start"
+start_ready int2 "$A" 2 1 2 500
 "$WSS" attach --interval 50ms -o "$TMP/int2.jsonl" $pid 2>/dev/null &
 apid=$!
 sleep 0.6
@@ -199,9 +189,7 @@ is $? 3 "the program exits as it would"
 
 # 5. wss attach killed: the engine in the process ends the profile and
 # stops tracking by itself; the program runs on.
-"$A" 0.3 6 2 200 >"$TMP/k.out" 2>/dev/null &
-pid=$!
-wait_ready "$TMP/k.out" || bail "attachee did not start"
+start_ready k "$A" 0.3 6 2 200
 "$WSS" attach --interval 50ms -o "$TMP/k.jsonl" $pid 2>/dev/null &
 apid=$!
 sleep 0.5

@@ -38,6 +38,16 @@ wait_ready() {
 		sleep 0.01
 	done
 }
+# start_ready NAME CMD...: CMD in the background, its stdout in
+# $TMP/NAME.out and its stderr in $TMP/NAME.err, its pid in $pid; returns
+# once it printed "ready", bails if it never does.
+start_ready() {
+	_tap_name=$1
+	shift
+	"$@" >"$TMP/$_tap_name.out" 2>"$TMP/$_tap_name.err" &
+	pid=$!
+	wait_ready "$TMP/$_tap_name.out" || bail "$1 did not start"
+}
 done_testing() {
 	[ "$_tap_plan" -lt 0 ] && echo "1..$_tap_n" && _tap_plan=$_tap_n
 	[ "$_tap_failed" -eq 0 ] && [ "$_tap_n" -eq "$_tap_plan" ] && exit 0
