@@ -495,19 +495,38 @@ static int open_output(const char *path)
 
 /* Why the target's memory went away: it exited, or it exec'd (the /proc
  * files opened at the start belong to the image that was running; the
- * new program is not measured: it may not be one this user may watch). */
+ * new program is not measured: it may not be one this user may watch).
+ * An exiting process gives up its memory before it becomes a zombie: in
+ * between, its state reads R, S or D and only the flags say it is exiting
+ * (PF_EXITING); it was once taken for an exec.  A thread exec'ing from a
+ * multi-threaded process takes the pid over from an exiting leader: so an
+ * exiting task is watched until it is a zombie, gone, or a new program
+ * under the same pid. */
+#define WSS_PF_EXITING 0x4u /* include/linux/sched.h */
+
 static const char *process_gone(pid_t pid)
 {
-	char path[64], buf[512];
+	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return "the process exited";
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' ? "the process exec'd" : "the process exited";
+	for (int tries = 0; tries < 400; tries++) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return "the process exited";
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		const char *p = strrchr(buf, ')');
+		char state;
+		unsigned flags;
+		/* state ppid pgrp session tty_nr tpgid flags */
+		if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2 || state == 'Z' ||
+		    state == 'X' || state == 'x')
+			return "the process exited";
+		if (!(flags & WSS_PF_EXITING))
+			return "the process exec'd";
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+	return "the process exited";
 }
 
 static int parse_duration(const char *v, uint64_t *ns)

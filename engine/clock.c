@@ -125,10 +125,38 @@ static bool engine_allowed_ok;
 static int engine_cpu = -1; /* the CPU the engine is held to, or -1 */
 /* For wss_engine_cpu_release, from the program's threads: the mask the
  * engine started with (written before the engine thread exists), the CPU
- * it is held to (atomic), and a count of releases asked (atomic). */
+ * it is held to, and a count of releases asked.
+ *
+ * A release and a placement exclude each other (place_lock, a futex: a
+ * releaser that meets the engine placing sleeps, and the engine runs).
+ * Without it they raced: the engine read its mask, a release set the
+ * engine's mask to the creating thread's, then the engine set its own
+ * from what it had read, and a `taskset -a -p` given before the
+ * pthread_create was lost (lifecycle.sh, 1 run in 60 under load).  Now
+ * the engine, placing, takes the mask a release set as the one given
+ * (release_gen counts them), and a release is never undone. */
 static cpu_set_t engine_start_mask;
 static int engine_held = -1;
-static uint32_t release_gen;
+static uint32_t release_gen, place_gen;
+static int place_lock;
+/* No holding for a while after a release: the release comes before what
+ * it announces (a thread's start, a realtime policy), and the engine's
+ * reading of /proc/self/stat may predate that; none ever again once the
+ * program asked for a realtime policy. */
+static uint64_t hold_after_ns;
+static bool no_hold;
+
+static void place_enter(void)
+{
+	while (__atomic_exchange_n(&place_lock, 1, __ATOMIC_ACQUIRE))
+		wss_sys_futex(&place_lock, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void place_leave(void)
+{
+	__atomic_store_n(&place_lock, 0, __ATOMIC_RELEASE);
+	wss_sys_futex(&place_lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 /* Time-shared policies only: a realtime thread holding the CPU would
  * never let the engine run there (a SCHED_FIFO program's read(2) into a
@@ -140,21 +168,29 @@ static bool shared_policy(int policy) { return policy == SCHED_OTHER || policy =
 static bool can_hold(int cpu)
 {
 	return engine_allowed_ok && cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &engine_allowed) &&
-	       CPU_COUNT(&engine_allowed) > 1 && shared_policy(sched_getscheduler(0));
+	       CPU_COUNT(&engine_allowed) > 1 && shared_policy(sched_getscheduler(0)) &&
+	       !__atomic_load_n(&no_hold, __ATOMIC_RELAXED);
 }
 
-static void engine_place(long threads, bool main_zombie, int main_cpu, int main_policy)
+/* Engine thread, place_lock held. */
+static void engine_place_locked(long threads, bool main_zombie, int main_cpu, int main_policy)
 {
-	if (!engine_allowed_ok)
-		return;
-	/* A mask set from outside since (taskset -a -p) is the one given now. */
+	/* A mask left by a release, or set from outside since (taskset -a
+	 * -p): the one given now. */
 	cpu_set_t cur;
-	if (sched_getaffinity(0, sizeof cur, &cur) == 0 && !CPU_EQUAL(&cur, &engine_last)) {
+	uint32_t gen = __atomic_load_n(&release_gen, __ATOMIC_RELAXED);
+	if (sched_getaffinity(0, sizeof cur, &cur) == 0 && (gen != place_gen || !CPU_EQUAL(&cur, &engine_last))) {
+		if (gen != place_gen)
+			hold_after_ns = wss_clock_ns(CLOCK_MONOTONIC) + 20000000ULL;
+		place_gen = gen;
 		engine_allowed = engine_last = cur;
 		engine_cpu = -1;
+		__atomic_store_n(&engine_held, -1, __ATOMIC_RELAXED);
 	}
-	uint32_t gen = __atomic_load_n(&release_gen, __ATOMIC_SEQ_CST);
-	int want = threads == 2 && !main_zombie && shared_policy(main_policy) && can_hold(main_cpu) ? main_cpu : -1;
+	int want = threads == 2 && !main_zombie && shared_policy(main_policy) && can_hold(main_cpu) &&
+			   wss_clock_ns(CLOCK_MONOTONIC) >= hold_after_ns
+		       ? main_cpu
+		       : -1;
 	if (want == engine_cpu)
 		return;
 	cpu_set_t one;
@@ -166,23 +202,31 @@ static void engine_place(long threads, bool main_zombie, int main_cpu, int main_
 		return;
 	engine_cpu = want;
 	engine_last = *set;
-	__atomic_store_n(&engine_held, want, __ATOMIC_SEQ_CST);
-	/* A release asked meanwhile (its /proc/self/stat may predate it)
-	 * either saw engine_held set, and undid this, or came before the
-	 * store: undone here. */
-	if (want >= 0 && __atomic_load_n(&release_gen, __ATOMIC_SEQ_CST) != gen &&
-	    sched_setaffinity(0, sizeof(cpu_set_t), &engine_allowed) == 0) {
-		engine_cpu = -1;
-		engine_last = engine_allowed;
-		__atomic_store_n(&engine_held, -1, __ATOMIC_SEQ_CST);
-	}
+	__atomic_store_n(&engine_held, want, __ATOMIC_RELAXED);
 }
 
+static void engine_place(long threads, bool main_zombie, int main_cpu, int main_policy)
+{
+	if (!engine_allowed_ok)
+		return;
+	place_enter();
+	engine_place_locked(threads, main_zombie, main_cpu, main_policy);
+	place_leave();
+}
+
+/* From a program thread, before it starts another or turns realtime.
+ * Every signal is blocked while place_lock is held: a handler's own
+ * release (a raw sched_setscheduler from a signal handler) would wait for
+ * the thread it interrupted. */
 void wss_engine_cpu_release(bool realtime)
 {
-	__atomic_add_fetch(&release_gen, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&engine_held, __ATOMIC_SEQ_CST) < 0 || !E.started)
-		return;
+	if (realtime)
+		__atomic_store_n(&no_hold, true, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&E.started, __ATOMIC_ACQUIRE) || __atomic_load_n(&engine_held, __ATOMIC_RELAXED) < 0)
+		return; /* not held: its mask is the one it was given */
+	uint64_t all = ~0ULL, old;
+	wss_sys_sigmask(SIG_BLOCK, &all, &old);
+	place_enter();
 	/* To the CPUs of the thread about to start another (what it and its
 	 * new thread may use: a `taskset -a -p` since the engine started
 	 * stays in force); before a realtime policy, to the CPUs the engine
@@ -191,11 +235,18 @@ void wss_engine_cpu_release(bool realtime)
 	 * threads wait for the engine at times).  By its handle: the thread
 	 * may not have run yet (a program that turns realtime first thing),
 	 * and glibc knows its tid from the clone. */
-	cpu_set_t mine;
-	const cpu_set_t *set = &engine_start_mask;
-	if (!realtime && pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0)
-		set = &mine;
-	pthread_setaffinity_np(E.thread, sizeof(cpu_set_t), set);
+	if (__atomic_load_n(&engine_held, __ATOMIC_RELAXED) >= 0) {
+		cpu_set_t mine;
+		const cpu_set_t *set = &engine_start_mask;
+		if (!realtime && pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0)
+			set = &mine;
+		if (pthread_setaffinity_np(E.thread, sizeof(cpu_set_t), set) == 0) {
+			__atomic_store_n(&engine_held, -1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&release_gen, 1, __ATOMIC_RELAXED);
+		}
+	}
+	place_leave();
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* At each wake of the engine thread, before its work: where the program's
@@ -416,10 +467,14 @@ int wss_engine_start(void)
 	 * (engine_place): started anywhere else, the CPU it ran on would keep
 	 * the address space loaded. */
 	pthread_attr_t attr, *ap = NULL;
+	/* (a forked child's copy of the lock may have been held by the
+	 * parent's engine thread, which the child does not have) */
+	__atomic_store_n(&place_lock, 0, __ATOMIC_RELAXED);
 	engine_cpu = -1;
 	engine_allowed_ok = sched_getaffinity(0, sizeof engine_allowed, &engine_allowed) == 0;
 	engine_last = engine_start_mask = engine_allowed;
 	__atomic_store_n(&engine_held, -1, __ATOMIC_SEQ_CST);
+	place_gen = __atomic_load_n(&release_gen, __ATOMIC_RELAXED);
 	bool zombie;
 	int cpu = sched_getcpu();
 	/* (a forked child has one thread; its stat file is opened later) */
@@ -430,7 +485,10 @@ int wss_engine_start(void)
 		CPU_SET(cpu, &one);
 		if (pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0) {
 			ap = &attr;
+			/* Before the thread exists: it reads these when it places. */
 			engine_cpu = cpu;
+			engine_last = one;
+			__atomic_store_n(&engine_held, cpu, __ATOMIC_SEQ_CST);
 		} else {
 			pthread_attr_destroy(&attr);
 		}
@@ -443,11 +501,9 @@ int wss_engine_start(void)
 			 * without setsched, a CPU gone offline): unplaced, as
 			 * engine_place leaves it when refused. */
 			engine_cpu = -1;
+			engine_last = engine_allowed;
+			__atomic_store_n(&engine_held, -1, __ATOMIC_SEQ_CST);
 			r = pthread_create(&E.thread, NULL, engine_main, NULL);
-		} else {
-			CPU_ZERO(&engine_last);
-			CPU_SET(cpu, &engine_last);
-			__atomic_store_n(&engine_held, cpu, __ATOMIC_SEQ_CST);
 		}
 	}
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);

@@ -35,10 +35,10 @@ for b in mprotect hybrid uffd-wp; do
 		m=${mw%:*} want=${mw#*:}
 		d="$TMP/$b.$m"
 		mkdir -p "$d"
-		timeout -k 10 $T "$L" "$m" >"$d/native" 2>/dev/null
+		watch $T "$L" "$m" >"$d/native" 2>/dev/null
 		ns=$?
 		[ "$ns" = "$want" ] || bail "$m: native run exits $ns, want $want"
-		timeout -k 10 $T env WSS_TRACK_BACKEND=$b WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$d/%p.jsonl" \
+		watch $T env WSS_TRACK_BACKEND=$b WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$d/%p.jsonl" \
 			LD_PRELOAD="$WSS_LIB" "$L" "$m" >"$d/out" 2>"$d/err"
 		is $? "$want" "$b $m: exit status $want as natively" || sed 's/^/# /' "$d/err" | head -5
 		cmp -s "$d/out" "$d/native"
@@ -67,7 +67,7 @@ good=0 inc=0
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	d="$TMP/bus$i"
 	mkdir -p "$d"
-	timeout -k 10 $T env WSS_TRACK_BACKEND=$b WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$d/p.jsonl" \
+	watch $T env WSS_TRACK_BACKEND=$b WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$d/p.jsonl" \
 		LD_PRELOAD="$WSS_LIB" "$L" _exit-sigbus >/dev/null 2>"$d/err"
 	st=$?
 	$PROFILE check "$d/p.jsonl" && [ "$(grep -c '"type":"summary"' "$d/p.jsonl")" = 1 ]

@@ -4,22 +4,23 @@
 # preload with a 1 ms interval, so that ticks race the program), and its
 # output and exit status must be the same; the profile must be complete
 # after a normal exit and a valid prefix after a death.  Every run is under
-# `timeout`, so that a deadlock fails instead of hanging (with -k: a
-# process whose only live thread blocks SIGTERM would ignore it).
+# `watch` (tap.sh: timeout -k, and the threads' stacks of a run that
+# hangs), so that a deadlock fails instead of hanging (with -k: a process
+# whose only live thread blocks SIGTERM would ignore it).
 . "$top_srcdir/tests/tap/tap.sh"
 L=$PROGS/lifecycle
 T=120
 
 # native MODE: run natively; status in $ns, output in $TMP/MODE.native
 native() {
-	timeout -k 10 $T "$L" "$1" >"$TMP/$1.native" 2>"$TMP/$1.native.err"
+	watch $T "$L" "$1" >"$TMP/$1.native" 2>"$TMP/$1.native.err"
 	ns=$?
 }
 
 # preload MODE: run under the preload; status in $ps, output in
 # $TMP/MODE.out, stderr in $TMP/MODE.err, profile $TMP/MODE.jsonl
 preload() {
-	timeout -k 10 $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/$1.jsonl" LD_PRELOAD="$WSS_LIB" \
+	watch $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/$1.jsonl" LD_PRELOAD="$WSS_LIB" \
 		"$L" "$1" >"$TMP/$1.out" 2>"$TMP/$1.err"
 	ps=$?
 }
@@ -48,7 +49,7 @@ grep -qx 'altstack readback ok' "$TMP/altstack.out"; ok $? "altstack: sigaltstac
 
 same resethand 139 --prefix
 grep -qx 'resethand hits 1, now SIG_DFL' "$TMP/resethand.out"; ok $? "resethand: handled once, then the default"
-timeout -k 10 $T "$WSS" run -o "$TMP/resethand2.jsonl" --interval 1ms -- "$L" resethand >/dev/null 2>&1
+watch $T "$WSS" run -o "$TMP/resethand2.jsonl" --interval 1ms -- "$L" resethand >/dev/null 2>&1
 is $? 139 "resethand: the second fault kills with SIGSEGV through wss run (128+11)"
 
 same nodefer 0
@@ -172,11 +173,16 @@ if [ "$(nproc)" -ge 2 ]; then
 	is "$c" "$one" "taskset -c $one: the engine thread stays in the program's mask"
 	# A mask given from outside later (taskset -a -p), then a thread: the
 	# engine goes to the CPUs of the thread that starts it, not back to
-	# the ones it started with.
+	# the ones it started with.  The main thread is moved to that CPU
+	# first, and the engine held there with it: the mask then given to
+	# every thread is the one the engine had, and was once taken for its
+	# own (back to all CPUs at its first wake after the thread started).
 	WSS_SESSION_OUTPUT="$TMP/placet.jsonl" WSS_REPORT_SUMMARY=false LD_PRELOAD="$WSS_LIB" \
 		"$PROGS/placement" thread "$TMP/placet.go" >"$TMP/placet.out" &
 	pt=$!
 	wait_ready "$TMP/placet.out"
+	taskset -p -c "$one" $pt >/dev/null
+	sleep 0.3
 	taskset -a -p -c "$one" $pt >/dev/null
 	sleep 0.1
 	: >"$TMP/placet.go"
@@ -185,6 +191,7 @@ if [ "$(nproc)" -ge 2 ]; then
 		sleep 0.01
 		i=$((i + 1))
 	done
+	sleep 0.25 # (a wake of the engine: every 100 ms at most)
 	c=$(engine_cpus $pt | sort -u | tr '\n' ' ')
 	wait $pt
 	is "$c" "$one " "taskset -a -p -c $one, then a thread: every thread but main (the engine too) on $one"
@@ -195,7 +202,7 @@ fi
 # CPU: the engine is let go first, and goes on ticking (held behind the
 # program, it took 1 sample in 0.4 s at 10 ms, and a read(2) into a tracked
 # buffer waited 0.9 s for it).
-timeout -k 5 30 env WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/rt.jsonl" WSS_REPORT_SUMMARY=false \
+watch 30 env WSS_SESSION_INTERVAL=10ms WSS_SESSION_OUTPUT="$TMP/rt.jsonl" WSS_REPORT_SUMMARY=false \
 	LD_PRELOAD="$WSS_LIB" "$PROGS/placement" rt 0.4 >"$TMP/rt.out" 2>&1
 st=$?
 if grep -q '^no-rt' "$TMP/rt.out"; then
@@ -212,7 +219,7 @@ fi
 # throttling gives others (5 % of a second): the stderr summary and the
 # report say that the ticks came late.
 if [ -n "$one" ]; then
-	timeout -k 5 30 taskset -c "$one" env WSS_SESSION_OUTPUT="$TMP/rt2.jsonl" WSS_REPORT_SUMMARY=false \
+	watch 30 taskset -c "$one" env WSS_SESSION_OUTPUT="$TMP/rt2.jsonl" WSS_REPORT_SUMMARY=false \
 		LD_PRELOAD="$WSS_LIB" "$PROGS/placement" rt 1.2 >"$TMP/rt2.out" 2>&1
 	if grep -q '^no-rt' "$TMP/rt2.out"; then
 		skip 1 "SCHED_FIFO refused here"
@@ -220,7 +227,7 @@ if [ -n "$one" ]; then
 		w=$(sed -n 's/^worst read \([0-9]*\) ms$/\1/p' "$TMP/rt2.out")
 		between "${w:-99999}" 0 300 "a realtime program alone on its CPU: its read(2) never waits long for a tick (worst ${w} ms)"
 	fi
-	timeout -k 5 30 taskset -c "$one" env WSS_SESSION_OUTPUT="$TMP/rt1.jsonl" LD_PRELOAD="$WSS_LIB" \
+	watch 30 taskset -c "$one" env WSS_SESSION_OUTPUT="$TMP/rt1.jsonl" LD_PRELOAD="$WSS_LIB" \
 		"$PROGS/placement" rtspin 1.2 >"$TMP/rt1.out" 2>"$TMP/rt1.err"
 	if grep -q '^no-rt' "$TMP/rt1.out"; then
 		skip 2 "SCHED_FIFO refused here"

@@ -12,7 +12,7 @@ T=120
 R="$PROGS/pageramp 1 300"
 plan 20
 
-timeout -k 10 $T $R >"$TMP/native" 2>&1
+watch $T $R >"$TMP/native" 2>&1
 [ $? = 0 ] || bail "pageramp fails natively"
 
 # cut_checks NAME REASON: the checks of a run whose profile is $TMP/NAME.prof,
@@ -38,7 +38,7 @@ elif ! mkdir "$TMP/mnt" || ! mount -t tmpfs -o size=64k tmpfs "$TMP/mnt" 2>"$TMP
 	for i in 1 2 3 4 5 6 7 8; do skip "mount -t tmpfs failed: $(cat "$TMP/mount.err")"; done
 else
 	trap 'umount "$TMP/mnt" 2>/dev/null; rm -rf "$TMP"' EXIT
-	timeout -k 10 $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/mnt/enospc.prof" LD_PRELOAD="$WSS_LIB" \
+	watch $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/mnt/enospc.prof" LD_PRELOAD="$WSS_LIB" \
 		$R >"$TMP/enospc.out" 2>"$TMP/enospc.err"
 	st=$?
 	cp "$TMP/mnt/enospc.prof" "$TMP/enospc.prof"
@@ -53,7 +53,7 @@ else
 fi
 
 # ---- RLIMIT_FSIZE: EFBIG, and the SIGXFSZ of our write taken back ---------
-timeout -k 10 $T prlimit --fsize=65536 env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/efbig.prof" \
+watch $T prlimit --fsize=65536 env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/efbig.prof" \
 	LD_PRELOAD="$WSS_LIB" $R >"$TMP/efbig.out" 2>"$TMP/efbig.err"
 st=$?
 cut_checks efbig "File too large \\(RLIMIT_FSIZE or the file system's maximum\\)"
@@ -69,7 +69,7 @@ is "$(wc -c <"$TMP/tiny.prof")" 0 "a limit below the header: nothing of the head
 
 # The program's own write past the limit still gets its SIGXFSZ (head dies
 # of it): only the signals of our writes are taken back.
-timeout -k 10 $T prlimit --fsize=65536 env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/own.prof" \
+watch $T prlimit --fsize=65536 env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/own.prof" \
 	LD_PRELOAD="$WSS_LIB" sh -c 'head -c 100000 /dev/zero >"$1"; echo "head $?"' sh "$TMP/big" >"$TMP/own.out" 2>"$TMP/own.err"
 native=$(prlimit --fsize=65536 sh -c 'head -c 100000 /dev/zero >"$1"; echo "head $?"' sh "$TMP/big2" 2>/dev/null)
 is "$(cat "$TMP/own.out")" "$native" "the program's own write past the limit ends as natively ($native)"

@@ -54,6 +54,46 @@ done_testing() {
 	exit 1
 }
 
+# watch SECS CMD...: timeout(1) -k 10 SECS CMD..., and should CMD still run
+# 5 s before it is killed, the state and call stacks of every thread of
+# its processes as TAP comments on the test's output (a hang that CI met
+# once in a thousand runs is then read off its log, not guessed at): the
+# kernel's stacks from /proc, the program's from gdb when it is installed.
+exec 7>&1
+watch() {
+	_tap_secs=$1
+	shift
+	(
+		trap 'kill $_tap_s 2>/dev/null; exit 0' TERM
+		sleep $((_tap_secs > 10 ? _tap_secs - 5 : _tap_secs / 2)) &
+		_tap_s=$!
+		wait $_tap_s
+		# The shell that runs watch: this subshell's parent.
+		_tap_me=$(exec sh -c 'echo $PPID')
+		for _tap_t in $(pgrep -P "$(cut -d' ' -f4 /proc/$_tap_me/stat)" -x timeout); do
+			hang_stacks $_tap_t >&7
+		done
+	) &
+	_tap_watcher=$!
+	timeout -k 10 "$_tap_secs" "$@" 7>&-
+	_tap_st=$?
+	kill $_tap_watcher 2>/dev/null
+	wait $_tap_watcher 2>/dev/null
+	return $_tap_st
+}
+# hang_stacks PID: PID's descendants' threads, as TAP comments.
+hang_stacks() {
+	for _tap_p in $(pgrep -P "$1") $(pgrep -P "$1" | xargs -r -n1 pgrep -P); do
+		diag "still running after its time: pid $_tap_p: $(tr '\0' ' ' </proc/$_tap_p/cmdline 2>/dev/null)"
+		for _tap_task in /proc/$_tap_p/task/*; do
+			diag "  thread ${_tap_task##*/} $(cut -d' ' -f2,3 $_tap_task/stat 2>/dev/null) wchan $(cat $_tap_task/wchan 2>/dev/null)"
+			sed 's/^/#     /' $_tap_task/stack 2>/dev/null
+		done
+		command -v gdb >/dev/null &&
+			gdb -p "$_tap_p" -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#)' | sed 's/^/#   /'
+	done
+}
+
 # Exact tracking unless a test asks otherwise: most tests check exact
 # counts, which the default mode (auto) gives only while exactness fits the
 # overhead budget.  tests/integration/sampled.sh and realprogs.sh run the
