@@ -215,17 +215,20 @@ static void engine_place(long threads, bool main_zombie, int main_cpu, int main_
 }
 
 /* From a program thread, before it starts another or turns realtime.
- * Every signal is blocked while place_lock is held: a handler's own
- * release (a raw sched_setscheduler from a signal handler) would wait for
- * the thread it interrupted. */
+ * Always under the lock, held or not: a release that saw the engine not
+ * held, and left, could be followed by a placement that holds it next to
+ * a thread about to turn realtime.  The asynchronous signals are blocked
+ * while place_lock is held: a handler's own release (a raw
+ * sched_setscheduler from a signal handler) would wait for the thread it
+ * interrupted. */
 void wss_engine_cpu_release(bool realtime)
 {
 	if (realtime)
 		__atomic_store_n(&no_hold, true, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&E.started, __ATOMIC_ACQUIRE) || __atomic_load_n(&engine_held, __ATOMIC_RELAXED) < 0)
-		return; /* not held: its mask is the one it was given */
-	uint64_t all = ~0ULL, old;
-	wss_sys_sigmask(SIG_BLOCK, &all, &old);
+	if (!__atomic_load_n(&E.started, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t block = ~WSS_SYNC_SIGNALS, old;
+	wss_sys_sigmask(SIG_BLOCK, &block, &old);
 	place_enter();
 	/* To the CPUs of the thread about to start another (what it and its
 	 * new thread may use: a `taskset -a -p` since the engine started
