@@ -110,9 +110,11 @@ autobig auto256 256
 is "$(cat "$TMP/auto256.out")" 65536 "auto: 256 MiB mapped and written whole, the output its own"
 python3 -c '
 import json, sys
-s = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "sample"][0]
-rate, faults, lo, hi = s["rate"], s["faults"], s["ci"]["data"][0], s["ci"]["data"][1]
-print("rate 1 in %d, %d faults, data %d in [%d, %d]" % (rate, faults, s["data_pages"], lo, hi))
+rs = [r for r in map(json.loads, open(sys.argv[1]))]
+s = [r for r in rs if r.get("type") == "sample"][0]
+t = [r for r in rs if r.get("type") == "summary"][0]["data"]
+rate, faults, lo, hi = s["rate"], s["faults"], t["total_ci"][0], t["total_ci"][1]
+print("rate 1 in %d, %d faults; data total %d in [%d, %d]" % (rate, faults, t["total"], lo, hi))
 sys.exit(0 if rate >= 16 and faults <= 65536 // rate + 256 and lo <= 65536 <= hi + 300 else 1)' "$TMP/auto256.jsonl" >"$TMP/auto256.first"
 ok $? "auto: the 256 MiB are sampled from their mmap, no exact touches first ($(cat "$TMP/auto256.first"))"
 autobig auto1 1

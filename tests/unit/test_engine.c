@@ -801,7 +801,13 @@ int main(void)
 		/* As in a run that starts exact: no touched list yet. */
 		E.touched[0] = E.touched[1] = NULL;
 		is_int(E.burst_cap, 256, "the burst cap: four intervals' budget of touches, at least 256");
+		/* Attached exact: at a touch's cost of 1 us, 4,096 pages are
+		 * under the attach's cap (8,000 pages); the burst's cap stays
+		 * what the tick set. */
+		E.fault_cost_ns = 1000;
 		locked_track_at((uintptr_t)r, (size_t)big * PG);
+		E.fault_cost_ns = 50000;
+		is_int(E.level, 0, "a mapping under the attach's cap is attached exact");
 		for (int i = 0; i < 255; i++)
 			wss_engine_touched((uintptr_t)r + (uintptr_t)i * PG, wss_shadow_flags((uintptr_t)r + (uintptr_t)i * PG), NULL);
 		ok(E.burst == 255 && !E.burst_hit, "255 first touches: under the cap");
@@ -844,6 +850,36 @@ int main(void)
 		long est = last_sample();
 		ok(last_sample_has("\"rate\":") && est >= 0, "the interval is counted at the raised level (%ld)", est);
 		is_int(E.burst, 0, "the next interval counts afresh");
+		E.set.time_base = WSS_ENGINE_MANUAL;
+		locked_untrack_at((uintptr_t)r, (size_t)big * PG);
+		munmap(r, (size_t)big * PG);
+		E.set.mode = WSS_TRACK_EXACT;
+		E.fault_cost_ns = 0;
+		tick();
+		tick();
+	}
+
+	/* ---- auto, exact: a mapping past the burst cap is attached at a
+	 * sampled level, its members one interval's budget ---- */
+	{
+		int big = 4096;
+		char *r = mmap(NULL, (size_t)big * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED)
+			bail("mmap");
+		E.set.mode = WSS_TRACK_AUTO;
+		E.set.time_base = WSS_ENGINE_WALL;
+		E.set.interval_ns = 100000000;
+		E.set.overhead_ppm = 20000;
+		E.fault_cost_ns = 10000; /* cap: 8 ms / 10 us = 800 touches; a member 10 + 20 us: 66 a budget */
+		E.member_tick_ns = 0;
+		wss_tick_clock();
+		is_int(E.level, 0, "auto: exact");
+		E.touched[0] = E.touched[1] = NULL;
+		locked_track_at((uintptr_t)r, (size_t)big * PG);
+		uint64_t members = wss_sampling_count((uintptr_t)r, (uintptr_t)r + (size_t)big * PG, E.level);
+		/* 4096 >> 6 = 64 <= 66: 1 in 64 (the hash's draw: about 64) */
+		is_int(E.level, 6, "4,096 pages past a cap of 800: attached at 1 in 64, not exact");
+		ok(members > 0 && members < 128, "its sample: about 64 members of 4,096 (%llu)", (unsigned long long)members);
 		E.set.time_base = WSS_ENGINE_MANUAL;
 		locked_untrack_at((uintptr_t)r, (size_t)big * PG);
 		munmap(r, (size_t)big * PG);
