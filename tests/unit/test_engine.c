@@ -277,6 +277,19 @@ static void locked_untrack_at(uintptr_t a, size_t len)
 	wss_engine_unlock(&ls);
 }
 
+/* The end of an auto test's range: untracked, unmapped, exact again, two
+ * ticks under the test's manual clock. */
+static void auto_range_end(char *r, size_t pages)
+{
+	E.set.time_base = WSS_ENGINE_MANUAL;
+	locked_untrack_at((uintptr_t)r, pages * PG);
+	munmap(r, pages * PG);
+	E.set.mode = WSS_TRACK_EXACT;
+	E.fault_cost_ns = 0;
+	tick();
+	tick();
+}
+
 /* A "Name:   N kB" line of /proc/self/status, in KiB. */
 static long status_kb(const char *name)
 {
@@ -850,13 +863,7 @@ int main(void)
 		long est = last_sample();
 		ok(last_sample_has("\"rate\":") && est >= 0, "the interval is counted at the raised level (%ld)", est);
 		is_int(E.burst, 0, "the next interval counts afresh");
-		E.set.time_base = WSS_ENGINE_MANUAL;
-		locked_untrack_at((uintptr_t)r, (size_t)big * PG);
-		munmap(r, (size_t)big * PG);
-		E.set.mode = WSS_TRACK_EXACT;
-		E.fault_cost_ns = 0;
-		tick();
-		tick();
+		auto_range_end(r, (size_t)big);
 	}
 
 	/* ---- auto, exact: a mapping past the burst cap is attached at a
@@ -880,13 +887,7 @@ int main(void)
 		/* 4096 >> 6 = 64 <= 100 < 4096 >> 5: 1 in 64 (the hash's draw: about 64) */
 		is_int(E.level, 6, "4,096 pages past a cap of 800: attached at 1 in 64, not exact");
 		ok(members > 0 && members < 128, "its sample: about 64 members of 4,096 (%llu)", (unsigned long long)members);
-		E.set.time_base = WSS_ENGINE_MANUAL;
-		locked_untrack_at((uintptr_t)r, (size_t)big * PG);
-		munmap(r, (size_t)big * PG);
-		E.set.mode = WSS_TRACK_EXACT;
-		E.fault_cost_ns = 0;
-		tick();
-		tick();
+		auto_range_end(r, (size_t)big);
 	}
 
 	/* ---- the lock-order witness ---- */
