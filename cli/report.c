@@ -328,7 +328,7 @@ static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_
 static void print_truncation(const wss_profile_t *p, FILE *out)
 {
 	if (!p->has_summary) {
-		fputs("profile truncated (no summary): the program did not exit normally", out);
+		fputs("profile truncated (no summary): the program did not end normally, or the file was cut", out);
 		if (p->cut_line)
 			fprintf(out, "; its last line (%ld) was cut short and is ignored", p->cut_line);
 		fputs("\n", out);

@@ -399,7 +399,7 @@
 	function renderRun(proc) {
 		var p = proc.profile, b = sectionBody('run');
 		if (p.truncated)
-			b.appendChild(el('p', { class: 'warn', text: 'profile truncated (no summary): the program did not exit normally' +
+			b.appendChild(el('p', { class: 'warn', text: 'profile truncated (no summary): the program did not end normally, or the file was cut' +
 				(p.cut_line ? '; its last line (' + p.cut_line + ') was cut short and is ignored' : '') }));
 		var rows = [
 			['program', p.exe],
