@@ -381,6 +381,9 @@ int wss_attached_scan_locked(void)
 	if (!r) {
 		for (size_t i = 0; i < gone.n; i++)
 			wss_engine_untrack_locked(gone.v[i].s, gone.v[i].e - gone.v[i].s);
+		/* Mappings found, not made: how fast they are touched is not
+		 * known (wss_sampling_before_attach). */
+		E.scanning = true;
 		for (size_t i = 0; i < added.n; i++) {
 			uintptr_t s = added.v[i].s, e = added.v[i].e;
 			wss_engine_track_locked(s, e - s, added.v[i].prot, added.v[i].kind);
@@ -392,6 +395,7 @@ int wss_attached_scan_locked(void)
 				seed_written(s, e, E.epoch);
 			}
 		}
+		E.scanning = false;
 	}
 	E.attach_scans++;
 	E.attach_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;

@@ -136,6 +136,7 @@ typedef struct wss_engine {
 	uint32_t burst_hit;       /* atomic: a handler of interval e reached the cap: e + 1 (0: none) */
 	uint64_t burst_excess;    /* touches of bursts the tick's decision leaves out */
 	bool vma_short;           /* exact tracking needed coarse blocks: auto samples from then on */
+	bool scanning;            /* attached: registering what a scan of the maps found (attached.c) */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
 	uint64_t probe_at_ns;     /* the last probe */
 	uintptr_t probe;          /* the probe page (0: none) */

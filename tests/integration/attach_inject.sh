@@ -37,6 +37,21 @@ grep -q "^wss: write avg/peak: .* (reads are not seen)$" "$TMP/a1.err"; ok $? "s
 "$WSS" report "$TMP/a1.jsonl" >"$TMP/a1.txt" 2>&1
 is $? 0 "wss report reads it"
 
+# 1b. The defaults (auto): the mappings a scan finds are attached exact,
+# however large (a mapping the program makes is taken sampled past the
+# burst cap; one found was not just made, and a service's memory is
+# mostly touched little: an idle python3's 50 MiB went to 1 in 128).
+# 6,000 pages written, 24 MiB, past the cap of 1,600 pages at 5 us.
+start_ready big "$A" 0.3 2 2 6000
+WSS_TRACK_MODE=auto "$WSS" attach --interval 100ms --duration 300ms -o "$TMP/big.jsonl" $pid 2>"$TMP/big.err"
+is $? 0 "defaults: attached for 300 ms" || sed 's/^/# /' "$TMP/big.err"
+wait $pid
+python3 -c '
+import json, sys
+s = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "sample"]
+sys.exit(0 if s and s[0]["rate"] == 1 else 1)' "$TMP/big.jsonl"
+ok $? "defaults: the first sample is exact (rate 1): the 24 MiB found are not sampled at once"
+
 # 2. Per-phase counts: 4 threads write 1000, then 4000, then 2000 pages,
 # 1.5 s each, twice (an attach slowed by a loaded machine may miss the
 # first phase: each system call of the injected dlopen is a ptrace stop),
