@@ -529,8 +529,9 @@ static void put_run(out_t *o, const wss_profile_t *p)
 		putf(o, ",\"lower_samples\":%zu", p->nlower);
 	if (p->has_cost)
 		putf(o, ",\"cost\":{\"faults_ns\":%" PRId64 ",\"tick_ns\":%" PRId64 ",\"change_ns\":%" PRId64
-			",\"code_ns\":%" PRId64 ",\"program_ns\":%" PRId64 "}",
-		     p->cost_faults_ns, p->cost_tick_ns, p->cost_change_ns, p->cost_code_ns, p->cost_program_ns);
+			",\"code_ns\":%" PRId64 ",\"program_ns\":%" PRId64 ",\"base_ns\":%" PRId64 "}",
+		     p->cost_faults_ns, p->cost_tick_ns, p->cost_change_ns, p->cost_code_ns, p->cost_program_ns,
+		     p->cost_base_ns);
 	putf(o, ",\"summary\":{\"from\":\"%s\"", p->has_summary ? "summary" : "samples");
 	put_stat(o, "data", &p->data);
 	put_stat(o, "read", &p->read);

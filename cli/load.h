@@ -161,11 +161,14 @@ typedef struct wss_profile {
 	wss_stat_t code;
 	/* Sampled tracking, from the samples: how many had rate > 1 and their
 	 * smallest and largest rate, how many were lower bounds, and the sums
-	 * of the cost members (has_cost: some sample had them). */
+	 * of the cost members (has_cost: some sample had them), and of
+	 * what the engine's own costs (tick, changes) are weighed against:
+	 * the program's time or the interval's wall time, whichever is
+	 * longer (engine/sampling.c, wss_sampling_next). */
 	size_t nsampled, nlower;
 	int64_t rate_min, rate_max;
 	bool has_cost;
-	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns, cost_code_ns;
+	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns, cost_code_ns, cost_base_ns;
 	/* summary (has_summary) or what the samples give */
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;

@@ -205,12 +205,17 @@ static void print_header(const wss_profile_t *p, FILE *out)
 			fprintf(out, " (in %zu of %zu samples)", p->nlower, p->nsamples);
 	}
 	if (p->has_cost && p->cost_program_ns > 0) {
+		/* As the budget weighs them: the faults against the program's
+		 * time, the engine thread's tick and changes against that or
+		 * the wall time, whichever is longer. */
 		double prog = (double)p->cost_program_ns;
+		double base = (double)(p->cost_base_ns > p->cost_program_ns ? p->cost_base_ns : p->cost_program_ns);
 		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
-			100.0 * (double)(p->cost_faults_ns + p->cost_tick_ns + p->cost_change_ns + p->cost_code_ns) / prog,
-			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / prog);
+			100.0 * ((double)(p->cost_faults_ns + p->cost_code_ns) / prog +
+				 (double)(p->cost_tick_ns + p->cost_change_ns) / base),
+			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / base);
 		if (p->cost_change_ns)
-			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / prog);
+			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / base);
 		if (p->cost_code_ns)
 			fprintf(out, ", code %.1f %%", 100.0 * (double)p->cost_code_ns / prog);
 		fputc(')', out);
@@ -1144,6 +1149,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		if (p->has_code)
 			jw_int(&w, "code_ns", p->cost_code_ns);
 		jw_int(&w, "program_ns", p->cost_program_ns);
+		jw_int(&w, "base_ns", p->cost_base_ns > p->cost_program_ns ? p->cost_base_ns : p->cost_program_ns);
 		jw_close(&w, '}');
 	}
 	if (p->trace) {

@@ -422,10 +422,11 @@
 			['trace', p.trace ? p.trace + (p.trace_records !== null ? ' (' + grouped(p.trace_records) + ' intervals, ' + grouped(p.trace_pages) + ' pages, ' + grouped(p.trace_bytes) + ' bytes)' : '') : null]
 		];
 		if (p.cost && p.cost.program_ns > 0) {
-			var c = p.cost, pr = c.program_ns;
-			rows.push(['overhead', (100 * (c.faults_ns + c.tick_ns + c.change_ns + c.code_ns) / pr).toFixed(1) + ' % of the program\'s time (faults ' +
-				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / pr).toFixed(1) + ' %' +
-				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / pr).toFixed(1) + ' %' : '') +
+			// the engine's tick and changes against the program's time or the wall time, whichever is longer (as the budget weighs them)
+			var c = p.cost, pr = c.program_ns, ba = Math.max(c.base_ns || 0, pr);
+			rows.push(['overhead', (100 * ((c.faults_ns + c.code_ns) / pr + (c.tick_ns + c.change_ns) / ba)).toFixed(1) + ' % of the program\'s time (faults ' +
+				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / ba).toFixed(1) + ' %' +
+				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / ba).toFixed(1) + ' %' : '') +
 				(c.code_ns ? ', code ' + (100 * c.code_ns / pr).toFixed(1) + ' %' : '') + ')']);
 		}
 		var facts = el('table', { class: 'facts' });
