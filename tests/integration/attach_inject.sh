@@ -52,6 +52,36 @@ s = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "sample"]
 sys.exit(0 if s and s[0]["rate"] == 1 else 1)' "$TMP/big.jsonl"
 ok $? "defaults: the first sample is exact (rate 1): the 24 MiB found are not sampled at once"
 
+# 1c. An idle service under the defaults stays exact: a python3 that
+# sleeps 10 ms between writes to a 200 MiB bytearray it filled first
+# (some 30 pages an interval).  Its exact ticks scan 51,200 pages, well
+# over 2 % of a tenth of the interval but a few tenths of a percent of the
+# interval's wall time, against which the engine thread's work is weighed
+# (it takes a CPU the program leaves idle): before, auto raised it to
+# 1 in 2, then 1 in 256 (with 50 MiB: an average of 26 pages +-3,122 %).
+/usr/bin/env python3 -c '
+import sys, time
+x = bytearray(200 << 20)
+for i in range(0, len(x), 4096):
+    x[i] = 1
+print("ready", flush=True)
+for i in range(500):
+    time.sleep(0.01)
+    x[i * 4096 % len(x)] = 1
+' >"$TMP/idle.out" 2>&1 &
+pid=$!
+wait_ready "$TMP/idle.out" || bail "python3 did not start"
+WSS_TRACK_MODE=auto "$WSS" attach --interval 100ms --duration 2s -o "$TMP/idle.jsonl" $pid 2>"$TMP/idle.err"
+is $? 0 "an idle python3 under the defaults: attached for 2 s" || sed 's/^/# /' "$TMP/idle.err"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+python3 -c '
+import json, sys
+s = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "sample"]
+print(" ".join(str(r["rate"]) for r in s))
+sys.exit(0 if len(s) >= 15 and all(r["rate"] == 1 for r in s) else 1)' "$TMP/idle.jsonl" >"$TMP/idle.rates"
+ok $? "and its every sample is exact (rates: $(cat "$TMP/idle.rates"))"
+
 # 2. Per-phase counts: 4 threads write 1000, then 4000, then 2000 pages,
 # 1.5 s each, twice (an attach slowed by a loaded machine may miss the
 # first phase: each system call of the injected dlopen is a ptrace stop),
