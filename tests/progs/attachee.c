@@ -33,8 +33,13 @@ static void *worker(void *arg)
 		if (!n)
 			break;
 		/* Thread t writes pages t, t + nthreads, ... of the phase. */
+		/* A store, not an increment: a byte counting sweeps wraps to
+		 * 0 after 256 of them, and a thread whose sweeps came to a
+		 * multiple of 256 left its pages reading "never written" (the
+		 * output then depended on timing: 125 pages, 1 CI run in a
+		 * few dozen). */
 		for (int i = t; i < n; i += nthreads)
-			buf[(size_t)i * PG]++;
+			*(volatile char *)&buf[(size_t)i * PG] = 1;
 		seen++;
 	}
 	return (void *)(uintptr_t)seen;
