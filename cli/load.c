@@ -453,8 +453,9 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		p->cost_change_ns += s.change_ns > 0 ? s.change_ns : 0;
 		p->cost_code_ns += s.code_ns > 0 ? s.code_ns : 0;
 		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
+		/* the engine's base: the program's time or the interval's wall time, the longer */
 		int64_t wall = s.t_ns - (p->nsamples ? p->samples[p->nsamples - 1].t_ns : 0);
-		p->cost_base_ns += s.program_ns > wall ? (s.program_ns > 0 ? s.program_ns : 0) : wall > 0 ? wall : 0;
+		p->cost_base_ns += s.program_ns > wall ? s.program_ns : wall > 0 ? wall : 0;
 	}
 	const wss_json_t *threads = wss_json_get(r, "threads");
 	if (!threads || threads->type != WSS_JSON_ARRAY)

@@ -43,6 +43,24 @@
 /* The least burst cap, in first touches (wss_sampling_burst). */
 #define BURST_MIN 256
 
+/* Four intervals' budget of first touches at fc each, at least
+ * BURST_MIN: the burst cap (wss_sampling_burst), and the size past which
+ * a new mapping is taken sampled from exact (wss_sampling_before_attach). */
+static uint32_t cap_touches(uint64_t fc)
+{
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / fc;
+	return c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
+}
+
+/* What arming one new member costs: half what a steady tick spends on a
+ * touched member (it re-arms and harvests it), or before any such tick
+ * the probe's cost of a touch (5 us before the first probe). */
+static uint64_t member_arm_ns(void)
+{
+	return E.member_tick_ns ? E.member_tick_ns / 2 : E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS;
+}
+
 /* The touched lists (fault.c), at the first sampled level: as long as a
  * finer level than the VMA budget allows is not armed, an interval's first
  * touches are at most the members of its level and of the one before,
@@ -228,7 +246,7 @@ uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint
  * step to 1 in 32 above cost 3.5 us a member. */
 static uint32_t step_room(uint32_t l, uint64_t tracked, uint64_t allow_ns)
 {
-	uint64_t per = E.member_tick_ns ? E.member_tick_ns / 2 : (E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS);
+	uint64_t per = member_arm_ns();
 	uint32_t d = 0;
 	while (d + 1 < l && ((tracked >> (l - d - 1)) - (tracked >> l)) * per <= 4 * allow_ns)
 		d++;
@@ -682,13 +700,10 @@ void wss_sampling_before_attach(uint64_t pages)
 	uint64_t fc = E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS;
 	uint64_t ppm = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
 	uint64_t allow = E.set.interval_ns / 1000000 * ppm; /* one interval's budget, ns */
-	/* Exact: only past the burst cap (four intervals' budget of
-	 * touches, at least BURST_MIN). */
-	if (!l && pages <= (4 * allow / fc > BURST_MIN ? 4 * allow / fc : BURST_MIN))
+	/* Exact: only past the burst cap. */
+	if (!l && pages <= cap_touches(fc))
 		return;
-	/* A member costs its arming here (half what a steady tick spends on
-	 * a touched member, which it re-arms and harvests; the fault's cost
-	 * before any tick measured it) and the fault of its first touch.
+	/* A member costs its arming here and the fault of its first touch.
 	 * Counted at the fault's cost alone, matmul's three 5 MiB matrices
 	 * were attached at 1 in 4 from exact, 936 members armed one by one
 	 * in its first 0.1 s: 9.6 ms of a 0.16 s run (now 1 in 16, 2 ms).
@@ -696,8 +711,7 @@ void wss_sampling_before_attach(uint64_t pages)
 	 * harvest), sort's 1.5 GiB buffer, which it fills over a second,
 	 * went to 1 in 8,192 for no time saved: its average's interval
 	 * widened from +-63 to +-93 %. */
-	uint64_t mc = E.member_tick_ns ? E.member_tick_ns : 2 * fc;
-	uint64_t per = allow / (fc + mc / 2); /* one interval's budget, in members */
+	uint64_t per = allow / (fc + member_arm_ns()); /* one interval's budget, in members */
 	if (per < MIN_MEMBERS)
 		per = MIN_MEMBERS;
 	uint32_t f = l;
@@ -748,9 +762,7 @@ static uint32_t burst_touches(void)
 	if (E.set.mode != WSS_TRACK_AUTO || E.set.time_base == WSS_ENGINE_MANUAL || !E.fault_cost_ns ||
 	    E.level >= WSS_SAMPLE_LEVEL_MAX)
 		return 0;
-	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
-	uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / E.fault_cost_ns;
-	return c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
+	return cap_touches(E.fault_cost_ns);
 }
 
 /* Counted from the touches so far: set mid-interval (a raise, by a burst
