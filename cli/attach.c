@@ -559,6 +559,7 @@ static const struct attach_flag {
 	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE},
 	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE},
 	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD},
+	{NULL, "--precision", "session.precision", WSS_KEY_SESSION_PRECISION},
 };
 #define NATTACH_FLAGS (sizeof attach_flags / sizeof *attach_flags)
 

@@ -407,7 +407,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 {
 	wss_profile_t *p = ld->p;
 	wss_sample_t s = {.cpu_ns = -1, .read = -1, .write = -1, .rate = 1, .tracked = -1, .members = -1, .faults = -1,
-			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1,
+			  .sampled = {-1, -1, -1}, .faults_ns = -1, .tick_ns = -1, .change_ns = -1, .program_ns = -1, .wall_ns = -1,
 			  .code = -1, .code_ns = -1};
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
@@ -434,7 +434,8 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "change_ns", &s.change_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "code_ns", &s.code_ns) ||
-		     !opt_int(ld, cost, "sample: cost", "program_ns", &s.program_ns)))
+		     !opt_int(ld, cost, "sample: cost", "program_ns", &s.program_ns) ||
+		     !opt_int(ld, cost, "sample: cost", "wall_ns", &s.wall_ns)))
 		return ld->status;
 	p->has_read |= s.read >= 0;
 	p->has_write |= s.write >= 0;
@@ -453,9 +454,14 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		p->cost_change_ns += s.change_ns > 0 ? s.change_ns : 0;
 		p->cost_code_ns += s.code_ns > 0 ? s.code_ns : 0;
 		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
-		/* the engine's base: the program's time or the interval's wall time, the longer */
+		/* The tick's base: the interval's wall time, as the engine
+		 * says it; a profile of before it said it weighed the tick
+		 * against the program's time or the wall time, the longer. */
 		int64_t wall = s.t_ns - (p->nsamples ? p->samples[p->nsamples - 1].t_ns : 0);
-		p->cost_base_ns += s.program_ns > wall ? s.program_ns : wall > 0 ? wall : 0;
+		if (s.wall_ns > 0)
+			p->cost_base_ns += s.wall_ns;
+		else
+			p->cost_base_ns += s.program_ns > wall ? s.program_ns : wall > 0 ? wall : 0;
 	}
 	const wss_json_t *threads = wss_json_get(r, "threads");
 	if (!threads || threads->type != WSS_JSON_ARRAY)
@@ -582,6 +588,10 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    !opt_int(ld, r, rec, "rate_max", &p->summary_rate_max) || load_stat(ld, r, "data", &p->data) ||
 	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) ||
 	    load_stat(ld, r, "code", &p->code))
+		return ld->status;
+	const wss_json_t *prec = NULL;
+	if (!opt_obj(ld, r, rec, "precision", &prec) ||
+	    (prec && !opt_str(ld, prec, "summary: precision", "note", &p->precision_note)))
 		return ld->status;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
@@ -892,6 +902,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->time_base);
 	free(p->trace);
 	free(p->trace_stopped);
+	free(p->precision_note);
 	free(p->track_mode);
 	free(p->config_file);
 	free(p->code_off);

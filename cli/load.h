@@ -34,6 +34,7 @@ typedef struct wss_sample {
 	int64_t tracked, members, sampled[WSS_SERIES_N];
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
 	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
+	int64_t wall_ns;  /* "cost": the interval's wall time, the tick's base; -1: absent (older profiles) */
 	int64_t code_ns;  /* "cost": track.code's first runs, -1: absent */
 	int64_t faults;	  /* first touches recorded in the interval, -1: absent */
 	bool final;	  /* the sample taken at exit (a partial interval) */
@@ -175,6 +176,7 @@ typedef struct wss_profile {
 	wss_stat_t data, read, write;
 	bool summary_sampled, summary_lower_bound; /* the summary's "sampled", "lower_bound" */
 	int64_t summary_rate_max;                  /* its "rate_max", -1: absent */
+	char *precision_note;                      /* its "precision" "note": what missed the targets, or NULL */
 	/* the records added with peaks */
 	wss_module_t *modules;
 	size_t nmodules, modules_cap;

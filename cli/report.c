@@ -205,11 +205,11 @@ static void print_header(const wss_profile_t *p, FILE *out)
 			fprintf(out, " (in %zu of %zu samples)", p->nlower, p->nsamples);
 	}
 	if (p->has_cost && p->cost_program_ns > 0) {
-		/* As the budget weighs them: the faults against the program's
-		 * time, the engine thread's tick and changes against that or
-		 * the wall time, whichever is longer. */
+		/* As the budget weighs them: the faults against the base that
+		 * makes them the program's slowdown (program_ns), the engine
+		 * thread's tick and changes against the intervals' wall time. */
 		double prog = (double)p->cost_program_ns;
-		double base = (double)(p->cost_base_ns > p->cost_program_ns ? p->cost_base_ns : p->cost_program_ns);
+		double base = (double)(p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
 		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
 			100.0 * ((double)(p->cost_faults_ns + p->cost_code_ns) / prog +
 				 (double)(p->cost_tick_ns + p->cost_change_ns) / base),
@@ -351,6 +351,8 @@ static void print_summary(const wss_profile_t *p, FILE *out)
 	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
 	/* Code is exact whatever the data's rate. */
 	print_stat(out, "Insn", &p->code, p->page_size, false, p->code_lower_bound);
+	if (p->precision_note)
+		fprintf(out, "%s\n", p->precision_note);
 	if (!p->has_summary)
 		fputs("(computed from the samples; the totals, distinct pages over the run, are only in a summary)\n",
 		      out);
@@ -1137,6 +1139,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_int(&w, "rate_max", hi);
 		jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
 		jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
+		if (p->precision_note)
+			jw_str(&w, "precision_note", p->precision_note);
 		jw_close(&w, '}');
 	}
 	if (wss_load_lower_bound(p))
@@ -1149,7 +1153,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		if (p->has_code)
 			jw_int(&w, "code_ns", p->cost_code_ns);
 		jw_int(&w, "program_ns", p->cost_program_ns);
-		jw_int(&w, "base_ns", p->cost_base_ns > p->cost_program_ns ? p->cost_base_ns : p->cost_program_ns);
+		jw_int(&w, "base_ns", p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
 		jw_close(&w, '}');
 	}
 	if (p->trace) {

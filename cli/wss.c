@@ -40,7 +40,7 @@ static void usage(FILE *to)
 	      "               [--time-base wall|cpu|manual]\n"
 	      "               [--backend auto|mprotect|uffd-wp|hybrid]\n"
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
-	      "               [--trace] [--trace-max SIZE] [--code] -- PROG [ARGS...]\n"
+	      "               [--precision PCT] [--trace] [--trace-max SIZE] [--code] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss report --html OUT.html PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
@@ -53,7 +53,7 @@ static void usage(FILE *to)
 	      "       wss replay --trial-factor TF [--seed S] PROFILE\n"
 	      "       wss attach [-c FILE] [-o PATH] [--interval DUR] [--window DUR]\n"
 	      "                  [--mode MODE] [--sample-rate 1/N] [--overhead PCT]\n"
-	      "                  [--duration DUR] [--method auto|inject|refbits] PID\n"
+	      "                  [--precision PCT] [--duration DUR] [--method auto|inject|refbits] PID\n"
 	      "       wss config check [FILE]\n"
 	      "       wss config example\n"
 	      "       wss --version | --help\n"
@@ -75,9 +75,12 @@ static void usage(FILE *to)
 	      "                        exact while that fits the overhead budget, else sampled)\n"
 	      "  --sample-rate 1/N     a fixed rate for --mode sampled, N a power of two from 2\n"
 	      "                        to 2^30 (default: the overhead budget sets it)\n"
-	      "  --overhead PCT        the share of the program's time wss may take (default 2%,\n"
-	      "                        from 0.1% to 50%): fault handling on its threads plus\n"
-	      "                        the tick's arming and harvesting\n"
+	      "  --overhead PCT        how much slower the program may run (default 2%, from\n"
+	      "                        0.1% to 50%): fault handling on its threads against\n"
+	      "                        their wall time, plus the tick's arming and harvesting\n"
+	      "  --precision PCT       auto's target for each interval's data estimate: the\n"
+	      "                        half-width of its 95% interval (default 5%); the\n"
+	      "                        budget holds first, and the summary says what missed\n"
 	      "  --trace               also write a page trace beside the profile (NAME.trace):\n"
 	      "                        the pages touched per interval; see docs/trace-format.md\n"
 	      "  --trace-max SIZE      the most the trace may take (default 256MiB); SIZE: 64MiB\n"
@@ -200,6 +203,7 @@ static const struct run_flag {
 	{NULL, "--mode", "track.mode", WSS_KEY_TRACK_MODE, NULL},
 	{NULL, "--sample-rate", "track.sample_rate", WSS_KEY_TRACK_SAMPLE_RATE, NULL},
 	{NULL, "--overhead", "session.overhead", WSS_KEY_SESSION_OVERHEAD, NULL},
+	{NULL, "--precision", "session.precision", WSS_KEY_SESSION_PRECISION, NULL},
 	{NULL, "--trace", "session.trace", WSS_KEY_SESSION_TRACE, "true"},
 	{NULL, "--trace-max", "session.trace_max", WSS_KEY_SESSION_TRACE_MAX, NULL},
 	{NULL, "--code", "track.code", WSS_KEY_TRACK_CODE, "true"},

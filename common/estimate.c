@@ -76,3 +76,46 @@ wss_estimate_avg_t wss_estimate_sum_avg(const wss_estimate_sum_t *s)
 	double m = (double)s->samples;
 	return (wss_estimate_avg_t){(double)s->est / m, (double)s->lo / m, (double)s->hi / m};
 }
+
+unsigned wss_precision_bin(uint64_t ppm)
+{
+	if (ppm < 100000)
+		return (unsigned)(ppm / 1000);
+	if (ppm < 1000000)
+		return 100 + (unsigned)((ppm - 100000) / 10000);
+	if (ppm < 10000000)
+		return 190 + (unsigned)((ppm - 1000000) / 100000);
+	return WSS_PREC_BINS - 1;
+}
+
+uint64_t wss_precision_bin_upper(unsigned b)
+{
+	if (b < 100)
+		return (uint64_t)(b + 1) * 1000;
+	if (b < 190)
+		return 100000 + (uint64_t)(b - 99) * 10000;
+	if (b < WSS_PREC_BINS - 1)
+		return 1000000 + (uint64_t)(b - 189) * 100000;
+	return UINT64_MAX;
+}
+
+uint64_t wss_precision_median(const uint32_t *bins, uint32_t n)
+{
+	uint64_t seen = 0, half = ((uint64_t)n + 1) / 2;
+	for (unsigned b = 0; n && b < WSS_PREC_BINS; b++) {
+		seen += bins[b];
+		if (seen >= half)
+			return wss_precision_bin_upper(b);
+	}
+	return 0;
+}
+
+uint64_t wss_estimate_halfwidth_ppm(wss_estimate_t e)
+{
+	uint64_t d = e.hi - e.est > e.est - e.lo ? e.hi - e.est : e.est - e.lo;
+	if (d == 0)
+		return 0;
+	if (e.est == 0)
+		return UINT64_MAX;
+	return (uint64_t)(((unsigned __int128)d * 1000000 + e.est - 1) / e.est);
+}

@@ -44,4 +44,20 @@ void wss_estimate_sum_add(wss_estimate_sum_t *s, wss_estimate_t e);
  * independent.  AS-safe. */
 wss_estimate_avg_t wss_estimate_sum_avg(const wss_estimate_sum_t *s);
 
+/* Half-widths of estimates in millionths of the estimate, binned for a
+ * median without keeping them: 0.1 % bins below 10 %, 1 % bins to 100 %,
+ * 10 % bins to 1000 %, and one bin for the rest. */
+#define WSS_PREC_BINS 281
+/* The bin of a half-width of ppm millionths.  AS-safe. */
+unsigned wss_precision_bin(uint64_t ppm);
+/* The upper edge of bin b, in millionths (the last bin: UINT64_MAX).  AS-safe. */
+uint64_t wss_precision_bin_upper(unsigned b);
+/* The upper edge of the bin holding the median of n binned half-widths
+ * (0 when n is 0).  AS-safe. */
+uint64_t wss_precision_median(const uint32_t *bins, uint32_t n);
+/* The relative half-width of e in millionths of e.est: the larger side;
+ * 0 for an exact estimate, UINT64_MAX for an estimate of 0 with room
+ * above it.  AS-safe. */
+uint64_t wss_estimate_halfwidth_ppm(wss_estimate_t e);
+
 #endif

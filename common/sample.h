@@ -16,6 +16,13 @@
 /* The rate at level j is 1/2^j; level 0 tracks every page. */
 #define WSS_SAMPLE_LEVEL_MAX 30
 
+/* The two targets of track.mode "auto", in millionths, written here once
+ * for the config's defaults and the engine's: the budget (session.overhead:
+ * the program runs at most 2 % slower) and the precision (session.precision:
+ * the half-width of each interval's 95 % interval on its data estimate). */
+#define WSS_OVERHEAD_DEFAULT_PPM 20000
+#define WSS_PRECISION_DEFAULT_PPM 50000
+
 /* The one member of the aligned block of 2^level pages whose first page
  * number is block << level; level <= WSS_SAMPLE_LEVEL_MAX.  Costs level
  * dependent hash steps.  AS-safe. */

@@ -69,9 +69,14 @@ static const keydef_t keys[] = {
 	 "Measure the programs it execs (they inherit LD_PRELOAD and these settings);\n"
 	 "false: both are removed from the program's environment at start-up."},
 	{"session", "overhead", WSS_KEY_SESSION_OVERHEAD, T_PERCENT, NULL,
-	 "The share of the program's time wss may take: fault handling on the program's\n"
-	 "threads plus the tick's arming and harvesting, measured every interval.  It\n"
-	 "sets the sampling rate of track.mode \"auto\" and \"sampled\".  From \"0.1%\" to \"50%\"."},
+	 "How much slower the program may run: the time wss's faults take on each of the\n"
+	 "program's threads against that thread's wall time, plus the tick's arming and\n"
+	 "harvesting against the interval's, measured every interval.  It sets the\n"
+	 "sampling rate of track.mode \"auto\" and \"sampled\".  From \"0.1%\" to \"50%\"."},
+	{"session", "precision", WSS_KEY_SESSION_PRECISION, T_PERCENT, NULL,
+	 "The half-width of the 95% interval that track.mode \"auto\" aims for on each\n"
+	 "interval's data estimate, within session.overhead: where both cannot hold, the\n"
+	 "budget holds and the summary says which figure missed.  From \"0.1%\" to \"100%\"."},
 	{"session", "trace", WSS_KEY_SESSION_TRACE, T_BOOL, NULL,
 	 "Write a page trace beside the profile (NAME.trace for NAME.jsonl): per interval,\n"
 	 "the pages touched (the sampled ones when sampled), written or read, and by which\n"
@@ -137,7 +142,8 @@ void wss_config_defaults(wss_config_t *c)
 	c->backend = WSS_BACKEND_AUTO;
 	c->mode = WSS_MODE_AUTO;
 	c->sample_level = 0; /* not set: the budget sets the rate */
-	c->overhead_ppm = 20000; /* 2% */
+	c->overhead_ppm = WSS_OVERHEAD_DEFAULT_PPM;
+	c->precision_ppm = WSS_PRECISION_DEFAULT_PPM;
 	c->trace_max = 256ULL << 20;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
 	c->report_summary = true;
@@ -564,6 +570,11 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		fmt_percent(f, c->overhead_ppm);
 		wss_fmt_ch(f, '"');
 		return;
+	case WSS_KEY_SESSION_PRECISION:
+		wss_fmt_ch(f, '"');
+		fmt_percent(f, c->precision_ppm);
+		wss_fmt_ch(f, '"');
+		return;
 	case WSS_KEY_SESSION_FOLLOW_FORK: wss_fmt_str(f, c->follow_fork ? "true" : "false"); return;
 	case WSS_KEY_SESSION_TRACE: wss_fmt_str(f, c->trace ? "true" : "false"); return;
 	case WSS_KEY_SESSION_TRACE_MAX:
@@ -897,6 +908,12 @@ static int set_percent(wss_config_t *c, const keydef_t *k, const input_t *in, ws
 	uint32_t ppm;
 	if (wss_percent_parse(s, &ppm))
 		return bad(e, k, "not a percentage: ", s, " (a number and %, e.g. \"2%\" or \"0.5%\")");
+	if (k->id == WSS_KEY_SESSION_PRECISION) {
+		if (ppm < WSS_PRECISION_MIN_PPM || ppm > WSS_PRECISION_MAX_PPM)
+			return bad(e, k, "out of range: ", s, " (from 0.1% to 100%)");
+		c->precision_ppm = ppm;
+		return 0;
+	}
 	if (ppm < WSS_OVERHEAD_MIN_PPM || ppm > WSS_OVERHEAD_MAX_PPM)
 		return bad(e, k, "out of range: ", s, " (from 0.1% to 50%)");
 	c->overhead_ppm = ppm;

@@ -14,6 +14,7 @@
 
 #include "common/fmt.h"
 #include "common/pattern.h"
+#include "common/sample.h" /* the budget's and the precision's defaults */
 #include "config/toml.h"
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
@@ -29,6 +30,8 @@ typedef enum { WSS_MODE_AUTO = 0, WSS_MODE_EXACT, WSS_MODE_SAMPLED } wss_mode_id
 #define WSS_SAMPLE_LEVEL_MAX 30       /* track.sample_rate: at most 1/2^30 */
 #define WSS_OVERHEAD_MIN_PPM 1000     /* session.overhead: 0.1% ... */
 #define WSS_OVERHEAD_MAX_PPM 500000   /* ... to 50% */
+#define WSS_PRECISION_MIN_PPM 1000    /* session.precision: 0.1% ... */
+#define WSS_PRECISION_MAX_PPM 1000000 /* ... to 100% */
 
 /* Every key that works in this version. */
 typedef enum {
@@ -39,6 +42,7 @@ typedef enum {
 	WSS_KEY_SESSION_FOLLOW_FORK,
 	WSS_KEY_SESSION_FOLLOW_EXEC,
 	WSS_KEY_SESSION_OVERHEAD,
+	WSS_KEY_SESSION_PRECISION,
 	WSS_KEY_SESSION_TRACE,
 	WSS_KEY_SESSION_TRACE_MAX,
 	WSS_KEY_TRACK_BACKEND,
@@ -77,7 +81,8 @@ typedef struct wss_config {
 	wss_backend_id_t backend;
 	wss_mode_id_t mode;
 	uint32_t sample_level;       /* track.sample_rate as 1/2^level, 1..30; 0: not set (the budget sets it) */
-	uint32_t overhead_ppm;       /* session.overhead in millionths of the program's time */
+	uint32_t overhead_ppm;       /* session.overhead: the most the program may run slower, in millionths */
+	uint32_t precision_ppm;      /* session.precision: auto's target half-width of each interval's data estimate */
 	bool trace;                  /* session.trace: write a page trace beside the profile */
 	uint64_t trace_max;          /* session.trace_max, bytes */
 	bool track_heap, track_anon_mmap, track_data_segments;
@@ -105,7 +110,7 @@ typedef struct wss_config {
 } wss_config_t;
 
 /* Defaults: output "wss.%p.jsonl", wall time, interval 100 ms, window one
- * interval, overhead 2%, backend auto, mode auto, no fixed sample rate,
+ * interval, overhead 2%, precision 5%, backend auto, mode auto, no fixed sample rate,
  * heap/anon_mmap/data_segments tracked, library_data not, summary on. */
 void wss_config_defaults(wss_config_t *c);
 

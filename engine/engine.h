@@ -48,7 +48,8 @@ typedef struct wss_engine_settings {
 	bool summary;                 /* report.summary: the stderr lines */
 	wss_track_mode_t mode;        /* track.mode */
 	uint32_t sample_level;        /* track.sample_rate as 1/2^level; 0: set by the budget */
-	uint32_t overhead_ppm;        /* session.overhead, in millionths of the program's time */
+	uint32_t overhead_ppm;        /* session.overhead: how much slower the program may run, in millionths */
+	uint32_t precision_ppm;       /* session.precision: auto's target half-width on each interval's data estimate */
 	bool trace;                   /* session.trace: a page trace beside the profile */
 	bool code;                    /* track.code: the code working set */
 	uint64_t trace_max;           /* session.trace_max, bytes */

@@ -112,6 +112,7 @@ typedef struct wss_engine {
 	/* tick.c: the run's estimates (0 data, 1 write, 2 read) */
 	uint64_t sum_lo[3], sum_hi[3];
 	wss_estimate_t peak_est[3];
+	uint64_t peak_lo[3], peak_hi[3]; /* the greatest lower and upper bounds of any sample: the peak's interval */
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
 	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
@@ -140,8 +141,15 @@ typedef struct wss_engine {
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
 	uint64_t probe_at_ns;     /* the last probe */
 	uintptr_t probe;          /* the probe page (0: none) */
-	uint64_t cpu_prev_ns;     /* the process's CPU time at the last tick */
-	uint64_t cost_faults_ns, cost_program_ns; /* the last interval's, for its sample */
+	uint32_t ncpu;            /* CPUs the process may run on (at start), for the budget's base */
+	uint64_t cost_faults_ns, cost_program_ns, cost_wall_ns; /* the last interval's, for its sample */
+	/* The precision of each interval's data estimate (sampled intervals
+	 * with a touched member): the last one's half-width in millionths of
+	 * the estimate (0: exact or none judged), and the run's, binned for
+	 * the summary's median (wss_precision_bin). */
+	uint64_t prec_last_ppm;
+	uint32_t prec_n, prec_missed;
+	uint32_t prec_hist[WSS_PREC_BINS];
 	/* attached.c: measuring a process wss attach loaded us into */
 	bool attached;             /* the registry follows /proc/self/maps, not hooks */
 	int engine_tid;            /* atomic: the engine thread's tid, once it runs (0: not yet) */
@@ -292,8 +300,15 @@ uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
  * share_ppm of the program's time against budget (both in millionths):
  * up at once by the excess; down after CALM_TICKS calm intervals in a row
  * (counted in *calm), unless changes are owed, to exact or by at most
- * room sampled levels.  Pure. */
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room);
+ * room sampled levels; while precise (the last interval's estimate
+ * within session.precision), only to exact.  Pure. */
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
+			   bool precise);
+/* How much longer the interval that ended took for its first touches'
+ * faults, in ns: the most any thread paid, or their total over the CPUs
+ * the process may use when that is more; counted of all touches are
+ * budgeted.  Engine lock held, after the tick took faults_k. */
+uint64_t wss_sampling_fault_delay(uint64_t counted, uint64_t all);
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
 /* Level is armed from interval on.  Engine lock held. */
 void wss_sampling_set(uint32_t level, uint32_t interval);

@@ -184,6 +184,12 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	};
 	if (!E.level_max)
 		return;
+	sum->prec_target_ppm = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
+	sum->prec_n = E.prec_n;
+	sum->prec_missed = E.prec_missed;
+	sum->prec_median_ppm = wss_precision_median(E.prec_hist, E.prec_n);
+	sum->budget_ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
+	sum->fixed_rate = E.set.sample_level ? 1ULL << E.set.sample_level : 0;
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
 	 * among those, the ones that were members at every level of the run
@@ -219,15 +225,15 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		 * total 5,256). */
 		if (t.est < E.peak_est[s].est)
 			t.est = E.peak_est[s].est;
-		if (t.lo < E.peak_est[s].lo)
-			t.lo = E.peak_est[s].lo;
+		if (t.lo < E.peak_lo[s])
+			t.lo = E.peak_lo[s];
 		if (t.hi < t.est)
 			t.hi = t.est;
 		st[s]->total = t.est;
 		st[s]->total_ci = (wss_profile_ci_t){t.lo, t.hi};
 		st[s]->sum_lo = E.sum_lo[s];
 		st[s]->sum_hi = E.sum_hi[s];
-		st[s]->peak_ci = (wss_profile_ci_t){E.peak_est[s].lo, E.peak_est[s].hi};
+		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};
 	}
 }
 
@@ -331,6 +337,13 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_fmt_init(&f, line, sizeof line);
 		wss_profile_summary_text(&f, sum, series[i]);
 		wss_out_say(wss_fmt_cstr(&f), "");
+	}
+	if (summary) {
+		char line[700];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		if (wss_profile_precision_text(&f, sum))
+			wss_out_say(wss_fmt_cstr(&f), "");
 	}
 	if (E.no_profile) {
 		wss_out_say("profile: none (the output is a character device)", "");

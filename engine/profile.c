@@ -159,6 +159,8 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 		if (s->code)
 			key_u64(f, "code_ns", s->cost_code_ns);
 		key_u64(f, "program_ns", s->cost_program_ns);
+		if (s->cost_wall_ns)
+			key_u64(f, "wall_ns", s->cost_wall_ns);
 		wss_fmt_ch(f, '}');
 	}
 	wss_fmt_str(f, ",\"threads\":[");
@@ -224,6 +226,37 @@ static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *
 	wss_fmt_ch(f, '}');
 }
 
+static void pct_ppm(wss_fmt_t *f, uint64_t ppm)
+{
+	/* millionths as a percentage with one decimal (tenths of a per cent) */
+	wss_fmt_fixed(f, (ppm + 500) / 1000, 1);
+}
+
+static void key_pct(wss_fmt_t *f, const char *name, uint64_t ppm)
+{
+	key(f, name);
+	pct_ppm(f, ppm);
+}
+
+static void precision_json(wss_fmt_t *f, const wss_profile_summary_t *s)
+{
+	wss_fmt_str(f, ",\"precision\":{");
+	wss_fmt_str(f, "\"target_pct\":");
+	pct_ppm(f, s->prec_target_ppm);
+	key_u64(f, "intervals", s->prec_n);
+	key_u64(f, "missed", s->prec_missed);
+	if (s->prec_n && s->prec_median_ppm != UINT64_MAX)
+		key_pct(f, "median_pct", s->prec_median_ppm);
+	else if (s->prec_n)
+		wss_fmt_str(f, ",\"median_pct\":null");
+	char buf[600];
+	wss_fmt_t n;
+	wss_fmt_init(&n, buf, sizeof buf);
+	if (wss_profile_precision_text(&n, s))
+		key_str(f, "note", wss_fmt_cstr(&n));
+	wss_fmt_ch(f, '}');
+}
+
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 {
 	wss_fmt_str(f, "{\"type\":\"summary\"");
@@ -252,6 +285,7 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	if (s->rate_max > 1) {
 		wss_fmt_str(f, ",\"sampled\":true");
 		key_u64(f, "rate_max", s->rate_max);
+		precision_json(f, s);
 	}
 	if (s->lower_bound)
 		wss_fmt_str(f, ",\"lower_bound\":true");
@@ -544,4 +578,84 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 			: "cannot open");
 	wss_fmt_cstr(&e);
 	return r;
+}
+
+/* One figure's relative half-width in millionths, as the stderr line
+ * prints it (avg: in tenths of a page); 0 for an estimate of 0 (printed
+ * as an interval, not a +-). */
+static uint64_t figure_ppm(uint64_t est, wss_profile_ci_t ci)
+{
+	return est ? (uint64_t)(((unsigned __int128)half_width(est, ci) * 1000000 + est / 2) / est) : 0;
+}
+
+bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
+{
+	if (s->rate_max <= 1 || !s->samples)
+		return false;
+	bool missed = s->prec_n && s->prec_median_ppm > s->prec_target_ppm;
+	/* Figures past +-100 %, in the order the stderr lines print them. */
+	static const char *const names[] = {"data", "read", "write"};
+	static const char *const figs[] = {"avg", "peak", "total"};
+	const wss_profile_stat_t *sts[] = {&s->data, &s->read, &s->write};
+	bool shown[] = {true, s->sets.reads, s->sets.writes};
+	char wide[400];
+	wss_fmt_t w;
+	wss_fmt_init(&w, wide, sizeof wide);
+	int nwide = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!shown[i])
+			continue;
+		const wss_profile_stat_t *st = sts[i];
+		uint64_t a = avg_tenths(s, st);
+		wss_profile_ci_t avg = {st->sum_lo / s->samples * 10, (st->sum_hi + s->samples - 1) / s->samples * 10};
+		uint64_t ppm[3] = {figure_ppm(a, avg), figure_ppm(st->peak, st->peak_ci), figure_ppm(st->total, st->total_ci)};
+		for (int j = 0; j < 3; j++) {
+			if (ppm[j] <= 1000000)
+				continue;
+			wss_fmt_str(&w, nwide++ ? ", " : "");
+			wss_fmt_str(&w, names[i]);
+			wss_fmt_ch(&w, ' ');
+			wss_fmt_str(&w, figs[j]);
+			wss_fmt_str(&w, " \u00b1");
+			wss_fmt_u64(&w, (ppm[j] + 5000) / 10000);
+			wss_fmt_str(&w, " %");
+		}
+	}
+	if (!missed && !nwide)
+		return false;
+	wss_fmt_str(f, "precision: ");
+	if (missed) {
+		wss_fmt_str(f, "each interval's data estimate \u00b1");
+		if (s->prec_median_ppm == UINT64_MAX)
+			wss_fmt_str(f, "1000+");
+		else
+			pct_ppm(f, s->prec_median_ppm);
+		wss_fmt_str(f, " % (the median of ");
+		wss_fmt_u64(f, s->prec_n);
+		wss_fmt_str(f, " sampled intervals, ");
+		wss_fmt_u64(f, s->prec_missed);
+		wss_fmt_str(f, " over the target) against a target of \u00b1");
+		pct_ppm(f, s->prec_target_ppm);
+		wss_fmt_str(f, " %");
+	}
+	if (nwide) {
+		wss_fmt_str(f, missed ? "; " : "");
+		wss_fmt_str(f, wss_fmt_cstr(&w));
+		wss_fmt_str(f, nwide == 1 ? " says little" : " say little");
+	}
+	if (s->fixed_rate) {
+		wss_fmt_str(f, ": track.sample_rate fixes the sample at 1 page in ");
+		wss_fmt_u64(f, s->fixed_rate);
+		wss_fmt_str(f, "; for tighter figures: a finer --sample-rate, or --mode exact");
+	} else if (missed) {
+		wss_fmt_str(f, ": the ");
+		pct_ppm(f, s->budget_ppm);
+		wss_fmt_str(f, " % budget (session.overhead) allowed no larger sample; for tighter figures: "
+			       "--overhead 10%, --interval 1s or --mode exact");
+	} else {
+		wss_fmt_str(f, ": the sample is sized for the data estimate (session.precision \u00b1");
+		pct_ppm(f, s->prec_target_ppm);
+		wss_fmt_str(f, " %); for tighter figures: --precision 1%, --overhead 10% or --mode exact");
+	}
+	return !f->overflow;
 }

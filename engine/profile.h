@@ -64,6 +64,7 @@ typedef struct wss_profile_sample {
 	uint64_t tracked, members, x[3];
 	bool lower_bound;         /* exact, but coarse blocks left pages uncounted */
 	uint64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
+	uint64_t cost_wall_ns; /* the interval's wall time: the tick's base (0: not said) */
 	/* track.code: the code pages of the window (exact), and whether a
 	 * code range was opened whole for want of VMAs (a lower bound). */
 	bool code, code_lower_bound;
@@ -116,6 +117,13 @@ typedef struct wss_profile_summary {
 	wss_profile_stat_t code_stat;
 	const wss_profile_hot_t *hot_code; /* the code pages run in the most intervals */
 	int nhot_code;
+	/* Sampled runs: each interval's data estimate against session.precision
+	 * (prec_n intervals judged, prec_missed over the target, the median
+	 * half-width), and what set the sample: the budget, or a fixed rate. */
+	uint64_t prec_target_ppm, prec_median_ppm;
+	uint32_t prec_n, prec_missed;
+	uint32_t budget_ppm;          /* session.overhead */
+	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
 } wss_profile_summary_t;
 
 /* The summary's "trace": {"file", "records", "pages", "bytes", "last",
@@ -169,6 +177,12 @@ void wss_profile_sites(wss_fmt_t *f, const wss_profile_site_t *sites, int n, uin
 /* The stderr line "data avg/peak/total: A/P/T pages (a/p/t MiB)" of one
  * series: name is "data", "write" or "read". */
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name);
+/* The sentence that goes with a sampled summary whose figures are too
+ * wide to act on: which missed session.precision or read above +-100 %,
+ * by how much, why, and what to do ("precision: ... ; for tighter
+ * figures: --overhead 10%, ..."); false, with nothing written, when every
+ * figure is within its target and +-100 %. */
+bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s);
 
 /* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
  * mode 0644.  If the expanded name exists (a process that exec'd keeps its

@@ -48,7 +48,7 @@
  * a new mapping is taken sampled from exact (wss_sampling_before_attach). */
 static uint32_t cap_touches(uint64_t fc)
 {
-	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	uint64_t c = E.set.interval_ns / 1000000 * budget * 4 / fc;
 	return c < BURST_MIN ? BURST_MIN : c > (1U << 30) ? 1U << 30 : (uint32_t)c;
 }
@@ -72,6 +72,18 @@ static void touched_lists(bool walked)
 	wss_fault_list_init(cap > (1L << 24) ? 1U << 24 : (uint32_t)cap, walked);
 }
 
+/* The CPUs the process may run on: the budget's base when its threads
+ * outnumber them (wss_sampling_fault_delay).  At least 1. */
+static uint32_t cpus_allowed(void)
+{
+	uint64_t mask[16] = {0};
+	long n = wss_sys3(SYS_sched_getaffinity, 0, sizeof mask, (long)mask);
+	uint32_t c = 0;
+	for (long i = 0; n > 0 && i < n / 8; i++)
+		c += (uint32_t)__builtin_popcountll(mask[i]);
+	return c ? c : 1;
+}
+
 void wss_sampling_init(void)
 {
 	uint64_t entropy = 0;
@@ -90,7 +102,8 @@ void wss_sampling_init(void)
 	if (l)
 		touched_lists(false);
 	E.fault_cost_ns = 0;
-	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	E.ncpu = cpus_allowed();
+	E.prec_last_ppm = 0;
 	E.probe = 0;
 	/* Exact tracking sets no rate: nothing to measure for. */
 	if (E.set.mode == WSS_TRACK_EXACT || (!E.backend->fault && !E.backend->harvest))
@@ -199,7 +212,8 @@ static uint32_t log2_up(uint64_t x)
 	return l;
 }
 
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room)
+uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
+			   bool precise)
 {
 	if (share_ppm > budget) {
 		*calm = 0;
@@ -223,7 +237,9 @@ uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint
 			d++;
 		if (d < l && d > room)
 			d = room;
-		if (d == 0)
+		/* Precise enough: a finer sample costs more for nothing the
+		 * user asked for; exact, when it fits, is always worth it. */
+		if (d == 0 || (precise && d < l))
 			return l;
 		*calm = 0;
 		return l - d;
@@ -253,53 +269,70 @@ static uint32_t step_room(uint32_t l, uint64_t tracked, uint64_t allow_ns)
 	return d;
 }
 
+/* How much longer the interval took for the faults of its first
+ * touches, at the probe's cost of one (budgeted: of all touches, the
+ * counted ones).  A fault delays the thread that takes it: a thread that
+ * sleeps between its touches (a timer, a request) ends its interval that
+ * much later, whatever the CPU time it used, so the delay is the most any
+ * one thread paid.  But threads that share too few CPUs wait for one
+ * another's faults: then it is their total over the CPUs the process may
+ * use.  Left out: a thread whose interval started late (created in it) is
+ * weighed against the whole interval; a thread that waits for another's
+ * reply pays that one's delay too, which the larger of the two covers only
+ * when it is on the critical path.  Engine lock held, after the tick took
+ * each thread's faults of the interval (faults_k). */
+uint64_t wss_sampling_fault_delay(uint64_t counted, uint64_t all)
+{
+	uint32_t nt = wss_threads_count();
+	uint64_t most = 0, sum = 0;
+	for (uint32_t s = 0; s <= nt; s++) {
+		uint64_t f = wss_threads_get(s)->faults_k;
+		sum += f;
+		if (f > most)
+			most = f;
+	}
+	uint32_t ncpu = E.ncpu ? E.ncpu : 1;
+	uint64_t shared = (sum + ncpu - 1) / ncpu;
+	uint64_t eff = most > shared ? most : shared;
+	if (all == 0 || sum == 0)
+		return counted * E.fault_cost_ns; /* touches no thread is known for */
+	/* the burst's excess taken off in proportion */
+	eff = (uint64_t)((unsigned __int128)eff * counted / all);
+	return eff * E.fault_cost_ns;
+}
+
 uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now)
 {
 	/* Exact: no rate to set, no cost measured (no probe), none said. */
 	if (E.set.mode == WSS_TRACK_EXACT)
 		return 0;
 	uint64_t tracked = wss_regions_pages(&E.regions);
-	uint64_t cpu = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	uint64_t cpu_d = cpu - E.cpu_prev_ns;
-	E.cpu_prev_ns = cpu;
 	probe(now);
 	/* A burst's touches counted as what they would have cost at the
 	 * level it raised to (wss_sampling_burst). */
+	uint64_t all = faults;
 	faults = faults > E.burst_excess ? faults - E.burst_excess : 0;
 	E.burst_excess = 0;
-	uint64_t fcost = faults * E.fault_cost_ns;
-	/* The program's time: its CPU time in the interval, less the
-	 * engine's (the last tick's and the raises', our thread's, counted
-	 * in the process's); a program using less than a tenth of a CPU is
-	 * taken to use a tenth, so that an idle program does not push the
-	 * rate down for microseconds of work.  The faults are taken on the
-	 * program's threads and weighed against that; the tick runs on the
-	 * engine thread, and is weighed against the program's time or the
-	 * interval's wall time, whichever is longer: next to a program that
-	 * uses less than a CPU it takes a CPU the program leaves idle (an
-	 * idle python3 attached to, 14,000 pages tracked, 32 written an
-	 * interval: its exact ticks of 0.21 ms were 2.1 % of a tenth of the
-	 * interval, and auto raised it to 1 in 2, where ticks scanned 7,000
-	 * members for 7.7 ms, then to 1 in 256 for ticks that cost what the
-	 * exact ones had: an average of 26 pages +-3,122 % against 32). */
-	uint64_t raw = cpu_d > E.spent_ns ? cpu_d - E.spent_ns : 0;
 	E.spent_ns = 0;
-	uint64_t prog = raw < wall_ns / 10 ? wall_ns / 10 : raw;
-	uint64_t base = raw < wall_ns ? wall_ns : raw;
-	if (prog == 0)
-		prog = 1;
-	if (base < prog)
-		base = prog;
+	uint64_t wall = wall_ns ? wall_ns : 1;
+	uint64_t fcost = faults * E.fault_cost_ns;
+	uint64_t slow = wss_sampling_fault_delay(faults, all);
+	/* The faults' delay against the interval's wall time, and the base
+	 * wss report divides the faults' total by to read the same share. */
 	E.cost_faults_ns = fcost;
-	E.cost_program_ns = prog;
+	E.cost_wall_ns = wall;
+	E.cost_program_ns = slow ? (uint64_t)((unsigned __int128)wall * fcost / slow) : wall;
+	if (E.cost_program_ns < wall)
+		E.cost_program_ns = wall;
 	uint32_t l = E.level;
 	if (E.set.sample_level) {
 		uint32_t f = vma_floor(tracked);
 		return E.set.sample_level > f ? E.set.sample_level : f;
 	}
-	/* share / budget, both in millionths */
-	uint64_t share_ppm = fcost * 1000000ULL / prog + E.tick_cost_ns * 1000000ULL / base;
-	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	/* share / budget, both in millionths: how much longer the interval
+	 * took for us (docs/backends.md, "The budget") */
+	uint64_t share_ppm = (uint64_t)(((unsigned __int128)(slow + E.tick_cost_ns) * 1000000ULL) / wall);
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	/* What changes of sample cost is paid once, outside the decision
 	 * (counted, the level went straight back and flapped), but not for
 	 * free: it is a debt, paid back from the budget the intervals leave
@@ -311,12 +344,16 @@ uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, u
 	/* The changes and a step's arming run on the engine thread, as the
 	 * tick does: allowed an interval's budget of the tick's base, and
 	 * paid back from the share the interval left unused. */
-	uint64_t allow = base / 1000000 * budget + base % 1000000 * budget / 1000000;
+	uint64_t allow = wall / 1000000 * budget + wall % 1000000 * budget / 1000000;
 	if (share_ppm < budget) {
-		uint64_t spare = (budget - share_ppm) * (base / 1000) / 1000;
+		uint64_t spare = (budget - share_ppm) * (wall / 1000) / 1000;
 		E.change_debt_ns = E.change_debt_ns > spare ? E.change_debt_ns - spare : 0;
 	}
-	l = wss_sampling_step(l, share_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow));
+	/* Precise enough already (the last interval's data estimate within
+	 * session.precision): no finer sample is worth its cost but exact. */
+	uint64_t target = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
+	bool precise = E.prec_last_ppm <= target;
+	l = wss_sampling_step(l, share_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow), precise);
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
 	 * estimates would say little; a program tracking fewer than twice
@@ -490,6 +527,7 @@ void wss_sampling_fork_child(void)
 	for (int s = 0; s < 3; s++) {
 		E.sum_lo[s] = E.sum_hi[s] = 0;
 		E.peak_est[s] = (wss_estimate_t){0, 0, 0};
+		E.peak_lo[s] = E.peak_hi[s] = 0;
 		for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
 			E.total_hist[s][i] = E.total_exact[s][i] = 0;
 	}
@@ -504,7 +542,10 @@ void wss_sampling_fork_child(void)
 	E.level_max = l;
 	E.calm = 0;
 	E.vma_short = false;
-	E.cpu_prev_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	E.prec_last_ppm = 0;
+	E.prec_n = E.prec_missed = 0;
+	for (unsigned b = 0; b < WSS_PREC_BINS; b++)
+		E.prec_hist[b] = 0;
 	wss_sampling_set(l, 1);
 	if (E.probe && E.backend->observe)
 		E.backend->observe(E.probe - WSS_PAGE_SIZE, E.probe + 2 * WSS_PAGE_SIZE); /* its mapping, as attached */
@@ -698,7 +739,7 @@ void wss_sampling_before_attach(uint64_t pages)
 	 * buffers first thing), a member is taken to cost what the probe
 	 * reads on this project's VMs at the least. */
 	uint64_t fc = E.fault_cost_ns ? E.fault_cost_ns : DEFAULT_MEMBER_NS;
-	uint64_t ppm = E.set.overhead_ppm ? E.set.overhead_ppm : 20000;
+	uint64_t ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	uint64_t allow = E.set.interval_ns / 1000000 * ppm; /* one interval's budget, ns */
 	/* Exact: only past the burst cap. */
 	if (!l && pages <= cap_touches(fc))

@@ -121,6 +121,32 @@ static void accumulate(int s, wss_estimate_t v)
 	E.sum_hi[s] += v.hi;
 	if (v.est > E.peak_est[s].est || E.nsamples == 0)
 		E.peak_est[s] = v;
+	/* The true peak is some sample's true count: at least the largest
+	 * lower bound, at most the largest upper bound, whichever sample
+	 * holds it (the largest estimate's own interval said "+-0 %" when
+	 * an exact sample had the largest estimate and sampled ones, whose
+	 * truth may be larger, had wider intervals). */
+	if (v.lo > E.peak_lo[s] || E.nsamples == 0)
+		E.peak_lo[s] = v.lo;
+	if (v.hi > E.peak_hi[s] || E.nsamples == 0)
+		E.peak_hi[s] = v.hi;
+}
+
+/* The precision of a sampled interval's data estimate, against
+ * session.precision: for auto's next decision and the summary.  An
+ * interval none of whose members was touched is not judged (no relative
+ * error), nor an exact one (its half-width is 0). */
+static void precision_note(uint32_t lw, uint64_t x, wss_estimate_t data)
+{
+	E.prec_last_ppm = 0;
+	if (!lw || x == 0)
+		return;
+	uint64_t hw = wss_estimate_halfwidth_ppm(data);
+	uint64_t target = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
+	E.prec_last_ppm = hw;
+	E.prec_n++;
+	E.prec_missed += hw > target;
+	E.prec_hist[wss_precision_bin(hw)]++;
 }
 
 static void tick_locked(bool final);
@@ -416,6 +442,7 @@ static void tick_locked(bool final)
 		.cost_tick_ns = E.tick_cost_ns + E.tick_fixed_ns,
 		.cost_change_ns = E.change_ns + once,
 		.cost_program_ns = E.cost_program_ns,
+		.cost_wall_ns = E.cost_wall_ns,
 		.code = wss_code_on(),
 		.code_lower_bound = code_lower,
 		.code_pages = code,
@@ -452,6 +479,7 @@ static void tick_locked(bool final)
 
 	for (int s = 0; s < 3; s++)
 		accumulate(s, est[s]);
+	precision_note(lw, c.pages, est[0]);
 	E.nsamples++;
 	E.sum_pages += pages;
 	if (pages > E.peak_pages)

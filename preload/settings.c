@@ -81,6 +81,7 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.mode = modes[c->mode],
 		.sample_level = c->sample_level, /* validated: 0 unless mode is sampled */
 		.overhead_ppm = c->overhead_ppm,
+		.precision_ppm = c->precision_ppm,
 		.trace = c->trace,
 		.trace_max = c->trace_max,
 		.code = c->track_code,

@@ -423,7 +423,7 @@
 		];
 		if (p.cost && p.cost.program_ns > 0) {
 			// the engine's tick and changes against the program's time or the wall time, whichever is longer (as the budget weighs them)
-			var c = p.cost, pr = c.program_ns, ba = Math.max(c.base_ns || 0, pr);
+			var c = p.cost, pr = c.program_ns, ba = c.base_ns || pr;
 			rows.push(['overhead', (100 * ((c.faults_ns + c.code_ns) / pr + (c.tick_ns + c.change_ns) / ba)).toFixed(1) + ' % of the program\'s time (faults ' +
 				(100 * c.faults_ns / pr).toFixed(1) + ' %, tick ' + (100 * c.tick_ns / ba).toFixed(1) + ' %' +
 				(c.change_ns ? ', changes of rate ' + (100 * c.change_ns / ba).toFixed(1) + ' %' : '') +

@@ -128,6 +128,12 @@ static const struct {
 	{"[session]\ntrace_max = 100\n", "s.toml:2:13: session.trace_max: out of range (from 4KiB to 1TiB)"},
 	{"[session]\ntrace_max = \"99999999999999999999TiB\"\n",
 	 "s.toml:2:13: session.trace_max: out of range: \"99999999999999999999TiB\" (from 4KiB to 1TiB)"},
+	/* session.precision */
+	{"[session]\nprecision = \"150%\"\n", "s.toml:2:13: session.precision: out of range: \"150%\" (from 0.1% to 100%)"},
+	{"[session]\nprecision = \"0.01%\"\n", "s.toml:2:13: session.precision: out of range: \"0.01%\" (from 0.1% to 100%)"},
+	{"[session]\nprecision = \"5\"\n",
+	 "s.toml:2:13: session.precision: not a percentage: \"5\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
+	{"[session]\nprecision = 0.05\n", "s.toml:2:13: session.precision: expected a percentage such as \"2%\", got a float"},
 	{"[session]\noverhead = \"2\"\n",
 	 "s.toml:2:12: session.overhead: not a percentage: \"2\" (a number and %, e.g. \"2%\" or \"0.5%\")"},
 	{"[session]\noverhead = \"2 %\"\n",
@@ -166,7 +172,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4 + 3);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -210,6 +216,11 @@ int main(void)
 		       c.overhead_ppm == good_percents[i].ppm,
 		   "overhead %s in a file: %s", good_percents[i].s, err);
 	}
+	wss_config_defaults(&c);
+	is_int(c.precision_ppm, 50000, "session.precision's default is 5%%");
+	ok(load(&c, "[session]\nprecision = \"100%\"\n") == 0 && c.precision_ppm == 1000000, "precision 100%% in a file");
+	ok(load(&c, "[session]\nprecision = \"0.5%\"\n") == 0 && c.precision_ppm == 5000 && c.overhead_ppm == 20000,
+	   "precision 0.5%% in a file, the budget untouched");
 	static const struct {
 		const char *s;
 		uint64_t b;
@@ -312,7 +323,7 @@ int main(void)
 		wss_fmt_init(&pf, out, sizeof out);
 		wss_config_json(&c, &pf);
 		wss_fmt_cstr(&pf);
-		ok(strstr(out, "\"overhead\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},") && strstr(out, "\"mode\":\"sampled\",\"sample_rate\":\"1/16\","),
+		ok(strstr(out, "\"overhead\":\"5%\",\"precision\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},") && strstr(out, "\"mode\":\"sampled\",\"sample_rate\":\"1/16\","),
 		   "the header's config object has them: %s", out);
 		wss_config_defaults(&c);
 		wss_fmt_init(&pf, out, sizeof out);
@@ -471,7 +482,7 @@ int main(void)
 	wss_fmt_cstr(&f);
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
-	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
+	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"precision\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
 	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false,"
 	       "\"code\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"

@@ -237,6 +237,34 @@ static bool is_est(wss_estimate_t e, uint64_t est, uint64_t lo, uint64_t hi, con
 static void test_estimate_values(void)
 {
 	is_est(wss_estimate_pages(5000, 5000, 123), 123, 123, 123, "k == n: exact");
+	/* The relative half-width (session.precision) and its bins. */
+	is_int(wss_estimate_halfwidth_ppm((wss_estimate_t){123, 123, 123}), 0, "half-width of an exact estimate: 0");
+	is_int(wss_estimate_halfwidth_ppm((wss_estimate_t){200, 190, 230}), 150000, "half-width: the larger side, 30 of 200 = 15%%");
+	is_int(wss_estimate_halfwidth_ppm((wss_estimate_t){0, 0, 40}) == UINT64_MAX, 1, "an estimate of 0 with room above: unbounded");
+	is_int(wss_estimate_halfwidth_ppm((wss_estimate_t){3, 2, 4}), 333334, "rounded up: 1 of 3");
+	is_int(wss_precision_bin(0), 0, "bin of 0");
+	is_int(wss_precision_bin(4999), 4, "0.1%% bins below 10%%");
+	is_int(wss_precision_bin(100000), 100, "1%% bins from 10%%");
+	is_int(wss_precision_bin(999999), 189, "... to 100%%");
+	is_int(wss_precision_bin(1000000), 190, "10%% bins from 100%%");
+	is_int(wss_precision_bin(UINT64_MAX), WSS_PREC_BINS - 1, "the last bin holds the rest");
+	{
+		unsigned bad_bin = 0;
+		for (unsigned b = 0; b + 1 < WSS_PREC_BINS && !bad_bin; b++)
+			if (wss_precision_bin(wss_precision_bin_upper(b) - 1) != b ||
+			    wss_precision_bin(wss_precision_bin_upper(b)) != b + 1)
+				bad_bin = b + 1;
+		is_int(bad_bin, 0, "every bin's upper edge is where the next starts (1 + the first that is not)");
+	}
+	{
+		uint32_t bins[WSS_PREC_BINS] = {0};
+		is_int(wss_precision_median(bins, 0), 0, "median of nothing: 0");
+		bins[wss_precision_bin(30000)] += 3;  /* three at 3% */
+		bins[wss_precision_bin(250000)] += 2; /* two at 25% */
+		is_int(wss_precision_median(bins, 5), 31000, "median of 3% x3, 25% x2: the 3% bin's upper edge");
+		bins[wss_precision_bin(250000)] += 2;
+		is_int(wss_precision_median(bins, 7), 260000, "with two more at 25%%: the 25%% bin's");
+	}
 	is_est(wss_estimate_pages(5000, 0, 0), 0, 0, 5000, "k == 0: nothing known, [0, n]");
 	is_est(wss_estimate_pages(5000, 9000, 9999), 5000, 5000, 5000, "k > n and x > k read as n");
 	/* Reference values from the formula computed apart (Python, doubles). */
@@ -531,7 +559,7 @@ static void test_average(void)
 
 int main(void)
 {
-	plan(75);
+	plan(89);
 	test_nesting();
 	test_one_per_block();
 	test_count();
