@@ -119,3 +119,73 @@ uint64_t wss_estimate_halfwidth_ppm(wss_estimate_t e)
 		return UINT64_MAX;
 	return (uint64_t)(((unsigned __int128)d * 1000000 + e.est - 1) / e.est);
 }
+
+void wss_strata_add(wss_strata_t *s, double y)
+{
+	s->sum += y;
+	s->members++;
+	if (s->has_pending) {
+		double d = y - s->pending;
+		s->var += d * d / 2;
+		s->pairs++;
+	}
+	s->pending = y;
+	s->has_pending++;
+}
+
+void wss_strata_break(wss_strata_t *s)
+{
+	if (s->has_pending == 1)
+		s->var += s->pending * s->pending;
+	s->has_pending = 0;
+}
+
+void wss_strata_add_alone(wss_strata_t *s, double y)
+{
+	s->sum += y;
+	s->members++;
+	s->var += y * y;
+}
+
+/* The 97.5 % quantile of Student's t with df degrees of freedom, close
+ * enough for an interval (within 1 % from 3 on; the normal's past 1,000). */
+static double t975(uint64_t df)
+{
+	static const double small[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
+	if (df == 0)
+		return small[0];
+	if (df <= 10)
+		return small[df - 1];
+	return Z95 + 2.4 / (double)df;
+}
+
+wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, double base, double div)
+{
+	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
+	double est = base + scale * s->sum;
+	double half = t975(s->pairs) * scale * sqrt(var);
+	double lo = est - half, hi = est + half, seen = base + s->sum;
+	if (lo < seen)
+		lo = seen;
+	if (div <= 0)
+		div = 1;
+	return (wss_estimate_avg_t){est / div, lo / div, hi / div};
+}
+
+wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss_strata_t *s, unsigned level)
+{
+	wss_estimate_t e = wss_estimate_pages(n, k, x);
+	if (k > n)
+		k = n;
+	if (x > k)
+		x = k;
+	if (k == n || x < WSS_STRATA_MIN || k - x < WSS_STRATA_MIN)
+		return e;
+	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
+	double half = t975(s->pairs) * (double)(1ULL << level) * sqrt(var);
+	double lo = floor((double)e.est - half), hi = ceil((double)e.est + half);
+	uint64_t min = x, max = n - (k - x);
+	e.lo = lo <= (double)min ? min : lo >= (double)e.est ? e.est : (uint64_t)lo;
+	e.hi = hi >= (double)max ? max : hi <= (double)e.est ? e.est : (uint64_t)hi;
+	return e;
+}

@@ -60,4 +60,45 @@ uint64_t wss_precision_median(const uint32_t *bins, uint32_t n);
  * above it.  AS-safe. */
 uint64_t wss_estimate_halfwidth_ppm(wss_estimate_t e);
 
+/* An estimate of a sum over pages from a stratified sample of one page in
+ * each aligned block of 2^L (common/sample.h), with a variance valid when
+ * the pages' values are correlated (runs, strides, hot blocks): the
+ * members are taken in address order, range by range, and half the
+ * squared difference of each member and the next estimates the variance
+ * of their blocks (the successive-difference estimator of a systematic
+ * sample: exact where neighbouring blocks have equal means, above it where
+ * they differ, and never 0 across the edge of a run of touched pages, which
+ * fixed pairs of blocks can miss).  A range of one member adds its square,
+ * an upper bound.  Zero-initialise.  Pure. */
+typedef struct wss_strata {
+	double sum;      /* the members' values */
+	double var;      /* half the successive differences squared, the lone members' squares */
+	uint64_t members, pairs; /* pairs: the differences taken (the degrees of freedom) */
+	double pending;  /* the last member of the range so far */
+	int has_pending; /* members of the range so far (0: none) */
+} wss_strata_t;
+
+/* The next member in address order, of value y.  AS-safe. */
+void wss_strata_add(wss_strata_t *s, double y);
+/* A break (the end of a range): no difference across it.  AS-safe. */
+void wss_strata_break(wss_strata_t *s);
+/* A lone value (a member whose neighbours are gone): its square.  AS-safe. */
+void wss_strata_add_alone(wss_strata_t *s, double y);
+/* The 95 % interval of base + scale * (the members' sum), divided by div:
+ * the members' values scaled by the sample's 2^L, plus a part known
+ * exactly; never below base + the members' own sum (what was seen), over
+ * div.  Uses Student's t with a degree of freedom a pair.  AS-safe. */
+wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, double base, double div);
+
+/* One sample's estimate from its members in address order (s: their 0/1
+ * touched values, wss_strata_add): n tracked pages, k members, x touched,
+ * at a rate of 1 in 2^level.  The estimate is wss_estimate_pages's; the
+ * interval is the strata's (valid when touches cluster; far narrower on
+ * runs of pages) once at least WSS_STRATA_MIN members are touched and as
+ * many untouched, else Wilson's (its bounds for a few touched members are
+ * the exact Poisson ones, which a variance of a handful cannot give).
+ * AS-safe. */
+#define WSS_STRATA_MIN 10
+wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss_strata_t *s, unsigned level);
+
 #endif

@@ -113,6 +113,13 @@ typedef struct wss_engine {
 	uint64_t sum_lo[3], sum_hi[3];
 	wss_estimate_t peak_est[3];
 	uint64_t peak_lo[3], peak_hi[3]; /* the greatest lower and upper bounds of any sample: the peak's interval */
+	/* The summary's average (wss_tick_avg): the exact samples' counts, and
+	 * the per-page counts (wss_shadow_counts) of pages that left tracking,
+	 * by the page's top member level, and their squares (series 0 data,
+	 * 1 write, 2 read). */
+	uint64_t exact_sum[3];
+	bool counts_stale;        /* a forked child's pages may hold its parent's counts: no such average */
+	double gone_sum[3][WSS_SAMPLE_LEVEL_MAX + 1], gone_sq[3][WSS_SAMPLE_LEVEL_MAX + 1];
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
 	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
@@ -409,6 +416,15 @@ void wss_tick_locked(bool final);
 /* Before page leaves tracking: its touch in the window in progress counts
  * in the run's data total.  Engine lock held. */
 void wss_tick_count_gone(uintptr_t page);
+/* A page leaves tracking: its per-page sample counts go to the gone
+ * sums, and are zeroed.  Engine lock held. */
+void wss_tick_fold_counts(uintptr_t page);
+/* The average of series s (0 data, 1 write, 2 read) over the samples so
+ * far and its 95 % interval, as sums over the samples (lo, hi: floor and
+ * ceiling): the exact samples' counts plus the sampled ones estimated from
+ * the members of the run's coarsest level, each a stratum of its block
+ * (wss_strata_*).  Engine lock held. */
+void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 

@@ -231,8 +231,15 @@ void wss_out_summary(wss_profile_summary_t *sum)
 			t.hi = t.est;
 		st[s]->total = t.est;
 		st[s]->total_ci = (wss_profile_ci_t){t.lo, t.hi};
-		st[s]->sum_lo = E.sum_lo[s];
-		st[s]->sum_hi = E.sum_hi[s];
+		/* The average's interval (wss_tick_avg), holding the average
+		 * printed: the mean of the samples' estimates, which differs
+		 * from the members' by rounding and the ratio estimator's
+		 * denominators. */
+		uint64_t lo = E.sum_lo[s], hi = E.sum_hi[s];
+		if (!E.counts_stale)
+			wss_tick_avg(s, &lo, &hi);
+		st[s]->sum_lo = lo < st[s]->sum ? lo : st[s]->sum;
+		st[s]->sum_hi = hi > st[s]->sum ? hi : st[s]->sum;
 		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};
 	}
 }

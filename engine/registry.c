@@ -116,6 +116,7 @@ static void observe_part(uintptr_t s, uintptr_t e, void *arg)
 
 void wss_registry_reset_page(uintptr_t a)
 {
+	wss_tick_fold_counts(a);
 	uint64_t *w = wss_shadow_written(a);
 	if (w && *w)
 		*w = 0;
@@ -423,6 +424,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		*wss_shadow_hits(b) = *wss_shadow_hits(a);
 		*wss_shadow_hits(a) = 0;
 		*wss_shadow_site(b) = *wss_shadow_site(a);
+		uint32_t *ca = wss_shadow_counts(a), *cb = wss_shadow_counts(b);
+		cb[0] = ca[0];
+		cb[1] = ca[1];
+		ca[0] = ca[1] = 0;
 		if (*fa & (WSS_PF_EVER | WSS_PF_WEVER))
 			__atomic_fetch_or(fb, *fa & (WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELAXED);
 		*wss_shadow_rever(b) |= *wss_shadow_rever(a);

@@ -519,17 +519,29 @@ bool wss_engine_sampled_out(uintptr_t page)
 	return l && !wss_sample_member(page >> WSS_PAGE_SHIFT, l, E.seed);
 }
 
+static void zero_counts(uintptr_t page, void *arg)
+{
+	(void)arg;
+	uint32_t *cn = wss_shadow_counts(page);
+	if (cn && (cn[0] || cn[1]))
+		cn[0] = cn[1] = 0;
+}
+
 void wss_sampling_fork_child(void)
 {
 	uint32_t l = E.level;
+	bool parent_sampled = E.level_max != 0;
 	for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
 		E.level_used[i] = 0;
 	for (int s = 0; s < 3; s++) {
 		E.sum_lo[s] = E.sum_hi[s] = 0;
 		E.peak_est[s] = (wss_estimate_t){0, 0, 0};
 		E.peak_lo[s] = E.peak_hi[s] = 0;
-		for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
+		for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++) {
 			E.total_hist[s][i] = E.total_exact[s][i] = 0;
+			E.gone_sum[s][i] = E.gone_sq[s][i] = 0;
+		}
+		E.exact_sum[s] = 0;
 	}
 	E.tracked_max = 0;
 	E.burst_excess = 0;
@@ -555,6 +567,14 @@ void wss_sampling_fork_child(void)
 	 * page again (the parent had opened the ones it touched).  The
 	 * child's backend observes nothing of the sparse ranges yet
 	 * (fork.c): their members of l are watched afresh. */
+	/* The parent's per-page counts are the parent's: the child's run's
+	 * coarsest level is l or coarser, whose members are members of l. */
+	for (size_t i = 0; l && i < E.regions.n; i++)
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, l, zero_counts, NULL);
+	/* Exact now, after sampled levels: any page may hold the parent's
+	 * counts, too many to walk in a fork; the child's average, should
+	 * it sample later, takes the samples' own bounds instead. */
+	E.counts_stale = !l && parent_sampled;
 	wss_arm_begin();
 	wss_sampling_sparse_setup(l);
 	uint64_t armed = 0;

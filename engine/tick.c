@@ -7,6 +7,7 @@
 #include "engine/internal.h"
 
 #include <errno.h>
+#include <math.h>
 
 static void (*on_tick)(void);
 
@@ -61,6 +62,9 @@ typedef struct count {
 	bool hot;
 	wss_profile_sets_t sets;
 	uint64_t pages, writes;
+	/* Sampled: every member's 0/1, in address order, for the sample's
+	 * intervals (data, write, read: common/estimate.h, wss_strata_*). */
+	wss_strata_t st[3];
 } count_t;
 
 static void count_page(uintptr_t a, void *arg)
@@ -68,8 +72,12 @@ static void count_page(uintptr_t a, void *arg)
 	count_t *c = arg;
 	uint32_t owner;
 	wss_page_t *pg = wss_shadow_page(a);
-	if (!wss_page_in_window(pg, c->k, c->w, &owner))
+	if (!wss_page_in_window(pg, c->k, c->w, &owner)) {
+		if (c->lw)
+			for (int s = 0; s < 3; s++)
+				wss_strata_add(&c->st[s], 0);
 		return;
+	}
 	if (c->hot && wss_page_touched_in(pg, c->k))
 		(*wss_shadow_hits(a))++;
 	c->pages++;
@@ -85,6 +93,14 @@ static void count_page(uintptr_t a, void *arg)
 	}
 	uint32_t top = UINT32_MAX;
 	total_note(a, rv, 0, c->lw != 0, &top);
+	if (c->lw) {
+		uint32_t *cn = wss_shadow_counts(a);
+		cn[0]++;
+		cn[1] += wrote;
+		wss_strata_add(&c->st[0], 1);
+		wss_strata_add(&c->st[1], wrote);
+		wss_strata_add(&c->st[2], !wrote);
+	}
 	if (wrote)
 		total_note(a, rv, 1, c->lw != 0, &top);
 	else if (c->sets.reads)
@@ -109,6 +125,60 @@ void wss_tick_count_gone(uintptr_t a)
 		return;
 	uint32_t top = UINT32_MAX;
 	total_note(a, wss_shadow_rever(a), 0, lw != 0, &top);
+}
+
+void wss_tick_fold_counts(uintptr_t a)
+{
+	uint32_t *cn = wss_shadow_counts(a);
+	if (!cn || (!cn[0] && !cn[1]))
+		return;
+	uint32_t top = wss_sampling_top_level(a);
+	double v[3] = {cn[0], cn[1], (double)cn[0] - cn[1]};
+	for (int s = 0; s < 3; s++) {
+		E.gone_sum[s][top] += v[s];
+		E.gone_sq[s][top] += v[s] * v[s];
+	}
+	cn[0] = cn[1] = 0;
+}
+
+typedef struct avg_walk {
+	int s;
+	wss_strata_t st;
+} avg_walk_t;
+
+static void avg_member(uintptr_t a, void *arg)
+{
+	avg_walk_t *w = arg;
+	uint32_t *cn = wss_shadow_counts(a);
+	double v = 0;
+	if (cn)
+		v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : (double)cn[0] - cn[1];
+	wss_strata_add(&w->st, v);
+}
+
+/* The sampled samples' part of the average is a sum over pages of the
+ * samples each counted in, estimated from the members of the run's
+ * coarsest level L (armed in every interval, at every level: their counts
+ * are whole) as 2^L times theirs, block by block: the members in address
+ * order, paired range by range (common/estimate.h).  A sum over samples
+ * of their own estimates would share their errors, which the same members
+ * make move together, and the mean of their bounds is as wide as one
+ * sample's interval however many samples there are. */
+void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
+{
+	uint32_t L = E.level_max;
+	avg_walk_t w = {.s = s};
+	for (size_t i = 0; L && i < E.regions.n; i++) {
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, avg_member, &w);
+		wss_strata_break(&w.st);
+	}
+	for (uint32_t t = L; L && t <= WSS_SAMPLE_LEVEL_MAX; t++) {
+		w.st.sum += E.gone_sum[s][t];
+		w.st.var += E.gone_sq[s][t];
+	}
+	wss_estimate_avg_t a = wss_strata_interval(&w.st, (double)(1ULL << L), (double)E.exact_sum[s], 1);
+	*sum_lo = a.lo > 0 ? (uint64_t)floor(a.lo) : 0;
+	*sum_hi = (uint64_t)ceil(a.hi);
 }
 
 /* An estimate that is the count itself (exact tracking). */
@@ -393,6 +463,8 @@ static void tick_locked(bool final)
 		if (lw)
 			members += wss_sampling_count(s, e, lw);
 		wss_sampling_members(s, e, lw, count_page, &c);
+		for (int j = 0; j < 3; j++)
+			wss_strata_break(&c.st[j]);
 	}
 	if (!lw)
 		members = tracked;
@@ -403,9 +475,9 @@ static void tick_locked(bool final)
 	uint64_t coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);
 	wss_estimate_t est[3];
 	if (lw) {
-		est[0] = wss_estimate_pages(tracked, members, c.pages);
-		est[1] = wss_estimate_pages(tracked, members, c.writes);
-		est[2] = wss_estimate_pages(tracked, members, c.pages - c.writes);
+		est[0] = wss_estimate_strata(tracked, members, c.pages, &c.st[0], lw);
+		est[1] = wss_estimate_strata(tracked, members, c.writes, &c.st[1], lw);
+		est[2] = wss_estimate_strata(tracked, members, c.pages - c.writes, &c.st[2], lw);
 	} else {
 		est[0] = exact(c.pages);
 		est[1] = exact(c.writes);
@@ -480,6 +552,11 @@ static void tick_locked(bool final)
 	for (int s = 0; s < 3; s++)
 		accumulate(s, est[s]);
 	precision_note(lw, c.pages, est[0]);
+	if (!lw) {
+		E.exact_sum[0] += c.pages;
+		E.exact_sum[1] += c.writes;
+		E.exact_sum[2] += c.pages - c.writes;
+	}
 	E.nsamples++;
 	E.sum_pages += pages;
 	if (pages > E.peak_pages)

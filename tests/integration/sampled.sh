@@ -11,7 +11,7 @@
 # phases' truth against the samples, one line per phase:
 # "SEQ TRUTH EST LO HI RATE WTRUTH WEST WLO WHI"
 run() {
-	WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=$2 WSS_TEST_SAMPLING_SEED=12345 \
+	env WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=$2 WSS_TEST_SAMPLING_SEED=12345 \
 		WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/$1.jsonl" \
 		LD_PRELOAD="$WSS_LIB" "$PROGS/sampleset" "$3" "$4" "$5" "$6" 7 ${7:-} >"$TMP/$1.out" 2>"$TMP/$1.err" ||
 		bail "sampleset $1 failed: $(cat "$TMP/$1.err")"
@@ -57,6 +57,64 @@ judge r16 16 30
 # 1/256: 1 GiB, phases of 100,000 to 250,000 of its 262,144 pages.
 run r256 1/256 1024 20 100000 250000
 judge r256 256 20
+
+# The summary's average and peak against the truth: the average's interval
+# comes from the members' per-page counts over the run (wss_tick_avg), the
+# peak's from every sample's bounds.  Deterministic (fixed seeds).
+summary_vs_truth() { # NAME
+	python3 - "$TMP/$1.out" "$TMP/$1.jsonl" <<'EOF2'
+import json, sys
+truth = {}
+for line in open(sys.argv[1]):
+    _, seq, d, w = line.split()
+    truth[int(seq)] = int(d)
+rs = [json.loads(l) for l in open(sys.argv[2])]
+t = [r for r in rs if r["type"] == "summary"][0]
+n = t["samples"]
+avg = sum(truth.values()) / n
+peak = max(truth.values())
+lo, hi = t["data"]["avg_ci"]
+plo, phi = t["data"]["peak_ci"]
+# 8 pages a sample of slack: the program's own pages outside the reservation
+ok = lo <= avg + 8 and avg <= hi and plo <= peak + 8 and peak <= phi
+print("avg %.1f in [%d, %d] (+-%.1f %%), peak %d in [%d, %d]" % (avg, lo, hi, 100 * (hi - lo) / 2 / avg, peak, plo, phi))
+sys.exit(0 if ok and (hi - lo) / 2 <= 0.05 * avg else 1)
+EOF2
+}
+# Each check holds in 95 % of runs: ten runs of their own seeds, at least
+# eight of which must hold (a binomial tail of 1 %).
+avg_ok=0
+for seed in 1 2 3 4 5 6 7 8 9 10; do
+	env WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=1/16 WSS_TEST_SAMPLING_SEED=$((seed * 7919)) \
+		WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/avg$seed.jsonl" \
+		LD_PRELOAD="$WSS_LIB" "$PROGS/sampleset" 64 10 1000 8000 "$seed" >"$TMP/avg$seed.out" 2>"$TMP/avg$seed.err" ||
+		bail "sampleset seed $seed failed: $(cat "$TMP/avg$seed.err")"
+	if res=$(summary_vs_truth "avg$seed"); then
+		avg_ok=$((avg_ok + 1))
+	fi
+	diag "seed $seed: $res"
+done
+between "$avg_ok" 8 10 "the summary's average and peak intervals hold the truth, the average's within +-5 %, in $avg_ok of 10 runs"
+# Every sampled interval is judged against session.precision; a fixed rate
+# that misses it is said, with what to do.
+python3 -c '
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1])][-1]
+p = t["precision"]
+sys.exit(0 if p["target_pct"] == 5.0 and p["intervals"] == 30 and 0 <= p["missed"] <= 30 and p["median_pct"] > 0 else 1)' "$TMP/r16.jsonl"
+ok $? "r16: the summary has the precision of each interval's data estimate against the 5 % target"
+if python3 -c 'import json,sys; sys.exit(0 if [json.loads(l) for l in open(sys.argv[1])][-1]["precision"]["median_pct"] > 5 else 1)' "$TMP/r16.jsonl"; then
+	grep -q "^wss: precision: each interval's data estimate ±[0-9.]* % (the median of 30 sampled intervals, [0-9]* over the target) against a target of ±5.0 %: track.sample_rate fixes the sample at 1 page in 16; for tighter figures: a finer --sample-rate, or --mode exact$" "$TMP/r16.err"
+	ok $? "r16: stderr says the target was missed, why and what to do"
+else
+	! grep -q "^wss: precision:" "$TMP/r16.err"
+	ok $? "r16: the target was met: no precision line"
+fi
+# With a target of 50 % the same run meets it, and no sentence is printed.
+WSS_SESSION_PRECISION=50% run r16p 1/16 512 30 1000 30000 drop
+! grep -q "^wss: precision:" "$TMP/r16p.err"
+ok $? "r16 with session.precision = 50 %: no precision line"
+is "$($PROFILE get "$TMP/r16p.jsonl" header.config.session.precision)" 50% "the header records session.precision"
 
 # The header says how the run was tracked; the summary that it was sampled.
 is "$($PROFILE get "$TMP/r16.jsonl" header.track_mode)" sampled "the header records the mode"

@@ -557,9 +557,172 @@ static void test_average(void)
 	   "(>= 95); no samples: 0", 100.0 * covered / TRIALS);
 }
 
+/* The average over a run's intervals from the members' per-page counts
+ * (wss_strata_*: the summary's avg), with the touch patterns that make a
+ * page-level formula under-cover: independent random touches, a run of
+ * pages, strides, hot blocks.  Each trial draws its own membership seed
+ * and its own touches; the truth is the mean over the intervals of the
+ * pages touched. */
+enum { PAT_RANDOM, PAT_RUNS, PAT_STRIDE, PAT_HOT, PAT_N };
+static const char *const pat_name[PAT_N] = {"random pages", "runs", "strides", "hot blocks"};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ULL;
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 32);
+}
+
+typedef struct pattern {
+	int kind;
+	uint64_t key, first, n;
+	uint64_t run_at[16], run_len[16], stride[16], phase[16];
+	uint32_t p_ppm[16];
+} pattern_t;
+
+/* Was page p touched in interval i? */
+static int touched(const pattern_t *pt, uint64_t p, int i)
+{
+	uint64_t off = p - pt->first;
+	switch (pt->kind) {
+	case PAT_RANDOM: return mix(pt->key ^ p * 0x100000001b3ULL ^ (uint64_t)i << 56) % 1000000 < pt->p_ppm[i];
+	case PAT_RUNS: return off >= pt->run_at[i] && off < pt->run_at[i] + pt->run_len[i];
+	case PAT_STRIDE: return off % pt->stride[i] == pt->phase[i];
+	default: {
+		/* a quarter of the 256-page blocks hot: their pages touched 4 in
+		 * 5 intervals, the others' 1 in 50 */
+		int hot = mix(pt->key ^ (p >> 8)) % 4 == 0;
+		return mix(pt->key ^ p * 0x9e37ULL ^ (uint64_t)i << 50) % 1000 < (hot ? 800u : 20u);
+	}
+	}
+}
+
+static double strata_coverage(int kind, unsigned level, int nint, uint64_t cell_seed, double *width)
+{
+	int covered = 0;
+	double wsum = 0;
+	for (int trial = 0; trial < TRIALS; trial++) {
+		rng_seed(cell_seed * 1000003 + (uint64_t)trial);
+		pattern_t pt = {.kind = kind, .key = rnd()};
+		uint64_t seed = wss_sample_seed(rnd());
+		pt.n = (256ull << level) + below(256ull << level);
+		pt.first = below(1ull << 36);
+		for (int i = 0; i < nint; i++) {
+			pt.p_ppm[i] = 20000 + (uint32_t)below(180000);
+			pt.run_len[i] = pt.n / 10 + below(pt.n / 3);
+			pt.run_at[i] = below(pt.n - pt.run_len[i]);
+			static const uint64_t strides[] = {3, 7, 64, 100};
+			pt.stride[i] = strides[below(4)];
+			pt.phase[i] = below(pt.stride[i]);
+		}
+		double truth = 0;
+		for (uint64_t p = pt.first; p < pt.first + pt.n; p++)
+			for (int i = 0; i < nint; i++)
+				truth += touched(&pt, p, i);
+		truth /= nint;
+		wss_strata_t st = {0};
+		uint64_t end = pt.first + pt.n;
+		for (uint64_t b = pt.first >> level; b <= (end - 1) >> level; b++) {
+			uint64_t m = wss_sample_in_block(b, level, seed);
+			if (m < pt.first || m >= end)
+				continue;
+			int c = 0;
+			for (int i = 0; i < nint; i++)
+				c += touched(&pt, m, i);
+			wss_strata_add(&st, c);
+		}
+		wss_strata_break(&st);
+		wss_estimate_avg_t a = wss_strata_interval(&st, (double)(1u << level), 0, nint);
+		covered += a.lo <= truth && truth <= a.hi;
+		wsum += truth > 0 ? (a.hi - a.lo) / 2 / truth : 0;
+	}
+	*width = 100 * wsum / TRIALS;
+	return 100.0 * covered / TRIALS;
+}
+
+/* One interval's estimate (wss_estimate_strata) over the same patterns:
+ * its coverage, and its mean half-width beside Wilson's. */
+static double interval_coverage(int kind, unsigned level, uint64_t cell_seed, double *width, double *wilson)
+{
+	int covered = 0;
+	double wsum = 0, wwil = 0;
+	for (int trial = 0; trial < TRIALS; trial++) {
+		rng_seed(cell_seed * 1000003 + (uint64_t)trial);
+		pattern_t pt = {.kind = kind, .key = rnd()};
+		uint64_t seed = wss_sample_seed(rnd());
+		pt.n = (256ull << level) + below(256ull << level);
+		pt.first = below(1ull << 36);
+		pt.p_ppm[0] = 20000 + (uint32_t)below(180000);
+		pt.run_len[0] = pt.n / 10 + below(pt.n / 3);
+		pt.run_at[0] = below(pt.n - pt.run_len[0]);
+		static const uint64_t strides[] = {3, 7, 64, 100};
+		pt.stride[0] = strides[below(4)];
+		pt.phase[0] = below(pt.stride[0]);
+		uint64_t truth = 0, end = pt.first + pt.n, k = 0, x = 0;
+		for (uint64_t p = pt.first; p < end; p++)
+			truth += touched(&pt, p, 0);
+		wss_strata_t st = {0};
+		for (uint64_t b = pt.first >> level; b <= (end - 1) >> level; b++) {
+			uint64_t m = wss_sample_in_block(b, level, seed);
+			if (m < pt.first || m >= end)
+				continue;
+			int y = touched(&pt, m, 0);
+			k++;
+			x += y;
+			wss_strata_add(&st, y);
+		}
+		wss_strata_break(&st);
+		wss_estimate_t e = wss_estimate_strata(pt.n, k, x, &st, level), w = wss_estimate_pages(pt.n, k, x);
+		covered += e.lo <= truth && truth <= e.hi;
+		wsum += truth ? (double)(e.hi - e.lo) / 2 / (double)truth : 0;
+		wwil += truth ? (double)(w.hi - w.lo) / 2 / (double)truth : 0;
+	}
+	*width = 100 * wsum / TRIALS;
+	*wilson = 100 * wwil / TRIALS;
+	return 100.0 * covered / TRIALS;
+}
+
+static void test_strata(void)
+{
+	for (int kind = 0; kind < PAT_N; kind++) {
+		double w, wil;
+		double c = interval_coverage(kind, 5, 3200 + (uint64_t)kind, &w, &wil);
+		double top = kind == PAT_RUNS || kind == PAT_HOT ? 100 : 97.5;
+		ok(c >= 93 && c <= top, "one interval over %s at 1/32: coverage %.1f %%, half-width %.1f %% (Wilson's %.1f %%)",
+		   pat_name[kind], c, w, wil);
+	}
+	for (int kind = 0; kind < PAT_N; kind++) {
+		double w4, w6;
+		double c4 = strata_coverage(kind, 4, 8, 3000 + (uint64_t)kind, &w4);
+		double c6 = strata_coverage(kind, 6, 6, 3100 + (uint64_t)kind, &w6);
+		/* Runs and hot blocks have neighbouring blocks of unequal means
+		 * only at their edges: the pairs' differences there make the
+		 * interval conservative, and very narrow. */
+		double top = kind == PAT_RUNS || kind == PAT_HOT ? 100 : 97.5;
+		ok(c4 >= 93 && c4 <= top && c6 >= 93 && c6 <= top,
+		   "the average's interval over %s: coverage %.1f %% at 1/16 (8 intervals, half-width %.1f %%), "
+		   "%.1f %% at 1/64 (6, %.1f %%)", pat_name[kind], c4, w4, c6, w6);
+	}
+	wss_strata_t z = {0};
+	wss_estimate_avg_t a = wss_strata_interval(&z, 64, 10, 2);
+	ok(a.est == 5 && a.lo == 5 && a.hi == 5, "no members: the exact part alone");
+	wss_strata_t one = {0};
+	wss_strata_add(&one, 3);
+	wss_strata_add(&one, 1);
+	wss_strata_add(&one, 2);
+	wss_strata_break(&one);
+	wss_strata_t lone = {0};
+	wss_strata_add(&lone, 3);
+	wss_strata_break(&lone);
+	ok(one.pairs == 2 && one.var == 2 + 0.5 && one.sum == 6 && lone.var == 9,
+	   "half of each successive difference squared; a range of one member: its square");
+}
+
 int main(void)
 {
-	plan(89);
+	plan(99);
 	test_nesting();
 	test_one_per_block();
 	test_count();
@@ -572,5 +735,6 @@ int main(void)
 	test_bitmap();
 	test_structured();
 	test_average();
+	test_strata();
 	return done_testing();
 }
