@@ -149,7 +149,7 @@ void wss_strata_add_alone(wss_strata_t *s, double y)
 
 /* The 97.5 % quantile of Student's t with df degrees of freedom, close
  * enough for an interval (within 1 % from 3 on; the normal's past 1,000). */
-static double t975(uint64_t df)
+double wss_t975(uint64_t df)
 {
 	static const double small[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
 	if (df == 0)
@@ -163,7 +163,7 @@ wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, doub
 {
 	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
 	double est = base + scale * s->sum;
-	double half = t975(s->pairs) * scale * sqrt(var);
+	double half = wss_t975(s->pairs) * scale * sqrt(var);
 	double lo = est - half, hi = est + half, seen = base + s->sum;
 	if (lo < seen)
 		lo = seen;
@@ -182,10 +182,28 @@ wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss
 	if (k == n || x < WSS_STRATA_MIN || k - x < WSS_STRATA_MIN)
 		return e;
 	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
-	double half = t975(s->pairs) * (double)(1ULL << level) * sqrt(var);
+	double half = wss_t975(s->pairs) * (double)(1ULL << level) * sqrt(var);
 	double lo = floor((double)e.est - half), hi = ceil((double)e.est + half);
 	uint64_t min = x, max = n - (k - x);
 	e.lo = lo <= (double)min ? min : lo >= (double)e.est ? e.est : (uint64_t)lo;
 	e.hi = hi >= (double)max ? max : hi <= (double)e.est ? e.est : (uint64_t)hi;
+	return e;
+}
+
+wss_estimate_t wss_estimate_total(uint64_t xe, uint64_t x, unsigned level)
+{
+	double scale = (double)(1ULL << level), dx = (double)x;
+	double lo = 0, hi;
+	if (x > 0) {
+		double a = 1 - 1 / (9 * dx) - Z95 / (3 * sqrt(dx));
+		lo = dx * a * a * a;
+	}
+	double x1 = dx + 1, b = 1 - 1 / (9 * x1) + Z95 / (3 * sqrt(x1));
+	hi = x1 * b * b * b;
+	wss_estimate_t e = {xe + (uint64_t)(scale * dx), 0, 0};
+	double l = floor((double)xe + scale * lo), h = ceil((double)xe + scale * hi);
+	uint64_t seen = xe + x;
+	e.lo = l <= (double)seen ? seen : l >= (double)e.est ? e.est : (uint64_t)l;
+	e.hi = h <= (double)e.est ? e.est : (uint64_t)h;
 	return e;
 }

@@ -90,6 +90,10 @@ void wss_strata_add_alone(wss_strata_t *s, double y);
  * div.  Uses Student's t with a degree of freedom a pair.  AS-safe. */
 wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, double base, double div);
 
+/* The 97.5 % quantile of Student's t with df degrees of freedom (within
+ * 1 % from 3 on; 0 is read as 1).  AS-safe. */
+double wss_t975(uint64_t df);
+
 /* One sample's estimate from its members in address order (s: their 0/1
  * touched values, wss_strata_add): n tracked pages, k members, x touched,
  * at a rate of 1 in 2^level.  The estimate is wss_estimate_pages's; the
@@ -100,5 +104,13 @@ wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, doub
  * AS-safe. */
 #define WSS_STRATA_MIN 10
 wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss_strata_t *s, unsigned level);
+
+/* A total over pages from the x members touched of a sample of one page
+ * in each block of 2^level (a Horvitz-Thompson sum, 2^level x, that needs
+ * no count of the pages the members were drawn from), plus a part xe known
+ * exactly.  The interval is the Poisson one for x (Byar's approximation
+ * of the exact bounds): one member a block is touched with a variance at
+ * most its mean, so it holds whatever the touches' pattern.  AS-safe. */
+wss_estimate_t wss_estimate_total(uint64_t xe, uint64_t x, unsigned level);
 
 #endif

@@ -425,6 +425,11 @@ void wss_tick_fold_counts(uintptr_t page);
  * the members of the run's coarsest level, each a stratum of its block
  * (wss_strata_*).  Engine lock held. */
 void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi);
+/* The run's total of series s: xe pages counted in exact windows, x
+ * members of the run's coarsest level first counted in a sampled one
+ * (wss_estimate_total), the interval narrowed by the members' successive
+ * differences where the ranges still hold them.  Engine lock held. */
+void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 

@@ -193,31 +193,24 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
 	 * among those, the ones that were members at every level of the run
-	 * (the coarsest, L) form a sample at 1/2^L, and those of them first
-	 * counted in a sampled window are its touched pages, scaled to the
-	 * pages not among the exact ones (of the most tracked at once). */
+	 * (the coarsest, L) form a sample at 1/2^L, one page a block, and
+	 * those of them first counted in a sampled window are its touched
+	 * pages, 2^L each (wss_estimate_total: no count of the pages they
+	 * were drawn from, which memory unmapped and mapped elsewhere makes
+	 * larger than the most tracked at once; bounded by that, the interval
+	 * missed the truth of such runs). */
 	uint32_t L = E.level_max;
 	sum->rate_max = 1ULL << L;
 	wss_profile_stat_t *st[3] = {&sum->data, &sum->write, &sum->read};
 	for (int s = 0; s < 3; s++) {
-		uint64_t x = 0, xe = 0, xe_members = 0;
+		uint64_t x = 0, xe = 0;
 		for (uint32_t l = 0; l <= WSS_SAMPLE_LEVEL_MAX; l++) {
 			xe += E.total_exact[s][l];
-			if (l >= L) {
+			if (l >= L)
 				x += E.total_hist[s][l];
-				xe_members += E.total_exact[s][l];
-			}
 		}
-		uint64_t n = E.tracked_max > xe ? E.tracked_max - xe : 0;
-		uint64_t k = (E.tracked_max >> L) > xe_members ? (E.tracked_max >> L) - xe_members : 0;
-		if (n < x << L)
-			n = x << L, k = x; /* more was touched than is tracked now */
-		if (k < x)
-			k = x;
-		wss_estimate_t t = wss_estimate_pages(n, k ? k : 1, x);
-		t.est += xe;
-		t.lo += xe;
-		t.hi += xe;
+		wss_estimate_t t;
+		wss_tick_total(s, xe, x, &t);
 		/* The run's distinct pages are at least one window's: the total
 		 * is not estimated below the peak's estimate, nor bounded below
 		 * the peak's lower bound (the two estimators differ in their

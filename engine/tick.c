@@ -181,6 +181,50 @@ void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 	*sum_hi = (uint64_t)ceil(a.hi);
 }
 
+typedef struct total_walk {
+	int s;
+	uint64_t x;
+	wss_strata_t st;
+} total_walk_t;
+
+static void total_member(uintptr_t a, void *arg)
+{
+	total_walk_t *w = arg;
+	uint8_t *rv = wss_shadow_rever(a);
+	int y = rv && (*rv & REVER_S(w->s)) && !(*rv & REVER_E(w->s));
+	w->x += y;
+	wss_strata_add(&w->st, y);
+}
+
+void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
+{
+	uint32_t L = E.level_max;
+	*t = wss_estimate_total(xe, x, L);
+	if (!L || x < WSS_STRATA_MIN)
+		return;
+	/* The members of the ranges tracked now, in address order: their
+	 * successive differences (common/estimate.h) bound the variance of
+	 * the ones they hold; members touched in ranges gone since are
+	 * counted at the Poisson variance, their mean. */
+	total_walk_t w = {.s = s};
+	for (size_t i = 0; i < E.regions.n; i++) {
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, total_member, &w);
+		wss_strata_break(&w.st);
+	}
+	double rest = x > w.x ? (double)(x - w.x) : 0;
+	double var = w.st.var + rest, scale = (double)(1ULL << L);
+	double half = wss_t975(w.st.pairs) * scale * sqrt(var);
+	double lo = floor((double)t->est - half), hi = ceil((double)t->est + half);
+	uint64_t seen = xe + x;
+	wss_estimate_t e = {t->est, lo <= (double)seen ? seen : lo >= (double)t->est ? t->est : (uint64_t)lo,
+			    hi <= (double)t->est ? t->est : (uint64_t)hi};
+	/* never wider than the Poisson interval, which holds whatever the pattern */
+	if (e.lo > t->lo)
+		t->lo = e.lo;
+	if (e.hi < t->hi)
+		t->hi = e.hi;
+}
+
 /* An estimate that is the count itself (exact tracking). */
 static wss_estimate_t exact(uint64_t x) { return (wss_estimate_t){x, x, x}; }
 

@@ -20,6 +20,8 @@ run() {
 import json, sys
 truth = {}
 for line in open(sys.argv[1]):
+    if line.startswith("total"):
+        continue
     _, seq, d, w = line.split()
     truth[int(seq)] = (int(d), int(w))
 for line in open(sys.argv[2]):
@@ -58,16 +60,20 @@ judge r16 16 30
 run r256 1/256 1024 20 100000 250000
 judge r256 256 20
 
-# The summary's average and peak against the truth: the average's interval
-# comes from the members' per-page counts over the run (wss_tick_avg), the
-# peak's from every sample's bounds.  Deterministic (fixed seeds).
+# The summary's average, peak and total against the truth: the average's
+# interval comes from the members' per-page counts over the run
+# (wss_tick_avg), the peak's from every sample's bounds, the total's from
+# the members first counted in a sampled window (wss_estimate_total).
 summary_vs_truth() { # NAME
 	python3 - "$TMP/$1.out" "$TMP/$1.jsonl" <<'EOF2'
 import json, sys
 truth = {}
 for line in open(sys.argv[1]):
-    _, seq, d, w = line.split()
-    truth[int(seq)] = int(d)
+    f = line.split()
+    if f[0] == "total":
+        total = int(f[1])
+        continue
+    truth[int(f[1])] = int(f[2])
 rs = [json.loads(l) for l in open(sys.argv[2])]
 t = [r for r in rs if r["type"] == "summary"][0]
 n = t["samples"]
@@ -76,8 +82,11 @@ peak = max(truth.values())
 lo, hi = t["data"]["avg_ci"]
 plo, phi = t["data"]["peak_ci"]
 # 8 pages a sample of slack: the program's own pages outside the reservation
-ok = lo <= avg + 8 and avg <= hi and plo <= peak + 8 and peak <= phi
-print("avg %.1f in [%d, %d] (+-%.1f %%), peak %d in [%d, %d]" % (avg, lo, hi, 100 * (hi - lo) / 2 / avg, peak, plo, phi))
+tlo, thi = t["data"]["total_ci"]
+# the program's own pages outside the reservation: 8 of slack a sample,
+# 64 on the total
+ok = lo <= avg + 8 and avg <= hi and plo <= peak + 8 and peak <= phi and tlo <= total + 64 and total <= thi
+print("avg %.1f in [%d, %d] (+-%.1f %%), peak %d in [%d, %d], total %d in [%d, %d]" % (avg, lo, hi, 100 * (hi - lo) / 2 / avg, peak, plo, phi, total, tlo, thi))
 sys.exit(0 if ok and (hi - lo) / 2 <= 0.05 * avg else 1)
 EOF2
 }
@@ -94,7 +103,7 @@ for seed in 1 2 3 4 5 6 7 8 9 10; do
 	fi
 	diag "seed $seed: $res"
 done
-between "$avg_ok" 8 10 "the summary's average and peak intervals hold the truth, the average's within +-5 %, in $avg_ok of 10 runs"
+between "$avg_ok" 8 10 "the summary's average, peak and total intervals hold the truth, the average's within +-5 %, in $avg_ok of 10 runs"
 # Every sampled interval is judged against session.precision; a fixed rate
 # that misses it is said, with what to do.
 python3 -c '

@@ -7,7 +7,7 @@
  * unpopulated memory; without, they stay (populating a page costs the
  * kernel more than tracking it on some virtual machines).  Prints "truth
  * SEQ DATA WRITE" per phase at the end (so that printing touches nothing
- * inside the phases).
+ * inside the phases), then "total DATA WRITE": the run's distinct pages.
  * usage: sampleset MiB PHASES MIN_PAGES MAX_PAGES SEED [drop] */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,5 +73,25 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < phases; i++)
 		printf("truth %d %llu %llu\n", i + 2, (unsigned long long)truth[i][0], (unsigned long long)truth[i][1]);
+	/* The run's distinct pages, touched and written, computed again from
+	 * the phases' choices after the last tick (a bitmap kept during the
+	 * phases would be memory of ours in the working set). */
+	uint64_t td = 0, tw = 0;
+	for (uint64_t pg = 0; pg < pages; pg++) {
+		int in = 0, wr = 0;
+		for (int i = 0; i < phases; i++) {
+			uint64_t h = progs_mix(seed * 1000003 + (uint64_t)i);
+			uint64_t want = lo + h % (hi - lo + 1), wshare = progs_mix(h) % 101;
+			uint64_t cut = (uint64_t)((double)want / (double)pages * 18446744073709551615.0);
+			uint64_t r = progs_mix(h ^ (pg * 0x9e3779b97f4a7c15ULL));
+			if (r > cut)
+				continue;
+			in = 1;
+			wr |= progs_mix(r) % 100 < wshare;
+		}
+		td += in;
+		tw += wr;
+	}
+	printf("total %llu %llu\n", (unsigned long long)td, (unsigned long long)tw);
 	return (int)(sink & 0);
 }
