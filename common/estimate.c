@@ -159,12 +159,35 @@ double wss_t975(uint64_t df)
 	return Z95 + 2.4 / (double)df;
 }
 
+/* Byar's approximation of the exact 95 % Poisson bounds for a count x. */
+static void poisson_bounds(double x, double *lo, double *hi)
+{
+	*lo = 0;
+	if (x > 0) {
+		double a = 1 - 1 / (9 * x) - Z95 / (3 * sqrt(x));
+		*lo = x * a * a * a;
+	}
+	double x1 = x + 1, b = 1 - 1 / (9 * x1) + Z95 / (3 * sqrt(x1));
+	*hi = x1 * b * b * b;
+}
+
 wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, double base, double div)
 {
 	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
 	double est = base + scale * s->sum;
 	double half = wss_t975(s->pairs) * scale * sqrt(var);
 	double lo = est - half, hi = est + half, seen = base + s->sum;
+	/* A handful of touches says too little of its own variance (none
+	 * at all says 0): the Poisson bounds of their count, which hold for
+	 * one member a block whatever the pattern, where wider. */
+	if (s->members && s->sum < WSS_STRATA_MIN) {
+		double plo, phi;
+		poisson_bounds(s->sum, &plo, &phi);
+		if (base + scale * plo < lo)
+			lo = base + scale * plo;
+		if (base + scale * phi > hi)
+			hi = base + scale * phi;
+	}
 	if (lo < seen)
 		lo = seen;
 	if (div <= 0)
@@ -192,14 +215,8 @@ wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss
 
 wss_estimate_t wss_estimate_total(uint64_t xe, uint64_t x, unsigned level)
 {
-	double scale = (double)(1ULL << level), dx = (double)x;
-	double lo = 0, hi;
-	if (x > 0) {
-		double a = 1 - 1 / (9 * dx) - Z95 / (3 * sqrt(dx));
-		lo = dx * a * a * a;
-	}
-	double x1 = dx + 1, b = 1 - 1 / (9 * x1) + Z95 / (3 * sqrt(x1));
-	hi = x1 * b * b * b;
+	double scale = (double)(1ULL << level), dx = (double)x, lo, hi;
+	poisson_bounds(dx, &lo, &hi);
 	wss_estimate_t e = {xe + (uint64_t)(scale * dx), 0, 0};
 	double l = floor((double)xe + scale * lo), h = ceil((double)xe + scale * hi);
 	uint64_t seen = xe + x;

@@ -118,7 +118,6 @@ typedef struct wss_engine {
 	 * by the page's top member level, and their squares (series 0 data,
 	 * 1 write, 2 read). */
 	uint64_t exact_sum[3];
-	bool counts_stale;        /* a forked child's pages may hold its parent's counts: no such average */
 	double gone_sum[3][WSS_SAMPLE_LEVEL_MAX + 1], gone_sq[3][WSS_SAMPLE_LEVEL_MAX + 1];
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
 	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
@@ -137,6 +136,7 @@ typedef struct wss_engine {
 	uint32_t level;           /* atomic: the level armed in the current interval (0: every page) */
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
+	uint32_t level_min_sampled; /* the finest sampled level of the run (0: none) */
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
@@ -422,8 +422,8 @@ void wss_tick_fold_counts(uintptr_t page);
 /* The average of series s (0 data, 1 write, 2 read) over the samples so
  * far and its 95 % interval, as sums over the samples (lo, hi: floor and
  * ceiling): the exact samples' counts plus the sampled ones estimated from
- * the members of the run's coarsest level, each a stratum of its block
- * (wss_strata_*).  Engine lock held. */
+ * the rate-weighted counts of the members of the run's finest sampled
+ * level, each a stratum of its block (wss_strata_*).  Engine lock held. */
 void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi);
 /* The run's total of series s: xe pages counted in exact windows, x
  * members of the run's coarsest level first counted in a sampled one

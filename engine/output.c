@@ -228,9 +228,8 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		 * printed: the mean of the samples' estimates, which differs
 		 * from the members' by rounding and the ratio estimator's
 		 * denominators. */
-		uint64_t lo = E.sum_lo[s], hi = E.sum_hi[s];
-		if (!E.counts_stale)
-			wss_tick_avg(s, &lo, &hi);
+		uint64_t lo, hi;
+		wss_tick_avg(s, &lo, &hi);
 		st[s]->sum_lo = lo < st[s]->sum ? lo : st[s]->sum;
 		st[s]->sum_hi = hi > st[s]->sum ? hi : st[s]->sum;
 		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};

@@ -601,7 +601,7 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 	char wide[400];
 	wss_fmt_t w;
 	wss_fmt_init(&w, wide, sizeof wide);
-	int nwide = 0;
+	int nwide = 0, nmore = 0;
 	for (int i = 0; i < 3; i++) {
 		if (!shown[i])
 			continue;
@@ -609,13 +609,27 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 		uint64_t a = avg_tenths(s, st);
 		wss_profile_ci_t avg = {st->sum_lo / s->samples * 10, (st->sum_hi + s->samples - 1) / s->samples * 10};
 		uint64_t ppm[3] = {figure_ppm(a, avg), figure_ppm(st->peak, st->peak_ci), figure_ppm(st->total, st->total_ci)};
+		/* An estimate of 0 with room above it is printed as its interval:
+		 * as wide as can be. */
+		uint64_t est[3] = {a, st->peak, st->total}, up[3] = {(avg.hi + 9) / 10, st->peak_ci.hi, st->total_ci.hi};
 		for (int j = 0; j < 3; j++) {
-			if (ppm[j] <= 1000000)
+			bool zero = !est[j] && up[j];
+			if (ppm[j] <= 1000000 && !zero)
 				continue;
+			/* the data figures named, the others counted */
+			if (i > 0 && nwide >= 3) {
+				nmore++;
+				continue;
+			}
 			wss_fmt_str(&w, nwide++ ? ", " : "");
 			wss_fmt_str(&w, names[i]);
 			wss_fmt_ch(&w, ' ');
 			wss_fmt_str(&w, figs[j]);
+			if (zero) {
+				wss_fmt_str(&w, " 0 of up to ");
+				wss_fmt_u64(&w, up[j]);
+				continue;
+			}
 			wss_fmt_str(&w, " \u00b1");
 			wss_fmt_u64(&w, (ppm[j] + 5000) / 10000);
 			wss_fmt_str(&w, " %");
@@ -641,13 +655,20 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 	if (nwide) {
 		wss_fmt_str(f, missed ? "; " : "");
 		wss_fmt_str(f, wss_fmt_cstr(&w));
-		wss_fmt_str(f, nwide == 1 ? " says little" : " say little");
+		if (nmore) {
+			wss_fmt_str(f, " and ");
+			wss_fmt_u64(f, (uint64_t)nmore);
+			wss_fmt_str(f, " read and write figures");
+		}
+		wss_fmt_str(f, nwide + nmore == 1 ? " says little" : " say little");
 	}
 	if (s->fixed_rate) {
 		wss_fmt_str(f, ": track.sample_rate fixes the sample at 1 page in ");
 		wss_fmt_u64(f, s->fixed_rate);
 		wss_fmt_str(f, "; for tighter figures: a finer --sample-rate, or --mode exact");
-	} else if (missed) {
+	} else if (missed || !s->prec_n) {
+		/* no interval judged: no member was touched, the sample too
+		 * small for this program's touches */
 		wss_fmt_str(f, ": the ");
 		pct_ppm(f, s->budget_ppm);
 		wss_fmt_str(f, " % budget (session.overhead) allowed no larger sample; for tighter figures: "

@@ -424,7 +424,7 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		*wss_shadow_hits(b) = *wss_shadow_hits(a);
 		*wss_shadow_hits(a) = 0;
 		*wss_shadow_site(b) = *wss_shadow_site(a);
-		uint32_t *ca = wss_shadow_counts(a), *cb = wss_shadow_counts(b);
+		double *ca = wss_shadow_counts(a), *cb = wss_shadow_counts(b);
 		cb[0] = ca[0];
 		cb[1] = ca[1];
 		ca[0] = ca[1] = 0;

@@ -392,6 +392,8 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 	E.level_used[level] = interval;
 	if (level > E.level_max)
 		E.level_max = level;
+	if (level && (!E.level_min_sampled || level < E.level_min_sampled))
+		E.level_min_sampled = level;
 	burst_cap();
 }
 
@@ -522,15 +524,14 @@ bool wss_engine_sampled_out(uintptr_t page)
 static void zero_counts(uintptr_t page, void *arg)
 {
 	(void)arg;
-	uint32_t *cn = wss_shadow_counts(page);
+	double *cn = wss_shadow_counts(page);
 	if (cn && (cn[0] || cn[1]))
 		cn[0] = cn[1] = 0;
 }
 
 void wss_sampling_fork_child(void)
 {
-	uint32_t l = E.level;
-	bool parent_sampled = E.level_max != 0;
+	uint32_t l = E.level, parent_min = E.level_min_sampled;
 	for (uint32_t i = 0; i <= WSS_SAMPLE_LEVEL_MAX; i++)
 		E.level_used[i] = 0;
 	for (int s = 0; s < 3; s++) {
@@ -552,6 +553,7 @@ void wss_sampling_fork_child(void)
 	E.change_ns = 0;
 	E.change_debt_ns = 0; /* the parent's changes are the parent's */
 	E.level_max = l;
+	E.level_min_sampled = 0; /* set again by wss_sampling_set below */
 	E.calm = 0;
 	E.vma_short = false;
 	E.prec_last_ppm = 0;
@@ -563,18 +565,14 @@ void wss_sampling_fork_child(void)
 		E.backend->observe(E.probe - WSS_PAGE_SIZE, E.probe + 2 * WSS_PAGE_SIZE); /* its mapping, as attached */
 	__atomic_store_n(&E.burst, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&E.burst_hit, 0, __ATOMIC_RELAXED);
+	/* The parent's per-page counts are the parent's: they are on
+	 * members of its finest sampled level, a walk of its sample. */
+	for (size_t i = 0; parent_min && i < E.regions.n; i++)
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, parent_min, zero_counts, NULL);
 	/* The parent's sample is armed in the child's copy; exact: every
 	 * page again (the parent had opened the ones it touched).  The
 	 * child's backend observes nothing of the sparse ranges yet
 	 * (fork.c): their members of l are watched afresh. */
-	/* The parent's per-page counts are the parent's: the child's run's
-	 * coarsest level is l or coarser, whose members are members of l. */
-	for (size_t i = 0; l && i < E.regions.n; i++)
-		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, l, zero_counts, NULL);
-	/* Exact now, after sampled levels: any page may hold the parent's
-	 * counts, too many to walk in a fork; the child's average, should
-	 * it sample later, takes the samples' own bounds instead. */
-	E.counts_stale = !l && parent_sampled;
 	wss_arm_begin();
 	wss_sampling_sparse_setup(l);
 	uint64_t armed = 0;

@@ -19,7 +19,7 @@ typedef struct wss_leaf {
 	uint8_t rever[WSS_LEAF_PAGES];
 	uint32_t hits[WSS_LEAF_PAGES];
 	uint32_t site[WSS_LEAF_PAGES];
-	uint32_t counts[WSS_LEAF_PAGES][2];
+	double counts[WSS_LEAF_PAGES][2];
 } wss_leaf_t;
 
 #define DIR_ENTRIES (WSS_ADDR_LIMIT >> WSS_LEAF_SHIFT)
@@ -93,7 +93,7 @@ uint32_t *wss_shadow_wsplit(uintptr_t addr) { return LEAF_FIELD(wsplit, addr); }
 uint8_t *wss_shadow_rever(uintptr_t addr) { return LEAF_FIELD(rever, addr); }
 uint32_t *wss_shadow_hits(uintptr_t addr) { return LEAF_FIELD(hits, addr); }
 uint32_t *wss_shadow_site(uintptr_t addr) { return LEAF_FIELD(site, addr); }
-uint32_t *wss_shadow_counts(uintptr_t addr)
+double *wss_shadow_counts(uintptr_t addr)
 {
 	wss_leaf_t *l = leaf_of(addr);
 	return l ? l->counts[(addr >> WSS_PAGE_SHIFT) & (WSS_LEAF_PAGES - 1)] : NULL;

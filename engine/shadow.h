@@ -59,9 +59,9 @@ uint8_t *wss_shadow_rever(uintptr_t addr);
 uint32_t *wss_shadow_hits(uintptr_t addr);
 uint32_t *wss_shadow_site(uintptr_t addr);
 /* The sampled samples the page counted in, [0], and counted in as
- * written, [1]: for the summary's average (tick.c, wss_tick_avg); tick
- * and registry only, under the engine lock.  NULL when no leaf covers
- * addr. */
-uint32_t *wss_shadow_counts(uintptr_t addr);
+ * written, [1], each weighted by its rate (2^level: a Horvitz-Thompson
+ * weight): for the summary's average (tick.c, wss_tick_avg); tick and
+ * registry only, under the engine lock.  NULL when no leaf covers addr. */
+double *wss_shadow_counts(uintptr_t addr);
 
 #endif

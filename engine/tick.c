@@ -94,9 +94,9 @@ static void count_page(uintptr_t a, void *arg)
 	uint32_t top = UINT32_MAX;
 	total_note(a, rv, 0, c->lw != 0, &top);
 	if (c->lw) {
-		uint32_t *cn = wss_shadow_counts(a);
-		cn[0]++;
-		cn[1] += wrote;
+		double *cn = wss_shadow_counts(a), wt = (double)(1ULL << c->lw);
+		cn[0] += wt;
+		cn[1] += wrote ? wt : 0;
 		wss_strata_add(&c->st[0], 1);
 		wss_strata_add(&c->st[1], wrote);
 		wss_strata_add(&c->st[2], !wrote);
@@ -129,11 +129,11 @@ void wss_tick_count_gone(uintptr_t a)
 
 void wss_tick_fold_counts(uintptr_t a)
 {
-	uint32_t *cn = wss_shadow_counts(a);
+	double *cn = wss_shadow_counts(a);
 	if (!cn || (!cn[0] && !cn[1]))
 		return;
 	uint32_t top = wss_sampling_top_level(a);
-	double v[3] = {cn[0], cn[1], (double)cn[0] - cn[1]};
+	double v[3] = {cn[0], cn[1], cn[0] - cn[1]};
 	for (int s = 0; s < 3; s++) {
 		E.gone_sum[s][top] += v[s];
 		E.gone_sq[s][top] += v[s] * v[s];
@@ -149,24 +149,28 @@ typedef struct avg_walk {
 static void avg_member(uintptr_t a, void *arg)
 {
 	avg_walk_t *w = arg;
-	uint32_t *cn = wss_shadow_counts(a);
+	double *cn = wss_shadow_counts(a);
 	double v = 0;
 	if (cn)
-		v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : (double)cn[0] - cn[1];
+		v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : cn[0] - cn[1];
 	wss_strata_add(&w->st, v);
 }
 
 /* The sampled samples' part of the average is a sum over pages of the
- * samples each counted in, estimated from the members of the run's
- * coarsest level L (armed in every interval, at every level: their counts
- * are whole) as 2^L times theirs, block by block: the members in address
- * order, paired range by range (common/estimate.h).  A sum over samples
- * of their own estimates would share their errors, which the same members
- * make move together, and the mean of their bounds is as wide as one
- * sample's interval however many samples there are. */
+ * samples each counted in.  Each page's count is weighted by the rate of
+ * each sample it counted in (a member of 1 in 2^l is one page of 2^l: a
+ * Horvitz-Thompson weight, so the page's count is an unbiased estimate of
+ * its own, whatever levels the run went through), and the pages with
+ * counts are members of the finest sampled level of the run, walked in
+ * address order for the variance (successive differences, range by range:
+ * common/estimate.h; members of a coarser level are negatively correlated
+ * within its blocks, which makes that variance an upper bound).  A sum of
+ * the samples' own estimates would share their errors, which the same
+ * members make move together, and the mean of their bounds is as wide as
+ * one sample's interval however many samples there are. */
 void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 {
-	uint32_t L = E.level_max;
+	uint32_t L = E.level_min_sampled;
 	avg_walk_t w = {.s = s};
 	for (size_t i = 0; L && i < E.regions.n; i++) {
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, avg_member, &w);
@@ -176,7 +180,15 @@ void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 		w.st.sum += E.gone_sum[s][t];
 		w.st.var += E.gone_sq[s][t];
 	}
-	wss_estimate_avg_t a = wss_strata_interval(&w.st, (double)(1ULL << L), (double)E.exact_sum[s], 1);
+	/* In units of the coarsest rate's weight: each touch counts at most
+	 * 1 there, so the sum is at most the touches seen (the interval's
+	 * floor) and, with fewer than ten, their Poisson bounds apply
+	 * (common/estimate.h). */
+	wss_strata_t st = w.st;
+	double scale = (double)(1ULL << E.level_max);
+	st.sum /= scale;
+	st.var /= scale * scale;
+	wss_estimate_avg_t a = wss_strata_interval(&st, scale, (double)E.exact_sum[s], 1);
 	*sum_lo = a.lo > 0 ? (uint64_t)floor(a.lo) : 0;
 	*sum_hi = (uint64_t)ceil(a.hi);
 }
