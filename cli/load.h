@@ -165,7 +165,7 @@ typedef struct wss_profile {
 	 * of the cost members (has_cost: some sample had them), and of
 	 * what the engine's own costs (tick, changes) are weighed against:
 	 * the program's time or the interval's wall time, whichever is
-	 * longer (engine/sampling.c, wss_sampling_next). */
+	 * longer (engine/sampling.c, wss_policy_next). */
 	size_t nsampled, nlower;
 	int64_t rate_min, rate_max;
 	bool has_cost;

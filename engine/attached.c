@@ -382,7 +382,7 @@ int wss_attached_scan_locked(void)
 		for (size_t i = 0; i < gone.n; i++)
 			wss_engine_untrack_locked(gone.v[i].s, gone.v[i].e - gone.v[i].s);
 		/* Mappings found, not made: how fast they are touched is not
-		 * known (wss_sampling_before_attach). */
+		 * known (wss_policy_before_attach). */
 		E.scanning = true;
 		for (size_t i = 0; i < added.n; i++) {
 			uintptr_t s = added.v[i].s, e = added.v[i].e;

@@ -296,7 +296,7 @@ bool wss_engine_last_thread(void)
 	return zombie && n == 2 + ours;
 }
 
-/* Engine thread, woken by a burst of first touches (sampling.c): under
+/* Engine thread, woken by a burst of first touches (policy.c): under
  * the loader's lock as a tick is (wss_loader_around), so that the ranges
  * it opens are still the loader's (engine/libdata.c). */
 static void burst_locked(void)
@@ -304,7 +304,7 @@ static void burst_locked(void)
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
 	if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) && !__atomic_load_n(&E.stop, __ATOMIC_RELAXED))
-		wss_sampling_burst();
+		wss_policy_burst();
 	wss_engine_unlock(&ls);
 }
 
@@ -383,7 +383,7 @@ static void *engine_main(void *arg)
 		wss_lockstate_t ls;
 		wss_engine_lock(&ls);
 		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
-			wss_sampling_probe_now();
+			wss_policy_probe_now();
 		wss_engine_unlock(&ls);
 	}
 	if (E.set.time_base == WSS_ENGINE_CPU) {

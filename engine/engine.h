@@ -299,7 +299,7 @@ void wss_engine_open_end(uint32_t ticket);
  * charge them to that interval (engine/writes.c).  AS-safe;
  * inside the window, waits for a harvest of one range at most. */
 void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
-/* Is it the engine's probe page (engine/sampling.c), which the mprotect
+/* Is it the engine's probe page (engine/policy.c), which the mprotect
  * handler opens with no VMA accounting?  AS-safe. */
 bool wss_engine_probe_page(uintptr_t page);
 /* Is the page outside the sample armed in this interval (so never armed,

@@ -87,7 +87,7 @@ int wss_fault_list_init(uint32_t cap, bool walked)
 	E.touched_cap = cap;
 	/* Handlers of the current interval that ran before this appended
 	 * nothing: its list cannot be trusted, unless the caller lists what
-	 * they recorded (walked: wss_sampling_burst's raise).  Before
+	 * they recorded (walked: wss_policy_burst's raise).  Before
 	 * measuring starts (wss_engine_init) no handler records anything, and
 	 * the first tick may take its list: armed throughout is every member
 	 * in none. */
@@ -181,7 +181,7 @@ static void touched(uintptr_t page, uint8_t *fl, const void *uc, int64_t ticket)
 {
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || page == E.probe) {
 		/* Finished or forked: the page is open again, that is all; or
-		 * the tick timing a touch (sampling.c): no one's. */
+		 * the tick timing a touch (policy.c): no one's. */
 		if (ticket >= 0)
 			wss_engine_open_end((uint32_t)ticket);
 		return;
@@ -202,12 +202,12 @@ static void touched(uintptr_t page, uint8_t *fl, const void *uc, int64_t ticket)
 	 * is what the handler opened. */
 	if (first)
 		wss_fault_list_add(page, e);
-	/* auto's bound inside an interval (sampling.c): the first touch at or
+	/* auto's bound inside an interval (policy.c): the first touch at or
 	 * past the cap wakes the engine thread, once an interval (the flag
 	 * says which: e + 1, never 0).  The tick clears both after its
 	 * drain; a handler of k + 1 that ran before that is not counted (a
 	 * bound, not a figure), and a flag of k set late is one the engine
-	 * thread ignores (wss_sampling_burst). */
+	 * thread ignores (wss_policy_burst). */
 	uint32_t cap = __atomic_load_n(&E.burst_cap, __ATOMIC_RELAXED);
 	if (first && cap && __atomic_add_fetch(&E.burst, 1, __ATOMIC_RELAXED) >= cap) {
 		uint32_t zero = 0;
@@ -274,7 +274,7 @@ void wss_change_end(void)
 
 /* E.changing holds the changer's thread id: the thread making the change
  * (the engine thread, or a program thread in its mmap or ending an
- * interval under manual ticks: wss_sampling_make_room, _before_attach,
+ * interval under manual ticks: wss_policy_make_room, _before_attach,
  * wss_tick) never waits for itself.  A child forked without the fork
  * handlers (_Fork, a raw clone) during a change inherits the word with no
  * one to clear it: the pid tells. */

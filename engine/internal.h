@@ -129,7 +129,7 @@ typedef struct wss_engine {
 	uint64_t member_tick_ns;  /* a steady tick's cost per member touched in its interval (0: none measured) */
 	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
-	uint64_t change_debt_ns;  /* changes' cost not yet paid back from unused budget (sampling.c) */
+	uint64_t change_debt_ns;  /* changes' cost not yet paid back from unused budget (policy.c) */
 	uint64_t late_max_ns;     /* the longest interval a wall-clock tick ended (tick.c) */
 	/* sampling.c */
 	uint64_t seed;            /* the session's membership seed */
@@ -295,28 +295,55 @@ int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t le
  * Engine lock held, E.harvester set. */
 uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, uint32_t level);
 
-/* sampling.c */
-/* The seed, the first level, the probe page.  init, after the backend. */
-void wss_sampling_init(void);
-/* The level counted for sample k with a window of w intervals: the
- * coarsest armed in any of them. */
-uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
+/* policy.c */
+/* The probe page and the CPUs the process may use.  init, from
+ * wss_sampling_init. */
+void wss_policy_init(void);
 /* The level of the next interval, from the one that ended: its faults,
  * coarse blocks and length.  Engine lock held. */
+uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
 /* The budget's move from level l, for an interval whose cost was
- * share_ppm of the program's time against budget (both in millionths):
- * up at once by the excess; down after CALM_TICKS calm intervals in a row
+ * share_ppm of its wall time against budget (both in millionths): up at
+ * once by the excess; down after CALM_TICKS calm intervals in a row
  * (counted in *calm), unless changes are owed, to exact or by at most
  * room sampled levels; while precise (the last interval's estimate
  * within session.precision), only to exact.  Pure. */
-uint32_t wss_sampling_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
-			   bool precise);
+uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
+			 bool precise);
 /* How much longer the interval that ended took for its first touches'
  * faults, in ns: the most any thread paid, or their total over the CPUs
  * the process may use when that is more; counted of all touches are
  * budgeted.  Engine lock held, after the tick took faults_k. */
-uint64_t wss_sampling_fault_delay(uint64_t counted, uint64_t all);
-uint32_t wss_sampling_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
+uint64_t wss_policy_fault_delay(uint64_t counted, uint64_t all);
+/* Before a sparse range of pages pages is added: the level in force
+ * becomes one whose members fit the VMA budget with it, at once (mid
+ * interval: sampling.c, wss_sampling_raise_to, says why that is sound).
+ * Engine lock held. */
+void wss_policy_make_room(uint64_t pages);
+/* Before a dense range of pages pages is attached: a coarser level first
+ * if its members would cost more than an interval's budget to arm, or,
+ * from exact, if it is larger than the burst cap.  Engine lock held. */
+void wss_policy_before_attach(uint64_t pages);
+/* On the engine thread, woken by a burst of first touches (fault.c): the
+ * level in force becomes coarser at once.  Engine lock held. */
+void wss_policy_burst(void);
+/* The cap of first touches from here on in this interval, at the level
+ * in force (0: no burst applies).  Engine lock held. */
+void wss_policy_burst_cap(void);
+/* On the engine thread as it starts: the cost of a touch measured now,
+ * for the first interval's burst cap.  Engine lock held. */
+void wss_policy_probe_now(void);
+
+/* sampling.c */
+/* The seed, the first level, the probe page.  init, after the backend. */
+void wss_sampling_init(void);
+/* The level in force becomes f at once, mid interval: the members of f
+ * touched so far are listed for the next tick, the pages leaving the
+ * sample opened and unwatched.  Engine lock held. */
+void wss_sampling_raise_to(uint32_t f);
+/* The level counted for sample k with a window of w intervals: the
+ * coarsest armed in any of them. */
+uint32_t wss_sampling_window_level(uint32_t k, uint32_t w);
 /* Level is armed from interval on.  Engine lock held. */
 void wss_sampling_set(uint32_t level, uint32_t interval);
 /* fn on each member of level in [s, e) (level 0: every page). */
@@ -363,17 +390,6 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e);
 /* In a fork child's start: the run's figures afresh, the sample armed.
  * Engine lock held. */
 void wss_sampling_fork_child(void);
-/* Before a sparse range of pages pages is added: the level in force
- * becomes one whose members fit the VMA budget with it, at once (mid
- * interval: sampling.c says why that is sound).  Engine lock held. */
-void wss_sampling_make_room(uint64_t pages);
-void wss_sampling_before_attach(uint64_t pages);
-/* On the engine thread, woken by a burst of first touches (fault.c): the
- * level in force becomes coarser at once (sampling.c).  Engine lock held. */
-void wss_sampling_burst(void);
-/* On the engine thread as it starts: the cost of a touch measured now,
- * for the first interval's burst cap.  Engine lock held. */
-void wss_sampling_probe_now(void);
 /* Attach a newly tracked sparse range (engine/sparse.h), already in the
  * registry and the table: its members of the level in force set up and
  * armed, nothing else.  Engine lock held. */

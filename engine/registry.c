@@ -157,8 +157,8 @@ static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 	/* The level first (its members must fit the VMA budget, with the new
 	 * range counted, and their arming the overhead budget), then the
 	 * entry, then the members armed. */
-	wss_sampling_make_room((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
-	wss_sampling_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
+	wss_policy_make_room((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
+	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
 	if (wss_sparse_add(s, e, bits))
 		return false;
 	wss_regions_insert(&E.regions, s, e, kind);
@@ -184,7 +184,7 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	 * for pages it may never touch. */
 	if (e - s > WSS_SPARSE_SAMPLED_BYTES && track_sparse(s, e, prot, kind))
 		return;
-	wss_sampling_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
+	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
 	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
 		return; /* out of memory for bookkeeping: leave it untracked */
 	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));

@@ -329,7 +329,7 @@ static void tick_locked(bool final)
 	 * set marks it used in k + 1, which a coarser one then claims). */
 	uint32_t lt = wss_sampling_window_level(k, 1);
 	if (!final)
-		ln = wss_sampling_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
+		ln = wss_policy_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
 				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
 	/* How late a tick of the clock came (the stderr summary says so
 	 * when much later than asked: output.c). */
@@ -487,7 +487,7 @@ static void tick_locked(bool final)
 	if (change)
 		once = c_end - c_arm;
 	/* What re-arming and harvesting a touched member costs the tick, for
-	 * a burst's raise (wss_sampling_burst): from steady ticks that took
+	 * a burst's raise (wss_policy_burst): from steady ticks that took
 	 * the list (a full walk's cost is every member's, not the touched
 	 * ones'), the arming and harvest alone. */
 	if (listed && !change && lk && lk == ln && nlisted >= MIN_TOUCHED_FOR_COST) {
@@ -640,7 +640,7 @@ static void tick_locked(bool final)
 	E.tick_fixed_ns = fixed;
 	E.spent_ns += spent;
 	if (E.set.mode != WSS_TRACK_EXACT && !E.set.sample_level)
-		E.change_debt_ns += E.change_ns + once; /* paid back from unused budget (sampling.c) */
+		E.change_debt_ns += E.change_ns + once; /* paid back from unused budget (policy.c) */
 	E.change_ns = 0;
 }
 

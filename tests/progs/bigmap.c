@@ -2,7 +2,7 @@
  * MiB of private memory, writes the first byte of one page in each STRIDE,
  * and exits.  Under a sampled level its members are armed one by one as
  * the mapping is attached; the budget holds that to one interval's worth
- * (engine/sampling.c, wss_sampling_before_attach), which the level of the
+ * (engine/sampling.c, wss_policy_before_attach), which the level of the
  * run's first sample shows.  Prints the pages it wrote.  With HOLD_MS, it
  * keeps the mapping that long after writing it (a tick in between counts
  * the pages: an munmap before it takes them out of the interval's count).
