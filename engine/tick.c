@@ -1,8 +1,12 @@
-/* The tick: the end of one interval.  Under the engine lock it moves the
- * epoch (fault.c's protocol), arms every tracked range again (at a steady
- * sampled level: the members touched in the interval only), harvests the
- * write bits, counts the sample from the page states (pagestate.h explains
- * why a two-deep history makes that exact) and writes it with its threads. */
+/* The tick: the end of one interval, under the engine lock, in named
+ * phases (tick_locked): drain (move the epoch, wait for the interval's
+ * handlers: fault.c's protocol), decide (the levels: policy.c), arm (the
+ * next interval: at a steady sampled level the members touched in the
+ * interval only), harvest (the write bits), count (the window's pages from
+ * their states: pagestate.h explains why a two-deep history makes that
+ * exact; sampled, the estimates from the members in address order), emit
+ * (the sample with its threads, the trace, the peaks) and account (the
+ * tick's own cost, for the next decision). */
 #include "config.h"
 #include "engine/internal.h"
 
@@ -284,27 +288,47 @@ void wss_tick_locked(bool final)
 	wss_code_ticking = false;
 }
 
-static void tick_locked(bool final)
+/* One tick's state, phase to phase (tick_locked). */
+typedef struct tick {
+	bool final;                 /* the sample taken at the end: nothing armed after it */
+	uint64_t t_start, cpu_start; /* when it started, and its thread's CPU time then */
+	uint64_t fixed;             /* on_tick's CPU time: said, not budgeted */
+	uint64_t once;              /* a change of sample's CPU time: left out of the tick's cost */
+	uint32_t k, w, nt;          /* the interval ending, the window, the thread slots */
+	uint32_t lk, lw, ln, lt;    /* levels: armed in k, counted, next, the trace's */
+	uint64_t faults, unarmed;
+	const uintptr_t *listed;    /* k's touched list, when the tick may take it */
+	uint32_t nlisted;
+	bool window, change;        /* the write window is open; the level changes */
+	uint64_t c_arm;             /* CPU time when the arming started */
+	wss_profile_sets_t sets;
+	count_t c;
+	uint64_t tracked, members, code, code_ns, now, coarse, pages, writes;
+	bool code_lower;
+	wss_estimate_t est[3];
+} tick_t;
+
+/* The epoch moves to k + 1; every handler and open of k is done; k's faults, thread by thread. */
+static void tick_drain(tick_t *x)
 {
-	uint64_t t_start = wss_clock_ns(CLOCK_MONOTONIC), cpu_start = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t once = 0; /* CPU time of a change of sample, left out of the tick's cost */
+	x->t_start = wss_clock_ns(CLOCK_MONOTONIC);
+	x->cpu_start = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* What on_tick costs (attached: reading /proc/self/maps) no sample
 	 * makes cheaper: said in the overhead, not weighed by the budget (it
 	 * drove a sleeping program's sample to 1 in 128 for nothing). */
-	uint64_t fixed = 0;
 	if (on_tick) {
 		on_tick();
-		fixed = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+		x->fixed = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - x->cpu_start;
 	}
 	wss_loader_apply_locked();
-	uint32_t k = E.epoch;
-	uint32_t w = E.set.window_intervals;
-	__atomic_store_n(&E.epoch, k + 1, __ATOMIC_SEQ_CST);
+	x->k = E.epoch;
+	x->w = E.set.window_intervals;
+	__atomic_store_n(&E.epoch, x->k + 1, __ATOMIC_SEQ_CST);
 	/* The opens announced in k, which then enter flight, then k's
 	 * handlers (fault.c): neither count can grow after the epoch move. */
-	while (__atomic_load_n(&E.opening[k & 1], __ATOMIC_SEQ_CST))
+	while (__atomic_load_n(&E.opening[x->k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
-	while (__atomic_load_n(&E.inflight[k & 1], __ATOMIC_SEQ_CST))
+	while (__atomic_load_n(&E.inflight[x->k & 1], __ATOMIC_SEQ_CST))
 		wss_sys_sched_yield();
 	/* k + 1's burst count starts, after k's handlers are done (fault.c:
 	 * k + 1's own first touches made before this are not counted). */
@@ -314,31 +338,42 @@ static void tick_locked(bool final)
 	/* Every handler of k is done, and none of k+2 can start before the
 	 * next tick: [k & 1] holds exactly k's faults, cut at the epoch move
 	 * like the touches. */
-	uint32_t nt = wss_threads_count();
-	uint64_t faults = 0;
-	for (uint32_t s = 0; s <= nt; s++) {
+	x->nt = wss_threads_count();
+	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		t->faults_k = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
-		faults += t->faults_k;
+		t->faults_k = __atomic_exchange_n(&t->faults[x->k & 1], 0, __ATOMIC_RELAXED);
+		x->faults += t->faults_k;
 	}
+}
+
+/* The levels: armed in k, counted for sample k, and the next interval's (policy.c). */
+static void tick_decide(tick_t *x)
+{
 	/* The levels: armed in k, counted for sample k (the coarsest of the
 	 * window: its members were armed in every interval of it), and the
 	 * next interval's, from what k cost. */
-	uint32_t lk = E.level, lw = wss_sampling_window_level(k, w), ln = lk;
+	x->lk = E.level;
+	x->lw = wss_sampling_window_level(x->k, x->w);
+	x->ln = x->lk;
 	/* The trace's level for k alone, before the next level is set (the
 	 * set marks it used in k + 1, which a coarser one then claims). */
-	uint32_t lt = wss_sampling_window_level(k, 1);
-	if (!final)
-		ln = wss_policy_next(faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
-				       E.prev_tick_at ? t_start - E.prev_tick_at : t_start - E.t0_ns, t_start);
+	x->lt = wss_sampling_window_level(x->k, 1);
+	if (!x->final)
+		x->ln = wss_policy_next(x->faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
+				       E.prev_tick_at ? x->t_start - E.prev_tick_at : x->t_start - E.t0_ns, x->t_start);
 	/* How late a tick of the clock came (the stderr summary says so
 	 * when much later than asked: output.c). */
-	if (!final && E.set.time_base == WSS_ENGINE_WALL) {
-		uint64_t len = t_start - (E.prev_tick_at ? E.prev_tick_at : E.t0_ns);
+	if (!x->final && E.set.time_base == WSS_ENGINE_WALL) {
+		uint64_t len = x->t_start - (E.prev_tick_at ? E.prev_tick_at : E.t0_ns);
 		if (len > E.late_max_ns)
 			E.late_max_ns = len;
 	}
-	E.prev_tick_at = t_start;
+	E.prev_tick_at = x->t_start;
+}
+
+/* The next interval armed: from k's touched list at a steady level, else every member. */
+static void tick_arm(tick_t *x)
+{
 	/* Interval k's touched list (fault.c), taken after the drain: at a
 	 * steady level, the tick re-arms and harvests its pages alone, one
 	 * or two system calls per member touched instead of per member.  A
@@ -362,41 +397,39 @@ static void tick_locked(bool final)
 	 * take the list: wss_sampling_steady), exact tracking, a backend
 	 * whose harvest is its touches (uffd-wp: every member is scanned), an
 	 * overflowed or stale list, and the final sample. */
-	uint32_t nlisted = 0;
-	const uintptr_t *listed = wss_fault_list_take(k, &nlisted);
-	if (final || !wss_sampling_steady(ln) || (!E.backend->fault && E.backend->harvest))
-		listed = NULL;
+	x->listed = wss_fault_list_take(x->k, &x->nlisted);
+	if (x->final || !wss_sampling_steady(x->ln) || (!E.backend->fault && E.backend->harvest))
+		x->listed = NULL;
 
-	uint64_t unarmed = 0;
 	/* The write window opens before the arming: a fault on a page armed
 	 * now must see it (writes.c). */
-	bool window = !final && E.backend->harvest && E.backend->fault;
+	x->window = !x->final && E.backend->harvest && E.backend->fault;
 	if (E.backend->harvest)
 		E.harvester = wss_sys_gettid();
-	if (window)
-		wss_writes_window_open(k);
+	if (x->window)
+		wss_writes_window_open(x->k);
 	/* A change of level walks every member once: its arming and harvest
 	 * are left out of the tick's cost with the rest of the change (the
 	 * budget weighs what an interval at the new level costs, the list's
 	 * arming from then on).  So is the tick after a level raised in the
 	 * interval (a sparse range's VMA floor, a burst: from exact, the
 	 * raise lists the members touched so far, sampling.c). */
-	bool change = !final && (ln != lk || E.raised);
+	x->change = !x->final && (x->ln != x->lk || E.raised);
 	E.raised = false;
-	uint64_t c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (!final) {
+	x->c_arm = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (!x->final) {
 		/* A finer sample: its new members were not watched (their write
 		 * bits are stale); watched before they are armed, a write of
 		 * theirs from now on is k+1's. */
-		if (ln < lk)
+		if (x->ln < x->lk)
 			for (size_t i = 0; i < E.regions.n; i++)
-				wss_sampling_watch_new(E.regions.v[i].start, E.regions.v[i].end, ln, lk);
+				wss_sampling_watch_new(E.regions.v[i].start, E.regions.v[i].end, x->ln, x->lk);
 		wss_arm_begin();
-		if (ln == 0) {
-			wss_sampling_set(0, k + 1);
+		if (x->ln == 0) {
+			wss_sampling_set(0, x->k + 1);
 			for (size_t i = 0; i < E.regions.n; i++)
 				if (wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end))
-					unarmed++;
+					x->unarmed++;
 			__atomic_store_n(&E.vma_delta, 0, __ATOMIC_RELAXED);
 		} else {
 			/* The new level first, for the faults on the members being
@@ -405,17 +438,17 @@ static void tick_locked(bool final)
 			 * three, and the fault that opens it gives them back. */
 			uint64_t armed = 0;
 			for (size_t i = 0; i < E.regions.n; i++)
-				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, ln);
-			wss_sampling_set(ln, k + 1);
+				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, x->ln);
+			wss_sampling_set(x->ln, x->k + 1);
 			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
-			if (listed) {
-				unarmed += wss_sampling_arm_listed(listed, nlisted, ln);
+			if (x->listed) {
+				x->unarmed += wss_sampling_arm_listed(x->listed, x->nlisted, x->ln);
 			} else {
 				/* A finer level's new members of sparse ranges: set
 				 * up before they are first armed. */
-				wss_sampling_sparse_setup(ln);
+				wss_sampling_sparse_setup(x->ln);
 				for (size_t i = 0; i < E.regions.n; i++)
-					unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, ln);
+					x->unarmed += wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, x->ln);
 			}
 			/* A coarser sample (or the first, after exact): the pages
 			 * armed in k that are not members now get their own
@@ -423,16 +456,16 @@ static void tick_locked(bool final)
 			 * member is ever open in between (a touch then would go
 			 * unseen).  A finer sample holds the coarser one (nested):
 			 * nothing to open. */
-			if (lk == 0 || lk < ln) {
+			if (x->lk == 0 || x->lk < x->ln) {
 				wss_change_begin();
 				for (size_t i = 0; i < E.regions.n; i++)
-					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
+					wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, x->lk, x->ln);
 				wss_change_end();
 			}
 		}
 		/* Pinned buffers stay open: the kernel may touch them at any time
 		 * during the call, so they count as touched in the new interval. */
-		wss_pins_record_pinned(k + 1);
+		wss_pins_record_pinned(x->k + 1);
 		wss_arm_end();
 		wss_code_arm_locked();
 		if (E.set.test.harvest_delay_ns) {
@@ -443,12 +476,17 @@ static void tick_locked(bool final)
 		}
 	}
 
+}
+
+/* k's writes, and what re-arming and harvesting a member cost. */
+static void tick_harvest(tick_t *x)
+{
 	/* The working set: pages touched in the window, each owned by its
 	 * latest toucher; of those, the ones written in the window (a page's
 	 * write is harvested into the interval it was made in, so written
 	 * pages are a subset of touched ones, up to a write racing the tick),
 	 * counted against the same owner. */
-	wss_profile_sets_t sets = {.writes = E.backend->harvest != NULL,
+	x->sets = (wss_profile_sets_t){.writes = E.backend->harvest != NULL,
 				   .reads = E.backend->harvest != NULL && E.backend->fault != NULL};
 	if (E.backend->harvest) {
 		/* Writes since the last harvest, after the arming: a write made
@@ -459,131 +497,139 @@ static void tick_locked(bool final)
 		 * before they were armed (wss_sampling_watch_new): their bits
 		 * are k+1's, for the next tick (read here as stale, a write of
 		 * k+1 after the arming was lost, a review found). */
-		uint32_t lh = lk;
-		if (listed)
-			unarmed += wss_writes_harvest_listed(listed, nlisted, k, lk);
+		uint32_t lh = x->lk;
+		if (x->listed)
+			x->unarmed += wss_writes_harvest_listed(x->listed, x->nlisted, x->k, x->lk);
 		else
 			for (size_t i = 0; i < E.regions.n; i++)
-				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, k, lh, lk)) {
+				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, x->k, lh, x->lk)) {
 					/* Part of it was not observed (remapped
 					 * behind our back): observe all of it again
 					 * from now on. */
 					wss_registry_observe(E.regions.v[i].start, E.regions.v[i].end);
-					unarmed++;
+					x->unarmed++;
 				}
 	}
 	/* A coarser sample: the pages that left it, their bits of k read by
 	 * the harvest, are not watched any more. */
-	if (!final && lk < ln && E.backend->unwatch) {
+	if (!x->final && x->lk < x->ln && E.backend->unwatch) {
 		wss_change_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
-			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, ln);
+			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, x->lk, x->ln);
 		wss_change_end();
 	}
-	wss_fault_list_reset(k);
-	if (window)
+	wss_fault_list_reset(x->k);
+	if (x->window)
 		wss_writes_window_close();
 	uint64_t c_end = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (change)
-		once = c_end - c_arm;
+	if (x->change)
+		x->once = c_end - x->c_arm;
 	/* What re-arming and harvesting a touched member costs the tick, for
 	 * a burst's raise (wss_policy_burst): from steady ticks that took
 	 * the list (a full walk's cost is every member's, not the touched
 	 * ones'), the arming and harvest alone. */
-	if (listed && !change && lk && lk == ln && nlisted >= MIN_TOUCHED_FOR_COST) {
-		uint64_t m = (c_end - c_arm) / nlisted;
+	if (x->listed && !x->change && x->lk && x->lk == x->ln && x->nlisted >= MIN_TOUCHED_FOR_COST) {
+		uint64_t m = (c_end - x->c_arm) / x->nlisted;
 		E.member_tick_ns = E.member_tick_ns ? (E.member_tick_ns * 3 + m) / 4 : m;
 	}
 	/* The harvest records k's touches under uffd-wp: into k's counters,
 	 * read before it for the decision; no handler of k+2 exists yet. */
-	for (uint32_t s = 0; s <= nt; s++) {
+	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		uint64_t late = __atomic_exchange_n(&t->faults[k & 1], 0, __ATOMIC_RELAXED);
+		uint64_t late = __atomic_exchange_n(&t->faults[x->k & 1], 0, __ATOMIC_RELAXED);
 		t->faults_k += late;
-		faults += late;
+		x->faults += late;
 	}
-	for (uint32_t s = 0; s <= nt; s++) {
+}
+
+/* The window's pages, member by member in address order, and the estimates. */
+static void tick_count(tick_t *x)
+{
+	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
 		t->window_pages = t->window_writes = t->window_code = 0;
 	}
-	bool code_lower = false;
-	uint64_t code = wss_code_count(k, w, nt, &code_lower);
+	x->code = wss_code_count(x->k, x->w, x->nt, &x->code_lower);
 	/* What the code's first runs cost the program, at the probe's cost
 	 * of a touch: said, not budgeted (code is never sampled). */
-	uint64_t code_ns = wss_code_take_faults(k) * E.fault_cost_ns;
-	count_t c = {.k = k, .w = w, .nt = nt, .lw = lw, .hot = E.set.hot_pages > 0, .sets = sets};
-	uint64_t tracked = 0, members = 0;
+	x->code_ns = wss_code_take_faults(x->k) * E.fault_cost_ns;
+	x->c = (count_t){.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .hot = E.set.hot_pages > 0, .sets = x->sets};
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
-		tracked += (e - s) >> WSS_PAGE_SHIFT;
-		if (lw)
-			members += wss_sampling_count(s, e, lw);
-		wss_sampling_members(s, e, lw, count_page, &c);
+		x->tracked += (e - s) >> WSS_PAGE_SHIFT;
+		if (x->lw)
+			x->members += wss_sampling_count(s, e, x->lw);
+		wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		for (int j = 0; j < 3; j++)
-			wss_strata_break(&c.st[j]);
+			wss_strata_break(&x->c.st[j]);
 	}
-	if (!lw)
-		members = tracked;
-	if (tracked > E.tracked_max)
-		E.tracked_max = tracked;
+	if (!x->lw)
+		x->members = x->tracked;
+	if (x->tracked > E.tracked_max)
+		E.tracked_max = x->tracked;
 
-	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC);
-	uint64_t coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);
-	wss_estimate_t est[3];
-	if (lw) {
-		est[0] = wss_estimate_strata(tracked, members, c.pages, &c.st[0], lw);
-		est[1] = wss_estimate_strata(tracked, members, c.writes, &c.st[1], lw);
-		est[2] = wss_estimate_strata(tracked, members, c.pages - c.writes, &c.st[2], lw);
+	x->now = wss_clock_ns(CLOCK_MONOTONIC);
+	x->coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);
+	if (x->lw) {
+		x->est[0] = wss_estimate_strata(x->tracked, x->members, x->c.pages, &x->c.st[0], x->lw);
+		x->est[1] = wss_estimate_strata(x->tracked, x->members, x->c.writes, &x->c.st[1], x->lw);
+		x->est[2] = wss_estimate_strata(x->tracked, x->members, x->c.pages - x->c.writes, &x->c.st[2], x->lw);
 	} else {
-		est[0] = exact(c.pages);
-		est[1] = exact(c.writes);
-		est[2] = exact(c.pages - c.writes);
+		x->est[0] = exact(x->c.pages);
+		x->est[1] = exact(x->c.writes);
+		x->est[2] = exact(x->c.pages - x->c.writes);
 	}
 	/* Reads are data minus writes, as in an exact sample, whatever the
 	 * rounding; the read interval is its own. */
-	uint64_t pages = est[0].est, writes = est[1].est > pages ? pages : est[1].est;
-	est[1].est = writes;
-	est[2].est = pages - writes;
-	if (est[2].lo > est[2].est)
-		est[2].lo = est[2].est;
-	if (est[2].hi < est[2].est)
-		est[2].hi = est[2].est;
+	x->pages = x->est[0].est;
+	x->writes = x->est[1].est > x->pages ? x->pages : x->est[1].est;
+	x->est[1].est = x->writes;
+	x->est[2].est = x->pages - x->writes;
+	if (x->est[2].lo > x->est[2].est)
+		x->est[2].lo = x->est[2].est;
+	if (x->est[2].hi < x->est[2].est)
+		x->est[2].hi = x->est[2].est;
+}
+
+/* The sample record, the trace, the peaks and the run's sums. */
+static void tick_emit(tick_t *x)
+{
 	wss_profile_sample_t smp = {
-		.seq = k,
-		.t_ns = now - E.t0_ns,
+		.seq = x->k,
+		.t_ns = x->now - E.t0_ns,
 		.cpu_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - E.cpu0_ns,
-		.data_pages = pages,
-		.write_pages = writes,
-		.read_pages = est[2].est,
-		.sets = sets,
-		.coarse = coarse,
-		.unarmed = unarmed,
-		.final = final,
-		.faults = faults,
-		.rate = 1u << lw,
-		.ci = {{est[0].lo, est[0].hi}, {est[1].lo, est[1].hi}, {est[2].lo, est[2].hi}},
-		.tracked = tracked,
-		.members = members,
-		.x = {c.pages, c.writes, c.pages - c.writes},
-		.lower_bound = coarse != 0,
+		.data_pages = x->pages,
+		.write_pages = x->writes,
+		.read_pages = x->est[2].est,
+		.sets = x->sets,
+		.coarse = x->coarse,
+		.unarmed = x->unarmed,
+		.final = x->final,
+		.faults = x->faults,
+		.rate = 1u << x->lw,
+		.ci = {{x->est[0].lo, x->est[0].hi}, {x->est[1].lo, x->est[1].hi}, {x->est[2].lo, x->est[2].hi}},
+		.tracked = x->tracked,
+		.members = x->members,
+		.x = {x->c.pages, x->c.writes, x->c.pages - x->c.writes},
+		.lower_bound = x->coarse != 0,
 		.cost_faults_ns = E.cost_faults_ns,
 		.cost_tick_ns = E.tick_cost_ns + E.tick_fixed_ns,
-		.cost_change_ns = E.change_ns + once,
+		.cost_change_ns = E.change_ns + x->once,
 		.cost_program_ns = E.cost_program_ns,
 		.cost_wall_ns = E.cost_wall_ns,
 		.code = wss_code_on(),
-		.code_lower_bound = code_lower,
-		.code_pages = code,
-		.cost_code_ns = code_ns,
+		.code_lower_bound = x->code_lower,
+		.code_pages = x->code,
+		.cost_code_ns = x->code_ns,
 	};
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
-	for (uint32_t s = 0; s <= nt; s++) {
+	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
 		if (t->window_pages || t->faults_k || t->window_code) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
-			wss_estimate_t td = lw ? wss_estimate_pages(tracked, members, t->window_pages) : exact(t->window_pages);
-			wss_estimate_t tw = lw ? wss_estimate_pages(tracked, members, t->window_writes) : exact(t->window_writes);
+			wss_estimate_t td = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_pages) : exact(t->window_pages);
+			wss_estimate_t tw = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_writes) : exact(t->window_writes);
 			wss_profile_thread_t th = {.tid = tid,
 						   .data_pages = td.est,
 						   .write_pages = tw.est,
@@ -598,50 +644,67 @@ static void tick_locked(bool final)
 	wss_profile_sample_end(&E.out);
 	wss_out_write();
 	if (!E.cut_err)
-		E.samples_out = k;
+		E.samples_out = x->k;
 	if (E.set.trace)
-		wss_trace_interval(k, smp.t_ns, lt, sets);
+		wss_trace_interval(x->k, smp.t_ns, x->lt, x->sets);
 	if (E.peaks)
-		wss_findings_peaks(k, pages, writes, sets, nt, &(wss_sampled_t){lw != 0, tracked, members},
-				   wss_code_on() ? (int64_t)code : -1);
+		wss_findings_peaks(x->k, x->pages, x->writes, x->sets, x->nt, &(wss_sampled_t){x->lw != 0, x->tracked, x->members},
+				   wss_code_on() ? (int64_t)x->code : -1);
 
 	for (int s = 0; s < 3; s++)
-		accumulate(s, est[s]);
-	precision_note(lw, c.pages, est[0]);
-	if (!lw) {
-		E.exact_sum[0] += c.pages;
-		E.exact_sum[1] += c.writes;
-		E.exact_sum[2] += c.pages - c.writes;
+		accumulate(s, x->est[s]);
+	precision_note(x->lw, x->c.pages, x->est[0]);
+	if (!x->lw) {
+		E.exact_sum[0] += x->c.pages;
+		E.exact_sum[1] += x->c.writes;
+		E.exact_sum[2] += x->c.pages - x->c.writes;
 	}
 	E.nsamples++;
-	E.sum_pages += pages;
-	if (pages > E.peak_pages)
-		E.peak_pages = pages;
-	E.sum_write += writes;
-	if (writes > E.peak_write)
-		E.peak_write = writes;
-	E.sum_read += est[2].est;
-	if (est[2].est > E.peak_read)
-		E.peak_read = est[2].est;
-	E.faults_total += faults;
-	E.coarse_total += coarse;
-	E.sum_code += code;
-	if (code > E.peak_code)
-		E.peak_code = code;
-	if (code_lower)
+	E.sum_pages += x->pages;
+	if (x->pages > E.peak_pages)
+		E.peak_pages = x->pages;
+	E.sum_write += x->writes;
+	if (x->writes > E.peak_write)
+		E.peak_write = x->writes;
+	E.sum_read += x->est[2].est;
+	if (x->est[2].est > E.peak_read)
+		E.peak_read = x->est[2].est;
+	E.faults_total += x->faults;
+	E.coarse_total += x->coarse;
+	E.sum_code += x->code;
+	if (x->code > E.peak_code)
+		E.peak_code = x->code;
+	if (x->code_lower)
 		E.code_lower_bound = true;
-	if (coarse)
+	if (x->coarse)
 		E.lower_bound = true;
+}
+
+/* The tick's own cost, for the next decision. */
+static void tick_account(tick_t *x)
+{
 	/* The tick's cost for the next decision: the CPU time of the thread
 	 * that ran it (waiting for a CPU or for the test's delay is no cost
 	 * to the program), but for a change of sample, paid once. */
-	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-	E.tick_cost_ns = spent > once + fixed ? spent - once - fixed : 0;
-	E.tick_fixed_ns = fixed;
+	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - x->cpu_start;
+	E.tick_cost_ns = spent > x->once + x->fixed ? spent - x->once - x->fixed : 0;
+	E.tick_fixed_ns = x->fixed;
 	E.spent_ns += spent;
 	if (E.set.mode != WSS_TRACK_EXACT && !E.set.sample_level)
-		E.change_debt_ns += E.change_ns + once; /* paid back from unused budget (policy.c) */
+		E.change_debt_ns += E.change_ns + x->once; /* paid back from unused budget (policy.c) */
 	E.change_ns = 0;
+}
+
+static void tick_locked(bool final)
+{
+	tick_t x = {.final = final};
+	tick_drain(&x);
+	tick_decide(&x);
+	tick_arm(&x);
+	tick_harvest(&x);
+	tick_count(&x);
+	tick_emit(&x);
+	tick_account(&x);
 }
 
 
