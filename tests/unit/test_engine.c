@@ -919,6 +919,37 @@ int main(void)
 	is_int(detaches, detaches_before, "but detaches nothing: the process is ending, the kernel drops it all");
 	unlink(profile);
 	rmdir(dir);
+	/* ---- the faults' delay (wss_policy_fault_delay): the most any
+	 * thread paid, or their total over the CPUs ---- */
+	{
+		uint64_t fc = E.fault_cost_ns;
+		uint32_t ncpu = E.ncpu;
+		(void)wss_threads_self();
+		uint32_t nt = wss_threads_count();
+		uint64_t saved[8] = {0};
+		for (uint32_t s = 0; s <= nt && s < 8; s++)
+			saved[s] = wss_threads_get(s)->faults_k;
+		for (uint32_t s = 0; s <= nt; s++)
+			wss_threads_get(s)->faults_k = 0;
+		E.fault_cost_ns = 10000;
+		E.ncpu = 2;
+		wss_threads_get(0)->faults_k = 100;
+		is_int((long long)wss_policy_fault_delay(100, 100), 1000000, "one thread's 100 faults at 10 us: 1 ms of delay");
+		is_int((long long)wss_policy_fault_delay(50, 100), 500000, "a burst's excess taken off in proportion");
+		uint32_t me = wss_threads_self(); /* a slot of its own: 1 or more */
+		wss_threads_get(me)->faults_k = 60;
+		is_int((long long)wss_policy_fault_delay(160, 160), 1000000,
+		       "two threads on two CPUs: the one that paid the most (not their 1.6 ms total)");
+		E.ncpu = 1;
+		is_int((long long)wss_policy_fault_delay(160, 160), 1600000, "on one CPU they wait for each other: the total");
+		wss_threads_get(me)->faults_k = 0;
+		wss_threads_get(0)->faults_k = 0;
+		is_int((long long)wss_policy_fault_delay(0, 0), 0, "no faults, no delay");
+		for (uint32_t s = 0; s <= nt && s < 8; s++)
+			wss_threads_get(s)->faults_k = saved[s];
+		E.fault_cost_ns = fc;
+		E.ncpu = ncpu;
+	}
 	/* ---- the budget's step (wss_policy_step): share and budget in
 	 * millionths ---- */
 	{
