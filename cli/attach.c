@@ -759,15 +759,24 @@ int wss_cmd_attach(int argc, char **argv)
 	}
 	write_header(f, &a, &cfg, config ? config : getenv("WSS_CONFIG"));
 
+	/* Each interval runs from a clear of the bits to the read of the
+	 * next sample, whatever the time the read and the clear took: the
+	 * next read is due an interval after the clear, not on a fixed grid
+	 * (a grid let a late sample be followed by one a few milliseconds
+	 * long on a loaded machine, and the short ones pulled the average
+	 * down).  Between the read and the clear the bits are blind: a page
+	 * touched there after its mapping was read is cleared unseen.  That
+	 * gap is measured and said (the summary's "blind"). */
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC), next = t0;
 	uint64_t stop_at = duration_ns ? t0 + duration_ns : UINT64_MAX;
+	uint64_t blind_sum = 0, blind_max = 0, long_n = 0, len_max = 0, prev_clear = t0;
 	stat_acc_t data = {0}, rd = {0}, wr = {0};
 	uint64_t seq = 0;
 	const char *why = "duration";
 	int status = 0;
 	bool stopped = false;
 	for (;;) {
-		next += cfg.interval_ns;
+		next = prev_clear + cfg.interval_ns;
 		uint64_t wake = next < stop_at ? next : stop_at;
 		for (uint64_t now; !stopped && (now = now_ns(CLOCK_MONOTONIC)) < wake;) {
 			struct timespec ts = {(time_t)((wake - now) / 1000000000ULL), (long)((wake - now) % 1000000000ULL)};
@@ -778,6 +787,13 @@ int wss_cmd_attach(int argc, char **argv)
 			}
 		}
 		interval_t iv;
+		uint64_t read_at = now_ns(CLOCK_MONOTONIC);
+		/* An interval that ran long: the wait woke late (a loaded
+		 * machine); said in the summary. */
+		if (read_at - prev_clear > cfg.interval_ns + cfg.interval_ns / 2)
+			long_n++;
+		if (read_at - prev_clear > len_max)
+			len_max = read_at - prev_clear;
 		r = read_interval(&a, &iv);
 		if (r == ESRCH) {
 			why = process_gone(a.pid);
@@ -811,6 +827,10 @@ int wss_cmd_attach(int argc, char **argv)
 			why = process_gone(a.pid);
 			break;
 		}
+		prev_clear = now_ns(CLOCK_MONOTONIC);
+		blind_sum += prev_clear - read_at;
+		if (prev_clear - read_at > blind_max)
+			blind_max = prev_clear - read_at;
 	}
 	fprintf(f, "{\"type\":\"summary\",\"samples\":%" PRIu64 ",\"duration_ns\":%" PRIu64, seq, now_ns(CLOCK_MONOTONIC) - t0);
 	write_stat(f, "data", &data, seq, -1);
@@ -818,6 +838,12 @@ int wss_cmd_attach(int argc, char **argv)
 		write_stat(f, "read", &rd, seq, -1);
 		write_stat(f, "write", &wr, seq, (int64_t)a.written.n);
 	}
+	/* The gaps between intervals (read to clear), and the intervals
+	 * that ran long. */
+	uint64_t blind_avg = seq > 1 ? blind_sum / (seq - 1) : 0;
+	fprintf(f, ",\"blind\":{\"avg_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"share\":%.4f}", blind_avg, blind_max,
+		(double)blind_avg / (double)cfg.interval_ns);
+	fprintf(f, ",\"late\":{\"intervals\":%" PRIu64 ",\"longest_ns\":%" PRIu64 "}", long_n, len_max);
 	fprintf(f, ",\"faults\":0,\"coarse\":0,\"page_size\":%ld,\"attach_end\":", a.page_size);
 	json_string(f, why);
 	fputs("}\n", f);
@@ -842,6 +868,18 @@ int wss_cmd_attach(int argc, char **argv)
 	if (a.writes)
 		fprintf(stderr, "wss: write avg/peak/total: %.1f/%" PRIu64 "/%zu pages\n", (double)wr.sum / n, wr.peak,
 			a.written.n);
+	/* What reference bits cannot see, said with the figures. */
+	if (seq > 1)
+		fprintf(stderr,
+			"wss: attach: between intervals the bits are read and cleared (%.1f ms on average, %.1f %% of an "
+			"interval): a page first touched there after its mapping was read is not counted, so the counts are "
+			"low by up to that share\n",
+			(double)blind_avg / 1e6, 100.0 * (double)blind_avg / (double)cfg.interval_ns);
+	if (long_n)
+		fprintf(stderr,
+			"wss: attach: %" PRIu64 " of %" PRIu64 " intervals ran over 1.5 times the %.0f ms asked (the longest "
+			"%.0f ms: the machine was loaded); their counts cover the longer time\n",
+			long_n, seq, (double)cfg.interval_ns / 1e6, (double)len_max / 1e6);
 	fprintf(stderr, "wss: profile: %s\n", path);
 	return 0;
 }
