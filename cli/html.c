@@ -527,6 +527,10 @@ static void put_run(out_t *o, const wss_profile_t *p)
 	}
 	if (p->nlower)
 		putf(o, ",\"lower_samples\":%zu", p->nlower);
+	if (p->precision_note) {
+		put(o, ",\"precision_note\":");
+		put_s(o, p->precision_note);
+	}
 	if (p->has_cost)
 		putf(o, ",\"cost\":{\"faults_ns\":%" PRId64 ",\"tick_ns\":%" PRId64 ",\"change_ns\":%" PRId64
 			",\"code_ns\":%" PRId64 ",\"program_ns\":%" PRId64 ",\"base_ns\":%" PRId64 "}",

@@ -451,7 +451,8 @@
 		});
 		var left = el('div', {}, [el('h3', { text: 'Working set: avg/peak/total' }), sum,
 			p.summary.from === 'samples' ? el('p', { class: 'note', text: 'computed from the samples; the totals, distinct pages over the run, are only in a summary' }) : null,
-			p.sampled ? el('p', { class: 'note', text: '≈: estimated from sampled pages; ±: the larger half of the 95 % interval [lo, hi]' }) : null]);
+			p.sampled ? el('p', { class: 'note', text: '≈: estimated from sampled pages; ±: the larger half of the 95 % interval [lo, hi]' }) : null,
+			p.precision_note ? el('p', { class: 'note precision', text: p.precision_note }) : null]);
 		b.appendChild(el('div', { class: 'cols' }, [facts, left]));
 		if (p.settings.length) {
 			var cfg = el('table', { id: 'settings' }, [el('tr', {}, [el('th', { text: 'setting' }), el('th', { text: 'value' }), el('th', { text: 'from' })])]);

@@ -119,6 +119,18 @@ else
 	! grep -q "^wss: precision:" "$TMP/r16.err"
 	ok $? "r16: the target was met: no precision line"
 fi
+# wss report and its HTML page say the same sentence, from the summary.
+note=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["precision"].get("note", ""))' "$TMP/r16.jsonl")
+if [ -n "$note" ]; then
+	"$WSS" report "$TMP/r16.jsonl" | grep -qxF "$note"
+	ok $? "wss report prints the summary's precision line"
+	"$WSS" report --html "$TMP/r16.html" "$TMP/r16.jsonl" && grep -qF '"precision_note":' "$TMP/r16.html"
+	ok $? "and the HTML page carries it"
+else
+	"$WSS" report "$TMP/r16.jsonl" | grep -q '^precision: '
+	is $? 1 "wss report prints no precision line when the summary has none"
+	ok 0 "(no precision note to carry to the HTML page)"
+fi
 # With a target of 50 % the same run meets it, and no sentence is printed.
 WSS_SESSION_PRECISION=50% run r16p 1/16 512 30 1000 30000 drop
 ! grep -q "^wss: precision:" "$TMP/r16p.err"
