@@ -145,19 +145,40 @@ void wss_tick_fold_counts(uintptr_t a)
 	cn[0] = cn[1] = 0;
 }
 
-typedef struct avg_walk {
+/* A walk of the members of one level, in address order, for the
+ * summary's variances: each member's per-page count of a series (the
+ * average), or whether it was first counted in a sampled window (the
+ * total). */
+typedef struct member_walk {
 	int s;
+	bool total;
+	uint64_t x;
 	wss_strata_t st;
-} avg_walk_t;
+} member_walk_t;
 
-static void avg_member(uintptr_t a, void *arg)
+static void walk_member(uintptr_t a, void *arg)
 {
-	avg_walk_t *w = arg;
-	double *cn = wss_shadow_counts(a);
+	member_walk_t *w = arg;
 	double v = 0;
-	if (cn)
-		v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : cn[0] - cn[1];
+	if (w->total) {
+		uint8_t *rv = wss_shadow_rever(a);
+		v = rv && (*rv & REVER_S(w->s)) && !(*rv & REVER_E(w->s));
+		w->x += v != 0;
+	} else {
+		double *cn = wss_shadow_counts(a);
+		if (cn)
+			v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : cn[0] - cn[1];
+	}
 	wss_strata_add(&w->st, v);
+}
+
+/* Every range's members of level L, range by range. */
+static void walk_members(uint32_t L, member_walk_t *w)
+{
+	for (size_t i = 0; L && i < E.regions.n; i++) {
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, walk_member, w);
+		wss_strata_break(&w->st);
+	}
 }
 
 /* The sampled samples' part of the average is a sum over pages of the
@@ -175,11 +196,8 @@ static void avg_member(uintptr_t a, void *arg)
 void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 {
 	uint32_t L = E.level_min_sampled;
-	avg_walk_t w = {.s = s};
-	for (size_t i = 0; L && i < E.regions.n; i++) {
-		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, avg_member, &w);
-		wss_strata_break(&w.st);
-	}
+	member_walk_t w = {.s = s};
+	walk_members(L, &w);
 	for (uint32_t t = L; L && t <= WSS_SAMPLE_LEVEL_MAX; t++) {
 		w.st.sum += E.gone_sum[s][t];
 		w.st.var += E.gone_sq[s][t];
@@ -197,21 +215,6 @@ void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 	*sum_hi = (uint64_t)ceil(a.hi);
 }
 
-typedef struct total_walk {
-	int s;
-	uint64_t x;
-	wss_strata_t st;
-} total_walk_t;
-
-static void total_member(uintptr_t a, void *arg)
-{
-	total_walk_t *w = arg;
-	uint8_t *rv = wss_shadow_rever(a);
-	int y = rv && (*rv & REVER_S(w->s)) && !(*rv & REVER_E(w->s));
-	w->x += y;
-	wss_strata_add(&w->st, y);
-}
-
 void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 {
 	uint32_t L = E.level_max;
@@ -222,11 +225,8 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 	 * successive differences (common/estimate.h) bound the variance of
 	 * the ones they hold; members touched in ranges gone since are
 	 * counted at the Poisson variance, their mean. */
-	total_walk_t w = {.s = s};
-	for (size_t i = 0; i < E.regions.n; i++) {
-		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, total_member, &w);
-		wss_strata_break(&w.st);
-	}
+	member_walk_t w = {.s = s, .total = true};
+	walk_members(L, &w);
 	double rest = x > w.x ? (double)(x - w.x) : 0;
 	double var = w.st.var + rest, scale = (double)(1ULL << L);
 	double half = wss_t975(w.st.pairs) * scale * sqrt(var);

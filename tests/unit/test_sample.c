@@ -599,24 +599,32 @@ static int touched(const pattern_t *pt, uint64_t p, int i)
 	}
 }
 
+/* A trial's pattern: its kind, a range of 256-512 blocks at level, and
+ * nint intervals' parameters. */
+static pattern_t pattern_draw(int kind, unsigned level, int nint)
+{
+	pattern_t pt = {.kind = kind, .key = rnd()};
+	pt.n = (256ull << level) + below(256ull << level);
+	pt.first = below(1ull << 36);
+	for (int i = 0; i < nint; i++) {
+		pt.p_ppm[i] = 20000 + (uint32_t)below(180000);
+		pt.run_len[i] = pt.n / 10 + below(pt.n / 3);
+		pt.run_at[i] = below(pt.n - pt.run_len[i]);
+		static const uint64_t strides[] = {3, 7, 64, 100};
+		pt.stride[i] = strides[below(4)];
+		pt.phase[i] = below(pt.stride[i]);
+	}
+	return pt;
+}
+
 static double strata_coverage(int kind, unsigned level, int nint, uint64_t cell_seed, double *width)
 {
 	int covered = 0;
 	double wsum = 0;
 	for (int trial = 0; trial < TRIALS; trial++) {
 		rng_seed(cell_seed * 1000003 + (uint64_t)trial);
-		pattern_t pt = {.kind = kind, .key = rnd()};
+		pattern_t pt = pattern_draw(kind, level, nint);
 		uint64_t seed = wss_sample_seed(rnd());
-		pt.n = (256ull << level) + below(256ull << level);
-		pt.first = below(1ull << 36);
-		for (int i = 0; i < nint; i++) {
-			pt.p_ppm[i] = 20000 + (uint32_t)below(180000);
-			pt.run_len[i] = pt.n / 10 + below(pt.n / 3);
-			pt.run_at[i] = below(pt.n - pt.run_len[i]);
-			static const uint64_t strides[] = {3, 7, 64, 100};
-			pt.stride[i] = strides[below(4)];
-			pt.phase[i] = below(pt.stride[i]);
-		}
 		double truth = 0;
 		for (uint64_t p = pt.first; p < pt.first + pt.n; p++)
 			for (int i = 0; i < nint; i++)
@@ -650,16 +658,8 @@ static double interval_coverage(int kind, unsigned level, uint64_t cell_seed, do
 	double wsum = 0, wwil = 0;
 	for (int trial = 0; trial < TRIALS; trial++) {
 		rng_seed(cell_seed * 1000003 + (uint64_t)trial);
-		pattern_t pt = {.kind = kind, .key = rnd()};
+		pattern_t pt = pattern_draw(kind, level, 1);
 		uint64_t seed = wss_sample_seed(rnd());
-		pt.n = (256ull << level) + below(256ull << level);
-		pt.first = below(1ull << 36);
-		pt.p_ppm[0] = 20000 + (uint32_t)below(180000);
-		pt.run_len[0] = pt.n / 10 + below(pt.n / 3);
-		pt.run_at[0] = below(pt.n - pt.run_len[0]);
-		static const uint64_t strides[] = {3, 7, 64, 100};
-		pt.stride[0] = strides[below(4)];
-		pt.phase[0] = below(pt.stride[0]);
 		uint64_t truth = 0, end = pt.first + pt.n, k = 0, x = 0;
 		for (uint64_t p = pt.first; p < end; p++)
 			truth += touched(&pt, p, 0);
