@@ -591,8 +591,17 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 		return ld->status;
 	const wss_json_t *prec = NULL;
 	if (!opt_obj(ld, r, rec, "precision", &prec) ||
-	    (prec && !opt_str(ld, prec, "summary: precision", "note", &p->precision_note)))
+	    (prec && (!opt_str(ld, prec, "summary: precision", "note", &p->precision_note) ||
+		      !opt_int(ld, prec, "summary: precision", "intervals", &p->precision_intervals) ||
+		      !opt_int(ld, prec, "summary: precision", "missed", &p->precision_missed))))
 		return ld->status;
+	if (prec) {
+		p->has_precision = true;
+		if (!wss_json_get_num(prec, "target_pct", &p->precision_target_pct))
+			p->precision_target_pct = -1;
+		if (!wss_json_get_num(prec, "median_pct", &p->precision_median_pct))
+			p->precision_median_pct = -1;
+	}
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
 		const char *trec = "summary: trace";

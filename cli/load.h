@@ -177,6 +177,9 @@ typedef struct wss_profile {
 	bool summary_sampled, summary_lower_bound; /* the summary's "sampled", "lower_bound" */
 	int64_t summary_rate_max;                  /* its "rate_max", -1: absent */
 	char *precision_note;                      /* its "precision" "note": what missed the targets, or NULL */
+	bool has_precision;                        /* its "precision": each interval's data estimate against the target */
+	double precision_target_pct, precision_median_pct; /* median -1: not known */
+	int64_t precision_intervals, precision_missed;
 	/* the records added with peaks */
 	wss_module_t *modules;
 	size_t nmodules, modules_cap;

@@ -1139,6 +1139,16 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_int(&w, "rate_max", hi);
 		jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
 		jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
+		if (p->has_precision) {
+			jw_open(&w, "precision", '{');
+			if (p->precision_target_pct >= 0)
+				jw_num(&w, "target_pct", p->precision_target_pct);
+			jw_int(&w, "intervals", p->precision_intervals);
+			jw_int(&w, "missed", p->precision_missed);
+			if (p->precision_median_pct >= 0)
+				jw_num(&w, "median_pct", p->precision_median_pct);
+			jw_close(&w, '}');
+		}
 		if (p->precision_note)
 			jw_str(&w, "precision_note", p->precision_note);
 		jw_close(&w, '}');

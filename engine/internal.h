@@ -155,6 +155,7 @@ typedef struct wss_engine {
 	 * the estimate (0: exact or none judged), and the run's, binned for
 	 * the summary's median (wss_precision_bin). */
 	uint64_t prec_last_ppm;
+	uint64_t used_ns, used_wall_ns; /* the budget's measure summed over the decisions: delay + tick, wall */
 	uint32_t prec_n, prec_missed;
 	uint32_t prec_hist[WSS_PREC_BINS];
 	/* attached.c: measuring a process wss attach loaded us into */

@@ -190,6 +190,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	sum->prec_median_ppm = wss_precision_median(E.prec_hist, E.prec_n);
 	sum->budget_ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	sum->fixed_rate = E.set.sample_level ? 1ULL << E.set.sample_level : 0;
+	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
 	 * among those, the ones that were members at every level of the run

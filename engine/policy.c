@@ -254,6 +254,8 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	/* share / budget, both in millionths: how much longer the interval
 	 * took for us (docs/backends.md, "The budget") */
 	uint64_t share_ppm = (uint64_t)(((unsigned __int128)(slow + E.tick_cost_ns) * 1000000ULL) / wall);
+	E.used_ns += slow + E.tick_cost_ns;
+	E.used_wall_ns += wall;
 	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	/* What changes of sample cost is paid once, outside the decision
 	 * (counted, the level went straight back and flapped), but not for

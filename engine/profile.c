@@ -593,15 +593,17 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 	if (s->rate_max <= 1 || !s->samples)
 		return false;
 	bool missed = s->prec_n && s->prec_median_ppm > s->prec_target_ppm;
-	/* Figures past +-100 %, in the order the stderr lines print them. */
+	/* The figures past +-100 %, widest first (an estimate of 0 with room
+	 * above it, printed as its interval, widest of all). */
 	static const char *const names[] = {"data", "read", "write"};
 	static const char *const figs[] = {"avg", "peak", "total"};
 	const wss_profile_stat_t *sts[] = {&s->data, &s->read, &s->write};
 	bool shown[] = {true, s->sets.reads, s->sets.writes};
-	char wide[400];
-	wss_fmt_t w;
-	wss_fmt_init(&w, wide, sizeof wide);
-	int nwide = 0, nmore = 0;
+	struct {
+		int i, j;
+		uint64_t ppm, up;
+	} wide[9];
+	int nwide = 0;
 	for (int i = 0; i < 3; i++) {
 		if (!shown[i])
 			continue;
@@ -609,30 +611,19 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 		uint64_t a = avg_tenths(s, st);
 		wss_profile_ci_t avg = {st->sum_lo / s->samples * 10, (st->sum_hi + s->samples - 1) / s->samples * 10};
 		uint64_t ppm[3] = {figure_ppm(a, avg), figure_ppm(st->peak, st->peak_ci), figure_ppm(st->total, st->total_ci)};
-		/* An estimate of 0 with room above it is printed as its interval:
-		 * as wide as can be. */
 		uint64_t est[3] = {a, st->peak, st->total}, up[3] = {(avg.hi + 9) / 10, st->peak_ci.hi, st->total_ci.hi};
 		for (int j = 0; j < 3; j++) {
 			bool zero = !est[j] && up[j];
 			if (ppm[j] <= 1000000 && !zero)
 				continue;
-			/* the data figures named, the others counted */
-			if (i > 0 && nwide >= 3) {
-				nmore++;
-				continue;
-			}
-			wss_fmt_str(&w, nwide++ ? ", " : "");
-			wss_fmt_str(&w, names[i]);
-			wss_fmt_ch(&w, ' ');
-			wss_fmt_str(&w, figs[j]);
-			if (zero) {
-				wss_fmt_str(&w, " 0 of up to ");
-				wss_fmt_u64(&w, up[j]);
-				continue;
-			}
-			wss_fmt_str(&w, " \u00b1");
-			wss_fmt_u64(&w, (ppm[j] + 5000) / 10000);
-			wss_fmt_str(&w, " %");
+			int k = nwide++;
+			uint64_t key = zero ? UINT64_MAX : ppm[j];
+			for (; k > 0 && wide[k - 1].ppm < key; k--)
+				wide[k] = wide[k - 1];
+			wide[k].i = i;
+			wide[k].j = j;
+			wide[k].ppm = key;
+			wide[k].up = zero ? up[j] : 0;
 		}
 	}
 	if (!missed && !nwide)
@@ -644,39 +635,61 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 			wss_fmt_str(f, "1000+");
 		else
 			pct_ppm(f, s->prec_median_ppm);
-		wss_fmt_str(f, " % (the median of ");
+		wss_fmt_str(f, " % (median of ");
 		wss_fmt_u64(f, s->prec_n);
-		wss_fmt_str(f, " sampled intervals, ");
+		wss_fmt_str(f, " sampled intervals; ");
 		wss_fmt_u64(f, s->prec_missed);
-		wss_fmt_str(f, " over the target) against a target of \u00b1");
+		wss_fmt_str(f, " missed the \u00b1");
 		pct_ppm(f, s->prec_target_ppm);
-		wss_fmt_str(f, " %");
+		wss_fmt_str(f, " % target)");
 	}
 	if (nwide) {
 		wss_fmt_str(f, missed ? "; " : "");
-		wss_fmt_str(f, wss_fmt_cstr(&w));
-		if (nmore) {
-			wss_fmt_str(f, " and ");
-			wss_fmt_u64(f, (uint64_t)nmore);
-			wss_fmt_str(f, " read and write figures");
+		wss_fmt_str(f, "above \u00b1100 %: ");
+		for (int k = 0; k < nwide && k < 3; k++) {
+			wss_fmt_str(f, k ? ", " : "");
+			wss_fmt_str(f, names[wide[k].i]);
+			wss_fmt_ch(f, ' ');
+			wss_fmt_str(f, figs[wide[k].j]);
+			if (wide[k].up) {
+				wss_fmt_str(f, " 0 of up to ");
+				wss_fmt_u64(f, wide[k].up);
+			} else {
+				wss_fmt_str(f, " \u00b1");
+				wss_fmt_u64(f, (wide[k].ppm + 5000) / 10000);
+				wss_fmt_str(f, " %");
+			}
 		}
-		wss_fmt_str(f, nwide + nmore == 1 ? " says little" : " say little");
+		if (nwide > 3) {
+			wss_fmt_str(f, " and ");
+			wss_fmt_u64(f, (uint64_t)(nwide - 3));
+			wss_fmt_str(f, nwide == 4 ? " more" : " more");
+		}
 	}
 	if (s->fixed_rate) {
-		wss_fmt_str(f, ": track.sample_rate fixes the sample at 1 page in ");
+		wss_fmt_str(f, ". track.sample_rate fixes the sample at 1 page in ");
 		wss_fmt_u64(f, s->fixed_rate);
-		wss_fmt_str(f, "; for tighter figures: a finer --sample-rate, or --mode exact");
+		wss_fmt_str(f, ". For tighter figures: a finer --sample-rate, or --mode exact");
 	} else if (missed || !s->prec_n) {
-		/* no interval judged: no member was touched, the sample too
-		 * small for this program's touches */
-		wss_fmt_str(f, ": the ");
+		/* The budget holds the sample: auto takes a larger one only
+		 * while an interval's measured cost stays under a quarter of
+		 * it (policy.c: room for what it cannot measure).  (No interval
+		 * judged: no member was touched, the sample too small for the
+		 * program's touches.) */
+		wss_fmt_str(f, ". The ");
 		pct_ppm(f, s->budget_ppm);
-		wss_fmt_str(f, " % budget (session.overhead) allowed no larger sample; for tighter figures: "
-			       "--overhead 10%, --interval 1s or --mode exact");
+		wss_fmt_str(f, " % budget (session.overhead) held the sample there: auto takes a larger one only while an "
+			       "interval costs under a quarter of it");
+		if (s->used_ppm) {
+			wss_fmt_str(f, " (this run: ");
+			pct_ppm(f, s->used_ppm);
+			wss_fmt_str(f, " % on average)");
+		}
+		wss_fmt_str(f, ". For tighter figures: --overhead 10%, --interval 1s or --mode exact");
 	} else {
-		wss_fmt_str(f, ": the sample is sized for the data estimate (session.precision \u00b1");
+		wss_fmt_str(f, ". The sample is sized for the data estimate (session.precision \u00b1");
 		pct_ppm(f, s->prec_target_ppm);
-		wss_fmt_str(f, " %); for tighter figures: --precision 1%, --overhead 10% or --mode exact");
+		wss_fmt_str(f, " %). For tighter figures: --precision 1%, --overhead 10% or --mode exact");
 	}
 	return !f->overflow;
 }

@@ -123,6 +123,7 @@ typedef struct wss_profile_summary {
 	uint64_t prec_target_ppm, prec_median_ppm;
 	uint32_t prec_n, prec_missed;
 	uint32_t budget_ppm;          /* session.overhead */
+	uint64_t used_ppm;            /* what the run took of it, as the budget weighs it (0: not measured) */
 	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
 } wss_profile_summary_t;
 

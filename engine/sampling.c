@@ -236,6 +236,7 @@ void wss_sampling_fork_child(void)
 	E.vma_short = false;
 	E.prec_last_ppm = 0;
 	E.prec_n = E.prec_missed = 0;
+	E.used_ns = E.used_wall_ns = 0;
 	for (unsigned b = 0; b < WSS_PREC_BINS; b++)
 		E.prec_hist[b] = 0;
 	wss_sampling_set(l, 1);
