@@ -304,13 +304,15 @@ void wss_policy_init(void);
  * coarse blocks and length.  Engine lock held. */
 uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now);
 /* The budget's move from level l, for an interval whose cost was
- * share_ppm of its wall time against budget (both in millionths): up at
- * once by the excess; down after CALM_TICKS calm intervals in a row
- * (counted in *calm), unless changes are owed, to exact or by at most
- * room sampled levels; while precise (the last interval's estimate
- * within session.precision), only to exact.  Pure. */
-uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
-			 bool precise);
+ * share_ppm of its wall time, fixed_ppm of it a part no finer sample
+ * grows, against budget (all in millionths): up at once by the excess;
+ * down after CALM_TICKS calm intervals in a row (a level down, the rest
+ * doubled, would keep under half the budget; counted in *calm), unless
+ * changes are owed, to exact or by at most room sampled levels; while
+ * precise (the last interval's estimate within session.precision), only
+ * to exact.  Pure. */
+uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t fixed_ppm, uint64_t budget, uint32_t *calm, bool owed,
+			 uint32_t room, bool precise);
 /* How much longer the interval that ended took for its first touches'
  * faults, in ns: the most any thread paid, or their total over the CPUs
  * the process may use when that is more; counted of all touches are

@@ -134,14 +134,18 @@ static uint32_t log2_up(uint64_t x)
 	return l;
 }
 
-uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32_t *calm, bool owed, uint32_t room,
-			   bool precise)
+uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t fixed_ppm, uint64_t budget, uint32_t *calm, bool owed,
+			 uint32_t room, bool precise)
 {
 	if (share_ppm > budget) {
 		*calm = 0;
 		return l + log2_up((share_ppm + budget - 1) / budget);
 	}
-	if (share_ppm < budget / 4 && l > 0) {
+	/* What a finer sample doubles is the share less its fixed part (the
+	 * probe, the record, the walk of the sample's members): a fixed half
+	 * percent of a 50 ms interval held sort at 1 in 16,384, +-190 %. */
+	uint64_t var = share_ppm > fixed_ppm ? share_ppm - fixed_ppm : 0, fixed = share_ppm - var;
+	if (fixed + 2 * var < budget / 2 && l > 0) {
 		/* Down as far as keeps the share under half the budget, the
 		 * cost scaling with the members (at most doubling per level);
 		 * to a sampled level no further than room levels (what arming
@@ -155,7 +159,7 @@ uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t budget, uint32
 		if (++*calm < CALM_TICKS || owed)
 			return l;
 		uint32_t d = 1;
-		while (d < l && (share_ppm << (d + 1)) < budget / 2)
+		while (d < l && d < 40 && fixed + (var << (d + 1)) < budget / 2)
 			d++;
 		if (d < l && d > room)
 			d = room;
@@ -277,7 +281,13 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	 * session.precision): no finer sample is worth its cost but exact. */
 	uint64_t target = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
 	bool precise = E.prec_last_ppm <= target;
-	l = wss_policy_step(l, share_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow), precise);
+	/* The tick's part a finer sample does not grow: all of it but the
+	 * touched members' re-arming and harvest (member_tick_ns each). */
+	uint64_t per_member = E.member_tick_ns * faults;
+	uint64_t fixed_ns = E.tick_cost_ns > per_member ? E.tick_cost_ns - per_member : 0;
+	uint64_t fixed_ppm = l ? (uint64_t)(((unsigned __int128)fixed_ns * 1000000ULL) / wall) : 0;
+	l = wss_policy_step(l, share_ppm, fixed_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow),
+			    precise);
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
 	 * estimates would say little; a program tracking fewer than twice

@@ -954,49 +954,58 @@ int main(void)
 	 * millionths ---- */
 	{
 		uint32_t calm = 0;
-		is_int(wss_policy_step(5, 30000, 20000, &calm, false, 32, false), 6, "1.5x the budget: one level up at once");
-		is_int(wss_policy_step(5, 70000, 20000, &calm, false, 32, false), 7, "3.5x the budget: two levels up");
-		is_int(wss_policy_step(5, 12000, 20000, &calm, false, 32, false), 5, "0.6x the budget: stays");
+		is_int(wss_policy_step(5, 30000, 0, 20000, &calm, false, 32, false), 6, "1.5x the budget: one level up at once");
+		is_int(wss_policy_step(5, 70000, 0, 20000, &calm, false, 32, false), 7, "3.5x the budget: two levels up");
+		is_int(wss_policy_step(5, 12000, 0, 20000, &calm, false, 32, false), 5, "0.6x the budget: stays");
 		is_int(calm, 0, "... and is no calm interval");
-		is_int(wss_policy_step(8, 4000, 20000, &calm, false, 32, false), 8, "0.2x the budget: one calm interval, stays");
-		is_int(wss_policy_step(8, 4000, 20000, &calm, false, 32, false), 7,
+		is_int(wss_policy_step(8, 4000, 0, 20000, &calm, false, 32, false), 8, "0.2x the budget: one calm interval, stays");
+		is_int(wss_policy_step(8, 4000, 0, 20000, &calm, false, 32, false), 7,
 		       "0.2x twice: down one level (at most doubling: 0.4x), not further (0.8x)");
 		is_int(calm, 0, "the calm count starts again");
-		wss_policy_step(8, 6000, 20000, &calm, false, 32, false);
-		is_int(wss_policy_step(8, 6000, 20000, &calm, false, 32, false), 8, "0.3x twice: stays (0.6x a level down)");
+		wss_policy_step(8, 6000, 0, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(8, 6000, 0, 20000, &calm, false, 32, false), 8, "0.3x twice: stays (0.6x a level down)");
 		calm = 0;
-		wss_policy_step(8, 600, 20000, &calm, false, 32, false);
-		is_int(wss_policy_step(8, 600, 20000, &calm, false, 32, false), 4,
+		wss_policy_step(8, 600, 0, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(8, 600, 0, 20000, &calm, false, 32, false), 4,
 		       "0.03x twice: down as far as keeps under half the budget (0.48x four levels down)");
 		calm = 0;
-		wss_policy_step(2, 10, 20000, &calm, false, 32, false);
-		is_int(wss_policy_step(2, 10, 20000, &calm, false, 32, false), 0, "an idle program goes straight to exact");
-		wss_policy_step(8, 4000, 20000, &calm, false, 32, false);
-		wss_policy_step(8, 25000, 20000, &calm, false, 32, false);
-		is_int(wss_policy_step(8, 4000, 20000, &calm, false, 32, false), 8, "calm intervals count only in a row");
+		wss_policy_step(2, 10, 0, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(2, 10, 0, 20000, &calm, false, 32, false), 0, "an idle program goes straight to exact");
+		wss_policy_step(8, 4000, 0, 20000, &calm, false, 32, false);
+		wss_policy_step(8, 25000, 0, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(8, 4000, 0, 20000, &calm, false, 32, false), 8, "calm intervals count only in a row");
 		calm = 0;
-		wss_policy_step(8, 600, 20000, &calm, false, 2, false);
-		is_int(wss_policy_step(8, 600, 20000, &calm, false, 2, false), 6, "no further down than the arming allows (room 2)");
+		wss_policy_step(8, 600, 0, 20000, &calm, false, 2, false);
+		is_int(wss_policy_step(8, 600, 0, 20000, &calm, false, 2, false), 6, "no further down than the arming allows (room 2)");
 		calm = 0;
-		wss_policy_step(8, 4000, 20000, &calm, false, 0, false);
-		is_int(wss_policy_step(8, 4000, 20000, &calm, false, 0, false), 8, "no room for a sampled level: stays...");
-		is_int(wss_policy_step(8, 4000, 20000, &calm, false, 1, false), 7, "... and steps once there is");
+		wss_policy_step(8, 4000, 0, 20000, &calm, false, 0, false);
+		is_int(wss_policy_step(8, 4000, 0, 20000, &calm, false, 0, false), 8, "no room for a sampled level: stays...");
+		is_int(wss_policy_step(8, 4000, 0, 20000, &calm, false, 1, false), 7, "... and steps once there is");
 		calm = 0;
-		wss_policy_step(3, 10, 20000, &calm, false, 0, false);
-		is_int(wss_policy_step(3, 10, 20000, &calm, false, 0, false), 0, "exact is within reach without room (one call a range)");
+		wss_policy_step(3, 10, 0, 20000, &calm, false, 0, false);
+		is_int(wss_policy_step(3, 10, 0, 20000, &calm, false, 0, false), 0, "exact is within reach without room (one call a range)");
 		calm = 0;
-		wss_policy_step(8, 600, 20000, &calm, true, 32, false);
-		is_int(wss_policy_step(8, 600, 20000, &calm, true, 32, false), 8, "not down while changes are owed...");
-		is_int(wss_policy_step(8, 600, 20000, &calm, false, 32, false), 4, "... and down at once when paid: the calm ticks counted");
-		is_int(wss_policy_step(4, 30000, 20000, &calm, true, 0, false), 5, "a raise is never held back");
+		wss_policy_step(8, 600, 0, 20000, &calm, true, 32, false);
+		is_int(wss_policy_step(8, 600, 0, 20000, &calm, true, 32, false), 8, "not down while changes are owed...");
+		is_int(wss_policy_step(8, 600, 0, 20000, &calm, false, 32, false), 4, "... and down at once when paid: the calm ticks counted");
+		is_int(wss_policy_step(4, 30000, 0, 20000, &calm, true, 0, false), 5, "a raise is never held back");
 		/* Precise enough (session.precision met): no finer sample but exact. */
 		calm = 0;
-		wss_policy_step(8, 600, 20000, &calm, false, 32, true);
-		is_int(wss_policy_step(8, 600, 20000, &calm, false, 32, true), 8, "precise: no finer sampled level for its cost");
+		wss_policy_step(8, 600, 0, 20000, &calm, false, 32, true);
+		is_int(wss_policy_step(8, 600, 0, 20000, &calm, false, 32, true), 8, "precise: no finer sampled level for its cost");
 		calm = 0;
-		wss_policy_step(2, 10, 20000, &calm, false, 32, true);
-		is_int(wss_policy_step(2, 10, 20000, &calm, false, 32, true), 0, "precise: still exact when exactness fits");
-		is_int(wss_policy_step(5, 30000, 20000, &calm, false, 32, true), 6, "precise: a raise past the budget all the same");
+		wss_policy_step(2, 10, 0, 20000, &calm, false, 32, true);
+		is_int(wss_policy_step(2, 10, 0, 20000, &calm, false, 32, true), 0, "precise: still exact when exactness fits");
+		is_int(wss_policy_step(5, 30000, 0, 20000, &calm, false, 32, true), 6, "precise: a raise past the budget all the same");
+		/* A fixed part (the probe, the record) no finer sample grows. */
+		calm = 0;
+		wss_policy_step(14, 6000, 5000, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(14, 6000, 5000, 20000, &calm, false, 32, false), 12,
+		       "0.3x the budget, 0.25x of it fixed: two levels down (0.25 + 0.05 x 4 = 0.45x, under half; x 8 is not)");
+		calm = 0;
+		wss_policy_step(14, 9000, 8000, 20000, &calm, false, 32, false);
+		is_int(wss_policy_step(14, 9000, 8000, 20000, &calm, false, 32, false), 14,
+		       "0.45x, 0.4x of it fixed: stays (a level down, 0.4 + 0.05 x 2 = 0.5x, is not under half)");
 	}
 
 	return done_testing();
