@@ -227,6 +227,23 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 	 * counted at the Poisson variance, their mean. */
 	member_walk_t w = {.s = s, .total = true};
 	walk_members(L, &w);
+	/* Nearly every member touched (a random walk over all of a buffer):
+	 * their differences are all 0 and say nothing of the pages between
+	 * them (a "+-0.0 %" total).  With no touched member gone with its
+	 * range, the pages tracked now are the population, and Wilson's
+	 * interval, whose bound mirrors the untouched members' Poisson one,
+	 * applies; else the Poisson interval of all of them stays. */
+	if (w.st.members - w.x < WSS_STRATA_MIN) {
+		if (x > w.x)
+			return;
+		uint64_t n = wss_regions_pages(&E.regions);
+		wss_estimate_t e = wss_estimate_pages(n, w.st.members, w.x);
+		if (e.hi + xe < t->hi)
+			t->hi = e.hi + xe;
+		if (e.lo + xe > t->lo && e.lo + xe <= t->est)
+			t->lo = e.lo + xe;
+		return;
+	}
 	double rest = x > w.x ? (double)(x - w.x) : 0;
 	double var = w.st.var + rest, scale = (double)(1ULL << L);
 	double half = wss_t975(w.st.pairs) * scale * sqrt(var);
