@@ -127,7 +127,6 @@ typedef struct wss_engine {
 	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample and on_tick */
 	uint64_t tick_fixed_ns;   /* what its on_tick took (no sample makes it cheaper) */
 	uint64_t member_tick_ns;  /* a steady tick's cost per member touched in its interval (0: none measured) */
-	uint64_t spent_ns;        /* the engine's CPU time since the last decision (ticks, raises) */
 	uint64_t change_ns;       /* the CPU time of changes of sample in the current interval */
 	uint64_t change_debt_ns;  /* changes' cost not yet paid back from unused budget (policy.c) */
 	uint64_t late_max_ns;     /* the longest interval a wall-clock tick ended (tick.c) */

@@ -238,9 +238,8 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		/* The mean of the samples' bounds holds the printed average
 		 * whatever their errors share; where the run went through
 		 * several levels, the members' weights differ (2^l each) and
-		 * the per-page estimate's variance is the larger: the narrower
-		 * of the two (matmul 1500: +-18.5 % by the members, +-4.7 %
-		 * by the samples' bounds). */
+		 * the per-page estimate's variance can be the larger: the
+		 * narrower of the two. */
 		if (E.sum_hi[s] - E.sum_lo[s] < hi - lo) {
 			lo = E.sum_lo[s];
 			hi = E.sum_hi[s];

@@ -142,8 +142,9 @@ uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t fixed_ppm, uin
 		return l + log2_up((share_ppm + budget - 1) / budget);
 	}
 	/* What a finer sample doubles is the share less its fixed part (the
-	 * probe, the record, the walk of the sample's members): a fixed half
-	 * percent of a 50 ms interval held sort at 1 in 16,384, +-190 %. */
+	 * probe, the record, the walk of the sample's members): counted as
+	 * doubling, a fixed part alone keeps a short interval's sample coarse
+	 * however little its members cost. */
 	uint64_t var = share_ppm > fixed_ppm ? share_ppm - fixed_ppm : 0, fixed = share_ppm - var;
 	if (fixed + 2 * var < budget / 2 && l > 0) {
 		/* Down as far as keeps the share under half the budget, the
@@ -239,7 +240,6 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	uint64_t all = faults;
 	faults = faults > E.burst_excess ? faults - E.burst_excess : 0;
 	E.burst_excess = 0;
-	E.spent_ns = 0;
 	uint64_t wall = wall_ns ? wall_ns : 1;
 	uint64_t fcost = faults * E.fault_cost_ns;
 	uint64_t slow = wss_policy_fault_delay(faults, all);
@@ -382,7 +382,6 @@ void wss_policy_before_attach(uint64_t pages)
 	wss_sampling_raise_to(f);
 	/* Paid once, as a burst's raise is. */
 	uint64_t t = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	E.spent_ns += t;
 	E.change_ns += t;
 }
 
@@ -509,7 +508,6 @@ void wss_policy_burst(void)
 	/* Paid once, as a tick's change of sample: said in the sample's
 	 * cost, left out of the decision's. */
 	uint64_t t = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	E.spent_ns += t;
 	E.change_ns += t;
 }
 

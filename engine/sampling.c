@@ -227,7 +227,6 @@ void wss_sampling_fork_child(void)
 	E.lower_bound = false;
 	E.prev_tick_at = 0;
 	E.tick_cost_ns = 0;
-	E.spent_ns = 0;
 	E.change_ns = 0;
 	E.change_debt_ns = 0; /* the parent's changes are the parent's */
 	E.level_max = l;

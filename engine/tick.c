@@ -283,8 +283,8 @@ static void accumulate(int s, wss_estimate_t v)
  * session.precision: for auto's next decision and the summary.  An exact
  * interval is precise (a half-width of 0); a sampled one none of whose
  * members was touched is not judged in the summary (no relative error)
- * but is no precise one either: taken as precise, it held `sort` at 1 in
- * 8,192 after a burst over a 3 GiB reservation, 2 members touched of 95. */
+ * but is no precise one either: its sample is too small to say anything,
+ * and only a finer one can. */
 static void precision_note(uint32_t lw, uint64_t x, wss_estimate_t data)
 {
 	E.prec_last_ppm = lw ? UINT64_MAX : 0;
@@ -708,7 +708,6 @@ static void tick_account(tick_t *x)
 	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - x->cpu_start;
 	E.tick_cost_ns = spent > x->once + x->fixed ? spent - x->once - x->fixed : 0;
 	E.tick_fixed_ns = x->fixed;
-	E.spent_ns += spent;
 	if (E.set.mode != WSS_TRACK_EXACT && !E.set.sample_level)
 		E.change_debt_ns += E.change_ns + x->once; /* paid back from unused budget (policy.c) */
 	E.change_ns = 0;
