@@ -126,8 +126,11 @@ static void csv_num(wss_fmt_t *f, double v)
 		wss_fmt_str(f, wss_text_shortest(buf, sizeof buf, v));
 }
 
-/* The profile has a code series (track.code): a code_pages column last. */
+/* The profile has a code series (track.code): a code_pages column; and
+ * a kind_KIND_pages column for each kind some sample has (bit k of
+ * kind_columns), last, filled on the process's rows. */
 static bool code_column;
+static unsigned kind_columns;
 
 static void csv_row(wss_fmt_t *f, const wss_sample_t *s, const csv_row_t *r)
 {
@@ -152,6 +155,9 @@ static void csv_row(wss_fmt_t *f, const wss_sample_t *s, const csv_row_t *r)
 	wss_fmt_str(f, s->lower_bound ? ",1" : ",0");
 	if (code_column)
 		csv_int(f, r->code);
+	for (int k = 1; k < WSS_KIND_N; k++)
+		if (kind_columns & (1U << k))
+			csv_int(f, r->tid < 0 ? s->kind_data[k] : -1);
 	wss_fmt_ch(f, '\n');
 }
 
@@ -166,7 +172,19 @@ static int export_csv(const wss_profile_t *p, wss_sink_t *out)
 	code_column = p->has_code;
 	wss_fmt_str(&out->f, "scope,seq,t_ns,cpu_ns,tid,data_pages,read_pages,write_pages,faults,rate,"
 			     "data_lo,data_hi,read_lo,read_hi,write_lo,write_hi,final,lower_bound");
-	wss_fmt_str(&out->f, code_column ? ",code_pages\n" : "\n");
+	wss_fmt_str(&out->f, code_column ? ",code_pages" : "");
+	kind_columns = 0;
+	for (size_t k = 0; k < p->nsamples; k++)
+		for (int j = 1; j < WSS_KIND_N; j++)
+			if (p->samples[k].kind_data[j] >= 0)
+				kind_columns |= 1U << j;
+	for (int j = 1; j < WSS_KIND_N; j++)
+		if (kind_columns & (1U << j)) {
+			wss_fmt_str(&out->f, ",kind_");
+			wss_fmt_str(&out->f, wss_kind_name(j));
+			wss_fmt_str(&out->f, "_pages");
+		}
+	wss_fmt_ch(&out->f, '\n');
 	for (size_t k = 0; k < p->nsamples; k++) {
 		const wss_sample_t *s = &p->samples[k];
 		csv_row_t r = {"process", -1, s->cpu_ns, s->data, s->read, s->write, s->faults,

@@ -420,6 +420,17 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code) ||
 	    !opt_bool(ld, r, rec, "code_lower_bound", &s.code_lower_bound))
 		return ld->status;
+	const wss_json_t *kinds = NULL;
+	if (!opt_obj(ld, r, rec, "kinds", &kinds))
+		return ld->status;
+	for (int k = 0; k < WSS_KIND_N; k++) {
+		const wss_json_t *o = k && kinds ? wss_json_get(kinds, wss_kind_name(k)) : NULL;
+		s.kind_data[k] = -1;
+		if (o && o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "sample: kinds: \"%s\" is not an object", wss_kind_name(k));
+		if (o && !need_int(ld, o, "sample: kinds", "data", &s.kind_data[k]))
+			return ld->status;
+	}
 	p->has_code |= s.code >= 0;
 	p->code_lower_bound |= s.code_lower_bound;
 	if (s.rate < 1)
@@ -589,6 +600,16 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) ||
 	    load_stat(ld, r, "code", &p->code))
 		return ld->status;
+	const wss_json_t *kinds = NULL;
+	if (!opt_obj(ld, r, rec, "kinds", &kinds))
+		return ld->status;
+	for (int k = 1; kinds && k < WSS_KIND_N; k++) {
+		const wss_json_t *o = wss_json_get(kinds, wss_kind_name(k));
+		if (o && o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "summary: kinds: \"%s\" is not an object", wss_kind_name(k));
+		if (load_stat(ld, kinds, wss_kind_name(k), &p->kinds[k]))
+			return ld->status;
+	}
 	const wss_json_t *prec = NULL;
 	if (!opt_obj(ld, r, rec, "precision", &prec) ||
 	    (prec && (!opt_str(ld, prec, "summary: precision", "note", &p->precision_note) ||

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/kinds.h"
+
 /* Exit status for input that is not a readable profile. */
 #define WSS_EXIT_BADINPUT 2
 
@@ -40,6 +42,9 @@ typedef struct wss_sample {
 	bool final;	  /* the sample taken at exit (a partial interval) */
 	int64_t code;	  /* track.code: code pages run in the window (exact), -1: absent */
 	bool code_lower_bound; /* a code range was opened whole in it */
+	/* "kinds": each kind's data pages in the window (wss_kind_t; -1: the
+	 * kind had no pages tracked, or the profile predates the field). */
+	int64_t kind_data[WSS_KIND_N];
 	/* With WSS_LOAD_THREAD_SAMPLES: this sample's threads are
 	 * p->sample_threads[thread_first .. thread_first + nthreads). */
 	size_t thread_first, nthreads;
@@ -174,6 +179,7 @@ typedef struct wss_profile {
 	bool has_summary;
 	int64_t summary_samples, duration_ns, faults;
 	wss_stat_t data, read, write;
+	wss_stat_t kinds[WSS_KIND_N]; /* the summary's "kinds": the data series by kind (present: said) */
 	bool summary_sampled, summary_lower_bound; /* the summary's "sampled", "lower_bound" */
 	int64_t summary_rate_max;                  /* its "rate_max", -1: absent */
 	char *precision_note;                      /* its "precision" "note": what missed the targets, or NULL */

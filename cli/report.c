@@ -330,6 +330,59 @@ static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_
 	fputs(" kB)\n", out);
 }
 
+/* The kinds the summary has, largest peak first: order[0..n). */
+static int kinds_by_peak(const wss_profile_t *p, int order[WSS_KIND_N])
+{
+	int n = 0;
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		if (!p->kinds[k].present)
+			continue;
+		int j = n++;
+		for (; j > 0 && p->kinds[order[j - 1]].peak < p->kinds[k].peak; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	return n;
+}
+
+/* The larger half of ci around est, in percent of est ("" without one);
+ * the interval itself, in pages, when that is above 100 % (a kind of a
+ * few pages in a sample: the summary's precision line says why). */
+static const char *pm_pct(char *buf, size_t n, double est, const wss_ci_t *ci)
+{
+	if (!ci->present)
+		return "";
+	double pm = est > 0 ? 100.0 * fmax(est - ci->lo, ci->hi - est) / est : INFINITY;
+	if (pm > 100)
+		snprintf(buf, n, "[%.0f, %.0f]", floor(ci->lo), ceil(ci->hi));
+	else
+		snprintf(buf, n, "\u00b1%.1f%%", pm);
+	return buf;
+}
+
+/* "Data by kind": what the working set is made of, from the summary. */
+static void print_kinds(const wss_profile_t *p, FILE *out, bool sampled)
+{
+	int order[WSS_KIND_N], n = kinds_by_peak(p, order);
+	if (!n)
+		return;
+	fprintf(out, "Data by kind%s    %12s %10s %10s %10s\n", sampled ? " (≈)" : "    ", "avg", "peak", "total",
+		"peak kB");
+	for (int i = 0; i < n; i++) {
+		const wss_stat_t *st = &p->kinds[order[i]];
+		char a[40], pk[40], t[40], k[40], pa[64], pp[64], pt[64];
+		fprintf(out, "  %-18s %12s %10s %10s %10s", wss_kind_name(order[i]),
+			grouped_tenths(a, sizeof a, (uint64_t)st->avg_tenths), grouped(pk, sizeof pk, (uint64_t)st->peak),
+			st->total >= 0 ? grouped(t, sizeof t, (uint64_t)st->total) : "?",
+			grouped(k, sizeof k, kb((uint64_t)st->peak * 10, p->page_size)));
+		if (sampled)
+			fprintf(out, "  %s/%s/%s", pm_pct(pa, sizeof pa, (double)st->avg_tenths / 10, &st->avg_ci),
+				pm_pct(pp, sizeof pp, (double)st->peak, &st->peak_ci),
+				pm_pct(pt, sizeof pt, (double)st->total, &st->total_ci));
+		fputc('\n', out);
+	}
+}
+
 static void print_truncation(const wss_profile_t *p, FILE *out)
 {
 	if (!p->has_summary) {
@@ -351,6 +404,7 @@ static void print_summary(const wss_profile_t *p, FILE *out)
 	print_stat(out, "Write", &p->write, p->page_size, sampled, at_least);
 	/* Code is exact whatever the data's rate. */
 	print_stat(out, "Insn", &p->code, p->page_size, false, p->code_lower_bound);
+	print_kinds(p, out, sampled);
 	if (p->precision_note)
 		fprintf(out, "%s\n", p->precision_note);
 	if (!p->has_summary)
@@ -1182,6 +1236,14 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
 	json_stat(&w, "code", &p->code, p->page_size, false);
+	int order[WSS_KIND_N], nk = kinds_by_peak(p, order);
+	if (nk) {
+		/* Largest peak first, as the text says them. */
+		jw_open(&w, "kinds", '{');
+		for (int i = 0; i < nk; i++)
+			json_stat(&w, wss_kind_name(order[i]), &p->kinds[order[i]], p->page_size, sampled);
+		jw_close(&w, '}');
+	}
 	jw_close(&w, '}');
 
 	jw_open(&w, "threads", '[');

@@ -98,6 +98,14 @@ static const keydef_t keys[] = {
 	 "N a power of two from 2 to 2^30 (\"1/64\").  Only with mode = \"sampled\"."},
 	{"track", "heap", WSS_KEY_TRACK_HEAP, T_BOOL, NULL, "Track the heap (malloc and friends)."},
 	{"track", "anon_mmap", WSS_KEY_TRACK_ANON_MMAP, T_BOOL, NULL, "Track private anonymous mmap() mappings."},
+	{"track", "shared", WSS_KEY_TRACK_SHARED, T_BOOL, NULL,
+	 "Track shared memory: MAP_SHARED anonymous mappings, System V segments (shmat),\n"
+	 "and mappings of memfd and tmpfs files (POSIX shm_open).  Each process counts\n"
+	 "its own first touches of a shared page."},
+	{"track", "file_mmap", WSS_KEY_TRACK_FILE_MMAP, T_BOOL, NULL,
+	 "Track mappings of regular files the program makes (a memory-mapped index, a\n"
+	 "database file), private or shared, read or written; not executable ones (code:\n"
+	 "track.code)."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
 	 "Track the program's writable data segment (.data and .bss)."},
 	{"track", "library_data", WSS_KEY_TRACK_LIBRARY_DATA, T_BOOL, NULL,
@@ -108,7 +116,6 @@ static const keydef_t keys[] = {
 	 "Track the code working set too: the pages of the program's and its shared\n"
 	 "libraries' executable segments run in each interval (the \"insn\" series).\n"
 	 "Exact; costs a fault per code page run per interval (docs/backends.md)."},
-	{"track", "file_mmap", -1, T_BOOL, NULL, NULL},
 	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
 	 "Detect peaks of the working set and record the call stacks that made them."},
 	{"peaks", "sensitivity", WSS_KEY_PEAKS_SENSITIVITY, T_DECIMAL, NULL,
@@ -146,6 +153,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->precision_ppm = WSS_PRECISION_DEFAULT_PPM;
 	c->trace_max = 256ULL << 20;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
+	c->track_shared = c->track_file_mmap = true;
 	c->report_summary = true;
 	c->peaks_enabled = true;
 	c->peaks_sensitivity_milli = 5000;
@@ -585,6 +593,8 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_SESSION_FOLLOW_EXEC: wss_fmt_str(f, c->follow_exec ? "true" : "false"); return;
 	case WSS_KEY_TRACK_HEAP: wss_fmt_str(f, c->track_heap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
+	case WSS_KEY_TRACK_SHARED: wss_fmt_str(f, c->track_shared ? "true" : "false"); return;
+	case WSS_KEY_TRACK_FILE_MMAP: wss_fmt_str(f, c->track_file_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
 	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
 	case WSS_KEY_TRACK_CODE: wss_fmt_str(f, c->track_code ? "true" : "false"); return;
@@ -702,6 +712,8 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	switch (k->id) {
 	case WSS_KEY_TRACK_HEAP: c->track_heap = v; break;
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
+	case WSS_KEY_TRACK_SHARED: c->track_shared = v; break;
+	case WSS_KEY_TRACK_FILE_MMAP: c->track_file_mmap = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_TRACK_CODE: c->track_code = v; break;

@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct dl_phdr_info;
+/* What a tracked range is (wss_kind_t): for the registry, the breakdown
+ * of each sample by kind and the hot-page list. */
+#include "common/kinds.h"
 
-/* What a tracked range is, for the registry and the hot-page list. */
-typedef enum { WSS_KIND_NONE = 0, WSS_KIND_HEAP = 1, WSS_KIND_ANON = 2, WSS_KIND_DATA = 3 } wss_kind_t;
+struct dl_phdr_info;
 
 /* Exit statuses for errors reported by the library itself. */
 #define WSS_EXIT_USAGE 2
@@ -214,6 +215,10 @@ void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long 
 long wss_engine_munmap(void *addr, size_t len);
 long wss_engine_mprotect(void *addr, size_t len, int prot);
 void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *want);
+/* System V shared memory: shmat's attachment tracked as shared memory
+ * (its size from IPC_STAT), shmdt's untracked. */
+void *wss_engine_shmat(int id, const void *addr, int flg);
+long wss_engine_shmdt(const void *addr);
 /* Memory someone else mapped (the allocator): track it, or record the
  * protection it now has.  hook. */
 void wss_engine_track(void *addr, size_t len, int prot, int kind);

@@ -19,10 +19,8 @@ static void stack_out(uint32_t id, const uint64_t *frames, uint32_t n, void *arg
 
 static const char *mapping_of(uintptr_t a, int kind, char *buf, size_t n)
 {
-	if (kind == WSS_KIND_HEAP)
-		return "heap";
-	if (kind == WSS_KIND_ANON)
-		return "anon";
+	if (kind != WSS_KIND_DATA)
+		return wss_kind_name(kind);
 	bool main_program = false;
 	const char *path = wss_modules_of(a, &main_program);
 	if (!path)

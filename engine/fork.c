@@ -8,6 +8,8 @@
 #include "config.h"
 #include "engine/internal.h"
 
+#include <string.h>
+
 #include "engine/sites.h"
 
 /* fork: extent hooks take the engine lock while jemalloc holds its own, so
@@ -64,6 +66,8 @@ static void child_start_locked(void)
 	/* The child's backend observes none of the parent's members. */
 	wss_sparse_fork_child();
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
+	memset(E.kind, 0, sizeof E.kind);
+	E.kinds_seen = 0;
 	E.sum_write = E.peak_write = E.total_write = E.sum_read = E.peak_read = E.total_read = 0;
 	E.sum_code = E.peak_code = 0;
 	E.code_lower_bound = false;

@@ -122,6 +122,13 @@ typedef struct wss_engine {
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
 	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
+	/* The data series by kind (wss_kind_t): the samples' estimates and
+	 * bounds summed, the peak's, and the totals' counts as above. */
+	struct {
+		uint64_t sum, sum_lo, sum_hi, peak, peak_lo, peak_hi;
+		uint64_t total_exact, total_hist[WSS_SAMPLE_LEVEL_MAX + 1];
+	} kind[WSS_KIND_N];
+	uint32_t kinds_seen;      /* bit k: some sample had pages of kind k tracked */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
 	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample and on_tick */
@@ -433,7 +440,7 @@ void wss_out_close_err(void);
 void wss_tick_locked(bool final);
 /* Before page leaves tracking: its touch in the window in progress counts
  * in the run's data total.  Engine lock held. */
-void wss_tick_count_gone(uintptr_t page);
+void wss_tick_count_gone(uintptr_t page, int kind);
 /* A page leaves tracking: its per-page sample counts go to the gone
  * sums, and are zeroed.  Engine lock held. */
 void wss_tick_fold_counts(uintptr_t page);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 
 /* Run a system call once more if our splits may have made it fail. */
 #define RETRY_RELIEVED(r, call)                                            \
@@ -18,6 +19,23 @@
 		if ((long)(r) == -ENOMEM && wss_engine_relieve_locked()) \
 			(r) = (call);                                      \
 	} while (0)
+
+/* System V attachments tracked (shmat), so that shmdt, which names only
+ * the address, untracks what the kernel detaches: [start, end) each,
+ * under the engine lock.  An attachment the program unmaps (munmap, a
+ * MAP_FIXED over it) leaves the table with it; past SHM_SLOTS at once, an
+ * attachment is left untracked. */
+#define SHM_SLOTS 64
+static struct {
+	uintptr_t start, end;
+} shm[SHM_SLOTS];
+
+static void shm_forget_locked(uintptr_t s, size_t len)
+{
+	for (int i = 0; i < SHM_SLOTS; i++)
+		if (shm[i].end && shm[i].start < s + len && s < shm[i].end)
+			shm[i].start = shm[i].end = 0;
+}
 
 void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long off, int kind)
 {
@@ -31,6 +49,7 @@ void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long 
 		RETRY_RELIEVED(r, wss_sys_mmap(addr, len, prot, flags, fd, off));
 		if (!wss_sys_failed((long)r)) {
 			wss_engine_untrack_locked((uintptr_t)r, len);
+			shm_forget_locked((uintptr_t)r, len);
 			if (kind)
 				wss_engine_track_locked((uintptr_t)r, len, prot, kind);
 		}
@@ -59,8 +78,61 @@ long wss_engine_munmap(void *addr, size_t len)
 	wss_engine_lock(&ls);
 	wss_code_forget_locked((uintptr_t)addr, len);
 	RETRY_RELIEVED(r, wss_sys_munmap(addr, len));
-	if (!wss_sys_failed(r))
+	if (!wss_sys_failed(r)) {
 		wss_engine_untrack_locked((uintptr_t)addr, len);
+		shm_forget_locked((uintptr_t)addr, len);
+	}
+	wss_engine_unlock(&ls);
+	return r;
+}
+
+void *wss_engine_shmat(int id, const void *addr, int flg)
+{
+	wss_lockstate_t ls;
+	void *r;
+	struct shmid_ds ds;
+	/* Under the lock: with SHM_REMAP it replaces whatever was mapped
+	 * there, in one step with the registry as a MAP_FIXED mmap. */
+	wss_engine_lock(&ls);
+	RETRY_RELIEVED(r, (void *)wss_sys3(SYS_shmat, id, addr, flg));
+	if (!wss_sys_failed((long)r) && !wss_sys_failed(wss_sys3(SYS_shmctl, id, IPC_STAT, &ds)) && ds.shm_segsz) {
+		uintptr_t s = (uintptr_t)r, e = wss_page_up(s + ds.shm_segsz);
+		wss_code_forget_locked(s, e - s);
+		wss_engine_untrack_locked(s, e - s);
+		shm_forget_locked(s, e - s);
+		int slot = -1;
+		for (int i = 0; i < SHM_SLOTS && slot < 0; i++)
+			if (!shm[i].end)
+				slot = i;
+		if (slot >= 0) {
+			shm[slot].start = s;
+			shm[slot].end = e;
+			wss_engine_track_locked(s, e - s, (flg & SHM_RDONLY) ? PROT_READ : PROT_READ | PROT_WRITE,
+						WSS_KIND_SHARED);
+		}
+	}
+	wss_engine_unlock(&ls);
+	return r;
+}
+
+long wss_engine_shmdt(const void *addr)
+{
+	wss_lockstate_t ls;
+	long r;
+	wss_engine_lock(&ls);
+	int slot = -1;
+	for (int i = 0; i < SHM_SLOTS && slot < 0; i++)
+		if (shm[i].end && shm[i].start == (uintptr_t)addr)
+			slot = i;
+	/* Our protection split the attachment's VMA: give it back first, so
+	 * that the kernel detaches it whole whatever it makes of the pieces. */
+	if (slot >= 0)
+		wss_engine_disarm_locked(shm[slot].start, shm[slot].end - shm[slot].start);
+	RETRY_RELIEVED(r, wss_sys1(SYS_shmdt, addr));
+	if (!wss_sys_failed(r) && slot >= 0) {
+		wss_engine_untrack_locked(shm[slot].start, shm[slot].end - shm[slot].start);
+		shm[slot].start = shm[slot].end = 0;
+	}
 	wss_engine_unlock(&ls);
 	return r;
 }

@@ -156,6 +156,40 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
 }
 
 
+/* The data series by kind: the average and its bounds as the mean of the
+ * samples' (which holds whatever their errors share), the peak and its
+ * interval as the largest of the samples', the total as the run's (the
+ * pages first counted in exact windows, plus the members of the run's
+ * coarsest level first counted in sampled ones, scaled: its Poisson
+ * interval), never below the peak. */
+static void kinds_summary(wss_profile_summary_t *sum)
+{
+	uint32_t L = E.level_max;
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		if (!(E.kinds_seen & (1U << k)))
+			continue;
+		uint64_t x = 0;
+		for (uint32_t l = L; l <= WSS_SAMPLE_LEVEL_MAX; l++)
+			x += E.kind[k].total_hist[l];
+		wss_estimate_t t = wss_estimate_total(E.kind[k].total_exact, x, L);
+		if (t.est < E.kind[k].peak)
+			t.est = E.kind[k].peak;
+		if (t.lo < E.kind[k].peak_lo)
+			t.lo = E.kind[k].peak_lo;
+		if (t.hi < t.est)
+			t.hi = t.est;
+		sum->kinds[k] = (wss_profile_stat_t){
+			.sum = E.kind[k].sum,
+			.peak = E.kind[k].peak,
+			.total = t.est,
+			.sum_lo = E.kind[k].sum_lo,
+			.sum_hi = E.kind[k].sum_hi,
+			.peak_ci = {E.kind[k].peak_lo, E.kind[k].peak_hi},
+			.total_ci = {t.lo, t.hi},
+		};
+	}
+}
+
 /* The summary of the samples so far, without hot pages (finish adds them). */
 void wss_out_summary(wss_profile_summary_t *sum)
 {
@@ -181,7 +215,9 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.code_full = wss_code_full(),
 		.code_stat = {E.sum_code, E.peak_code, wss_code_total()},
 		.attach_end = E.attach_end,
+		.kinds_seen = E.kinds_seen,
 	};
+	kinds_summary(sum);
 	if (!E.level_max)
 		return;
 	sum->prec_target_ppm = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
@@ -290,6 +326,16 @@ static void say_trace(const wss_profile_trace_t *t)
 	wss_out_say("trace: ", wss_fmt_cstr(&f));
 }
 
+/* One stderr line of the summary's, when text has one to say. */
+static void say_line(bool (*text)(wss_fmt_t *f, const wss_profile_summary_t *s), const wss_profile_summary_t *sum)
+{
+	char line[700];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	if (text(&f, sum))
+		wss_out_say(wss_fmt_cstr(&f), "");
+}
+
 /* The stderr lines at the end: the summary, then where the profile is, or
  * where and why it was cut. */
 void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
@@ -352,11 +398,8 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_out_say(wss_fmt_cstr(&f), "");
 	}
 	if (summary) {
-		char line[700];
-		wss_fmt_t f;
-		wss_fmt_init(&f, line, sizeof line);
-		if (wss_profile_precision_text(&f, sum))
-			wss_out_say(wss_fmt_cstr(&f), "");
+		say_line(wss_profile_kinds_text, sum);
+		say_line(wss_profile_precision_text, sum);
 	}
 	if (E.no_profile) {
 		wss_out_say("profile: none (the output is a character device)", "");

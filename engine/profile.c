@@ -31,6 +31,16 @@ static void key_str(wss_fmt_t *f, const char *k, const char *v)
 
 static void hex(wss_fmt_t *f, uint64_t v);
 
+/* "name": in an object, the first entry without the comma. */
+static void kind_key(wss_fmt_t *f, bool *first, int k)
+{
+	if (!*first)
+		wss_fmt_ch(f, ',');
+	*first = false;
+	wss_fmt_json_str(f, wss_kind_name(k));
+	wss_fmt_ch(f, ':');
+}
+
 /* "k":[lo,hi] */
 static void key_ci(wss_fmt_t *f, const char *k, wss_profile_ci_t ci)
 {
@@ -163,6 +173,25 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 			key_u64(f, "wall_ns", s->cost_wall_ns);
 		wss_fmt_ch(f, '}');
 	}
+	bool first = true;
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		const wss_profile_kind_t *kd = &s->kinds[k];
+		if (!kd->tracked)
+			continue;
+		if (first)
+			wss_fmt_str(f, ",\"kinds\":{");
+		kind_key(f, &first, k);
+		wss_fmt_str(f, "{\"tracked\":");
+		wss_fmt_u64(f, kd->tracked);
+		key_u64(f, "data", kd->data);
+		if (s->sets.writes)
+			key_u64(f, "write", kd->write);
+		if (s->rate > 1)
+			key_ci(f, "ci", kd->ci);
+		wss_fmt_ch(f, '}');
+	}
+	if (!first)
+		wss_fmt_ch(f, '}');
 	wss_fmt_str(f, ",\"threads\":[");
 }
 
@@ -207,9 +236,8 @@ static uint64_t avg_tenths(const wss_profile_summary_t *s, const wss_profile_sta
 	return s->samples ? (st->sum * 10 + s->samples / 2) / s->samples : 0;
 }
 
-static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name, const wss_profile_stat_t *st)
+static void stat_body(wss_fmt_t *f, const wss_profile_summary_t *s, const wss_profile_stat_t *st)
 {
-	key(f, name);
 	wss_fmt_str(f, "{\"avg\":");
 	wss_fmt_fixed(f, avg_tenths(s, st), 1);
 	wss_fmt_str(f, ",\"peak\":");
@@ -224,6 +252,12 @@ static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *
 		key_ci(f, "total_ci", st->total_ci);
 	}
 	wss_fmt_ch(f, '}');
+}
+
+static void stat_json(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name, const wss_profile_stat_t *st)
+{
+	key(f, name);
+	stat_body(f, s, st);
 }
 
 static void pct_ppm(wss_fmt_t *f, uint64_t ppm)
@@ -277,6 +311,16 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 			wss_fmt_str(f, ",\"lower_bound\":true");
 		if (s->code_full)
 			wss_fmt_str(f, ",\"ranges_left_out\":true");
+		wss_fmt_ch(f, '}');
+	}
+	if (s->kinds_seen) {
+		bool first = true;
+		wss_fmt_str(f, ",\"kinds\":{");
+		for (int k = 1; k < WSS_KIND_N; k++)
+			if (s->kinds_seen & (1U << k)) {
+				kind_key(f, &first, k);
+				stat_body(f, s, &s->kinds[k]);
+			}
 		wss_fmt_ch(f, '}');
 	}
 	key_u64(f, "faults", s->faults);
@@ -466,6 +510,34 @@ static void interval(wss_fmt_t *f, wss_profile_ci_t ci)
 	wss_fmt_str(f, ", ");
 	wss_fmt_u64(f, ci.hi);
 	wss_fmt_ch(f, ']');
+}
+
+bool wss_profile_kinds_text(wss_fmt_t *f, const wss_profile_summary_t *s)
+{
+	int order[WSS_KIND_N], n = 0;
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		if (!(s->kinds_seen & (1U << k)) || !s->kinds[k].peak)
+			continue;
+		int j = n++;
+		for (; j > 0 && s->kinds[order[j - 1]].peak < s->kinds[k].peak; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	if (!n)
+		return false;
+	wss_fmt_str(f, s->rate_max > 1 ? "data peak by kind (pages): \u2248 " : "data peak by kind (pages): ");
+	for (int i = 0; i < n; i++) {
+		const wss_profile_stat_t *st = &s->kinds[order[i]];
+		if (i)
+			wss_fmt_str(f, ", ");
+		wss_fmt_str(f, wss_kind_name(order[i]));
+		wss_fmt_ch(f, ' ');
+		wss_fmt_u64(f, st->peak);
+		wss_fmt_str(f, " (");
+		mib(f, st->peak * 10, s->page_size);
+		wss_fmt_str(f, " MiB)");
+	}
+	return true;
 }
 
 void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, const char *name)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/fmt.h"
+#include "common/kinds.h"
 
 #include "common/profile_version.h"
 
@@ -50,6 +51,15 @@ typedef struct wss_profile_ci {
 	uint64_t lo, hi;
 } wss_profile_ci_t;
 
+/* One kind's part of a sample (indexed by wss_kind_t): the pages of that
+ * kind tracked at the tick (0: none, and the kind is left out), the
+ * window's data and write pages among them, and, sampled, the data
+ * estimate's interval. */
+typedef struct wss_profile_kind {
+	uint64_t tracked, data, write;
+	wss_profile_ci_t ci;
+} wss_profile_kind_t;
+
 typedef struct wss_profile_sample {
 	uint32_t seq;
 	uint64_t t_ns, cpu_ns;
@@ -70,6 +80,7 @@ typedef struct wss_profile_sample {
 	bool code, code_lower_bound;
 	uint64_t code_pages;
 	uint64_t cost_code_ns; /* its first runs at the probe's cost of a touch */
+	wss_profile_kind_t kinds[WSS_KIND_N];
 } wss_profile_sample_t;
 
 typedef struct wss_profile_thread {
@@ -125,6 +136,10 @@ typedef struct wss_profile_summary {
 	uint32_t budget_ppm;          /* session.overhead */
 	uint64_t used_ppm;            /* what the run took of it, as the budget weighs it (0: not measured) */
 	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
+	/* The data series by kind (indexed by wss_kind_t), for the kinds
+	 * that had pages tracked in some sample (bit k of kinds_seen). */
+	uint32_t kinds_seen;
+	wss_profile_stat_t kinds[WSS_KIND_N];
 } wss_profile_summary_t;
 
 /* The summary's "trace": {"file", "records", "pages", "bytes", "last",
@@ -142,6 +157,10 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s);
 void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sample_t *s, const wss_profile_thread_t *t);
 void wss_profile_sample_end(wss_fmt_t *f);
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s);
+/* "data peak by kind (pages): shared 18432 (72.0 MiB), anon ...", largest
+ * first (an estimate: "≈"), for the stderr summary; false (nothing
+ * written) when no kind had a page in the window.  AS-safe. */
+bool wss_profile_kinds_text(wss_fmt_t *f, const wss_profile_summary_t *s);
 
 /* {"type":"module","id":N,"path":...,"bias":"0x...","start":"0x...",
  *  "end":"0x...","build_id":"hex"|null} */

@@ -135,11 +135,12 @@ void wss_registry_reset_page(uintptr_t a)
 	}
 }
 
-/* arg: the kind of the range, for the hot pages. */
+/* arg: the kind of the range, for its total and the hot pages. */
 static void reset_member(uintptr_t page, void *arg)
 {
-	wss_tick_count_gone(page);
-	wss_findings_hot_gone(page, *(const int *)arg);
+	int kind = *(const int *)arg;
+	wss_tick_count_gone(page, kind);
+	wss_findings_hot_gone(page, kind);
 	wss_registry_reset_page(page);
 }
 
@@ -151,7 +152,7 @@ static void reset_member(uintptr_t page, void *arg)
  * that, left out and counted for the summary (docs/limits.md). */
 static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 {
-	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED);
 	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e))
 		return false;
 	/* The level first (its members must fit the VMA budget, with the new
@@ -187,7 +188,7 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
 	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
 		return; /* out of memory for bookkeeping: leave it untracked */
-	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind << WSS_PF_KIND_SHIFT));
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED);
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		wss_registry_reset_page(a);
@@ -208,16 +209,16 @@ static bool tracked_span(uintptr_t start, size_t len, uintptr_t *s, uintptr_t *e
 	return i < E.regions.n && E.regions.v[i].start < *e;
 }
 
+/* arg: the kind of the range. */
 static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 {
-	(void)arg;
+	int kind = *(const int *)arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		if (!fl || !(*fl & WSS_PF_TRACKED))
 			continue;
-		int kind = (*fl & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
 		__atomic_and_fetch(fl, (uint8_t)(WSS_PF_EVER | WSS_PF_WEVER), __ATOMIC_RELEASE);
-		wss_tick_count_gone(a);
+		wss_tick_count_gone(a, kind);
 		wss_findings_hot_gone(a, kind);
 		wss_registry_reset_page(a);
 	}
@@ -226,10 +227,8 @@ static void untrack_dense(uintptr_t s, uintptr_t e, void *arg)
 /* Only the members of its finest level ever had state. */
 static void untrack_sparse(wss_sparse_part_t *p, void *arg)
 {
-	(void)arg;
-	int kind = (p->flags & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
 	if (p->fine != WSS_SPARSE_NONE)
-		wss_sampling_members(p->s, p->e, p->fine, reset_member, &kind);
+		wss_sampling_members(p->s, p->e, p->fine, reset_member, arg);
 }
 
 /* A sparse range that cannot split for want of table room: its piece from
@@ -251,8 +250,15 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 	uintptr_t s, e;
 	if (!tracked_span(start, len, &s, &e))
 		return;
+	/* Range by range for their kinds (pages outside every range are not
+	 * tracked), then out of the registry. */
+	for (size_t i = wss_regions_lower_bound(&E.regions, s); i < E.regions.n && E.regions.v[i].start < e; i++) {
+		int kind = E.regions.v[i].kind;
+		uintptr_t rs = E.regions.v[i].start > s ? E.regions.v[i].start : s;
+		uintptr_t re = E.regions.v[i].end < e ? E.regions.v[i].end : e;
+		wss_sparse_walk(rs, re, untrack_dense, untrack_sparse, &kind);
+	}
 	wss_regions_remove(&E.regions, s, e);
-	wss_sparse_walk(s, e, untrack_dense, untrack_sparse, NULL);
 	if (E.set.trace)
 		wss_trace_gone(s, e);
 	uintptr_t whole[2];
@@ -380,7 +386,9 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		wss_engine_untrack_locked(nw, newlen);
 		return;
 	}
-	int prot = f & WSS_PF_PROT, kind = (f & WSS_PF_KIND) >> WSS_PF_KIND_SHIFT;
+	size_t ri = wss_regions_lower_bound(&E.regions, old);
+	int prot = f & WSS_PF_PROT;
+	int kind = ri < E.regions.n && E.regions.v[ri].start <= old ? E.regions.v[ri].kind : WSS_KIND_ANON;
 	if (nw == old) {
 		if (newlen > oldlen)
 			wss_engine_track_locked(old + oldlen, newlen - oldlen, prot, kind);

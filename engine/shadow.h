@@ -21,8 +21,8 @@
 #define WSS_PF_PROT 0x07    /* the application's PROT_READ|WRITE|EXEC */
 #define WSS_PF_TRACKED 0x08 /* ours to arm */
 #define WSS_PF_EVER 0x10    /* touched at least once in this run */
-#define WSS_PF_KIND_SHIFT 5 /* two bits: wss_kind_t */
-#define WSS_PF_KIND (3 << WSS_PF_KIND_SHIFT)
+/* 0x20, 0x40: free.  A page's kind is its range's, in the registry
+ * (regions.h): nothing on the fault path needs it. */
 #define WSS_PF_WEVER 0x80   /* written at least once in this run (write-tracking backends) */
 
 

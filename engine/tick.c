@@ -43,7 +43,8 @@ static int64_t thread_cpu_ns(int tid)
 #define REVER_E(s) ((uint8_t)(2U << (2 * (s))))
 #define REVER_S(s) ((uint8_t)(4U << (2 * (s))))
 
-static void total_note(uintptr_t a, uint8_t *rv, int s, bool sampled, uint32_t *top)
+/* The data series (s 0) is counted by kind too. */
+static void total_note(uintptr_t a, uint8_t *rv, int s, int kind, bool sampled, uint32_t *top)
 {
 	uint8_t bit = sampled ? REVER_S(s) : REVER_E(s), old = *rv;
 	if (old & bit)
@@ -51,12 +52,20 @@ static void total_note(uintptr_t a, uint8_t *rv, int s, bool sampled, uint32_t *
 	*rv = (uint8_t)(old | bit);
 	if (*top == UINT32_MAX)
 		*top = wss_sampling_top_level(a);
+	bool by_kind = s == 0 && kind > 0 && kind < WSS_KIND_N;
 	if (!sampled) {
 		E.total_exact[s][*top]++;
-		if (old & REVER_S(s))
+		if (by_kind)
+			E.kind[kind].total_exact++;
+		if (old & REVER_S(s)) {
 			E.total_hist[s][*top]--;
+			if (by_kind)
+				E.kind[kind].total_hist[*top]--;
+		}
 	} else if (!(old & REVER_E(s))) {
 		E.total_hist[s][*top]++;
+		if (by_kind)
+			E.kind[kind].total_hist[*top]++;
 	}
 }
 
@@ -69,6 +78,11 @@ typedef struct count {
 	/* Sampled: every member's 0/1, in address order, for the sample's
 	 * intervals (data, write, read: common/estimate.h, wss_strata_*). */
 	wss_strata_t st[3];
+	/* The kind of the range being counted, and the data and write
+	 * pages of each kind, with each kind's own data strata. */
+	int kind;
+	uint64_t kpages[WSS_KIND_N], kwrites[WSS_KIND_N];
+	wss_strata_t kst[WSS_KIND_N];
 } count_t;
 
 static void count_page(uintptr_t a, void *arg)
@@ -77,9 +91,11 @@ static void count_page(uintptr_t a, void *arg)
 	uint32_t owner;
 	wss_page_t *pg = wss_shadow_page(a);
 	if (!wss_page_in_window(pg, c->k, c->w, &owner)) {
-		if (c->lw)
+		if (c->lw) {
 			for (int s = 0; s < 3; s++)
 				wss_strata_add(&c->st[s], 0);
+			wss_strata_add(&c->kst[c->kind], 0);
+		}
 		return;
 	}
 	if (c->hot && wss_page_touched_in(pg, c->k))
@@ -95,8 +111,10 @@ static void count_page(uintptr_t a, void *arg)
 			E.total_read++;
 		}
 	}
+	c->kpages[c->kind]++;
+	c->kwrites[c->kind] += wrote;
 	uint32_t top = UINT32_MAX;
-	total_note(a, rv, 0, c->lw != 0, &top);
+	total_note(a, rv, 0, c->kind, c->lw != 0, &top);
 	if (c->lw) {
 		double *cn = wss_shadow_counts(a), wt = (double)(1ULL << c->lw);
 		cn[0] += wt;
@@ -104,11 +122,12 @@ static void count_page(uintptr_t a, void *arg)
 		wss_strata_add(&c->st[0], 1);
 		wss_strata_add(&c->st[1], wrote);
 		wss_strata_add(&c->st[2], !wrote);
+		wss_strata_add(&c->kst[c->kind], 1);
 	}
 	if (wrote)
-		total_note(a, rv, 1, c->lw != 0, &top);
+		total_note(a, rv, 1, c->kind, c->lw != 0, &top);
 	else if (c->sets.reads)
-		total_note(a, rv, 2, c->lw != 0, &top);
+		total_note(a, rv, 2, c->kind, c->lw != 0, &top);
 	if (owner <= c->nt) {
 		wss_threads_get(owner)->window_pages++;
 		wss_threads_get(owner)->window_writes += wrote;
@@ -118,7 +137,7 @@ static void count_page(uintptr_t a, void *arg)
 /* A page leaving tracking in interval k (munmap): touched in the window
  * in progress, it would count in no sample, but it counts in the run's
  * data total (as a fault-time count would have it in exact mode). */
-void wss_tick_count_gone(uintptr_t a)
+void wss_tick_count_gone(uintptr_t a, int kind)
 {
 	uint32_t k = E.epoch, w = E.set.window_intervals, owner;
 	wss_page_t *pg = wss_shadow_page(a);
@@ -128,7 +147,7 @@ void wss_tick_count_gone(uintptr_t a)
 	if (lw && !wss_sampling_member(a, lw))
 		return;
 	uint32_t top = UINT32_MAX;
-	total_note(a, wss_shadow_rever(a), 0, lw != 0, &top);
+	total_note(a, wss_shadow_rever(a), 0, kind, lw != 0, &top);
 }
 
 void wss_tick_fold_counts(uintptr_t a)
@@ -279,6 +298,25 @@ static void accumulate(int s, wss_estimate_t v)
 		E.peak_hi[s] = v.hi;
 }
 
+/* The same for a kind's data: the mean of the samples' bounds holds its
+ * average, the largest bounds its peak (as accumulate). */
+static void accumulate_kind(int k, uint64_t tracked, wss_estimate_t v)
+{
+	if (!tracked && !v.hi)
+		return;
+	bool first = !(E.kinds_seen & (1U << k));
+	E.kinds_seen |= 1U << k;
+	E.kind[k].sum += v.est;
+	E.kind[k].sum_lo += v.lo;
+	E.kind[k].sum_hi += v.hi;
+	if (v.est > E.kind[k].peak || first)
+		E.kind[k].peak = v.est;
+	if (v.lo > E.kind[k].peak_lo || first)
+		E.kind[k].peak_lo = v.lo;
+	if (v.hi > E.kind[k].peak_hi || first)
+		E.kind[k].peak_hi = v.hi;
+}
+
 /* The precision of a sampled interval's data estimate, against
  * session.precision: for auto's next decision and the summary.  An exact
  * interval is precise (a half-width of 0); a sampled one none of whose
@@ -325,6 +363,8 @@ typedef struct tick {
 	uint64_t tracked, members, code, code_ns, now, coarse, pages, writes;
 	bool code_lower;
 	wss_estimate_t est[3];
+	uint64_t ktracked[WSS_KIND_N], kmembers[WSS_KIND_N]; /* by kind, as tracked and members */
+	wss_estimate_t kest[WSS_KIND_N], kwrite[WSS_KIND_N];
 } tick_t;
 
 /* The epoch moves to k + 1; every handler and open of k is done; k's faults, thread by thread. */
@@ -575,15 +615,19 @@ static void tick_count(tick_t *x)
 	x->c = (count_t){.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .hot = E.set.hot_pages > 0, .sets = x->sets};
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
-		x->tracked += (e - s) >> WSS_PAGE_SHIFT;
-		if (x->lw)
-			x->members += wss_sampling_count(s, e, x->lw);
+		int kind = E.regions.v[i].kind;
+		kind = kind > 0 && kind < WSS_KIND_N ? kind : 0;
+		uint64_t n = (e - s) >> WSS_PAGE_SHIFT, m = x->lw ? wss_sampling_count(s, e, x->lw) : n;
+		x->tracked += n;
+		x->members += m;
+		x->ktracked[kind] += n;
+		x->kmembers[kind] += m;
+		x->c.kind = kind;
 		wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&x->c.st[j]);
+		wss_strata_break(&x->c.kst[kind]);
 	}
-	if (!x->lw)
-		x->members = x->tracked;
 	if (x->tracked > E.tracked_max)
 		E.tracked_max = x->tracked;
 
@@ -593,7 +637,17 @@ static void tick_count(tick_t *x)
 		x->est[0] = wss_estimate_strata(x->tracked, x->members, x->c.pages, &x->c.st[0], x->lw);
 		x->est[1] = wss_estimate_strata(x->tracked, x->members, x->c.writes, &x->c.st[1], x->lw);
 		x->est[2] = wss_estimate_strata(x->tracked, x->members, x->c.pages - x->c.writes, &x->c.st[2], x->lw);
+		/* Each kind's data from its own members' strata; its writes
+		 * by the ratio of its tracked pages (said without an interval). */
+		for (int k = 1; k < WSS_KIND_N; k++) {
+			x->kest[k] = wss_estimate_strata(x->ktracked[k], x->kmembers[k], x->c.kpages[k], &x->c.kst[k], x->lw);
+			x->kwrite[k] = wss_estimate_pages(x->ktracked[k], x->kmembers[k], x->c.kwrites[k]);
+		}
 	} else {
+		for (int k = 1; k < WSS_KIND_N; k++) {
+			x->kest[k] = exact(x->c.kpages[k]);
+			x->kwrite[k] = exact(x->c.kwrites[k]);
+		}
 		x->est[0] = exact(x->c.pages);
 		x->est[1] = exact(x->c.writes);
 		x->est[2] = exact(x->c.pages - x->c.writes);
@@ -641,6 +695,10 @@ static void tick_emit(tick_t *x)
 		.code_pages = x->code,
 		.cost_code_ns = x->code_ns,
 	};
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		uint64_t w = x->kwrite[k].est < x->kest[k].est ? x->kwrite[k].est : x->kest[k].est;
+		smp.kinds[k] = (wss_profile_kind_t){x->ktracked[k], x->kest[k].est, w, {x->kest[k].lo, x->kest[k].hi}};
+	}
 	wss_profile_sample_begin(&E.out, &smp);
 	bool first = true;
 	for (uint32_t s = 0; s <= x->nt; s++) {
@@ -672,6 +730,8 @@ static void tick_emit(tick_t *x)
 
 	for (int s = 0; s < 3; s++)
 		accumulate(s, x->est[s]);
+	for (int k = 1; k < WSS_KIND_N; k++)
+		accumulate_kind(k, x->ktracked[k], x->kest[k]);
 	precision_note(x->lw, x->c.pages, x->est[0]);
 	if (!x->lw) {
 		E.exact_sum[0] += x->c.pages;

@@ -75,11 +75,13 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	const char *left_out = wss_engine_runtime_untracked();
 	if (left_out) { /* a Go program under a backend with faults */
 		cfg.track_anon_mmap = false;
+		cfg.track_shared = false;
+		cfg.track_file_mmap = false;
 		cfg.track_data_segments = false;
 		if (cfg.report_summary)
 			wss_log(s.runtime, " program: not tracked: ", left_out, NULL);
 	}
-	wss_mman_init(cfg.track_anon_mmap);
+	wss_mman_init(cfg.track_anon_mmap, cfg.track_shared, cfg.track_file_mmap);
 	if (cfg.track_heap && wss_heap_init())
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)

@@ -6,24 +6,57 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "common/sys.h"
 #include "engine/engine.h"
 #include "preload/preload.h"
 
-static bool track_anon;
+static bool track_anon, track_shared, track_files;
 
-void wss_mman_init(bool track) { track_anon = track; }
+void wss_mman_init(bool anon, bool shared, bool files)
+{
+	track_anon = anon;
+	track_shared = shared;
+	track_files = files;
+}
 
-static bool trackable(int prot, int flags)
+/* A file system whose "regular files" are no data of the program's:
+ * kernel interfaces (a PCI resource in sysfs maps device memory) and huge
+ * pages (never ours to split). */
+static bool pseudo_fs(long type)
+{
+	switch (type) {
+	case SYSFS_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case HUGETLBFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/* The kind a new mapping is tracked as (WSS_KIND_NONE: left alone).  Never
+ * code (track.code), stacks, huge pages, or the unwinder's pool; of files,
+ * only regular ones on real or tmpfs file systems (a device's or a kernel
+ * interface's mapping is not memory we may protect): a shared mapping of a
+ * tmpfs file (memfd_create, shm_open, /dev/shm) is shared memory, any
+ * other mapping of a regular file a file mapping. */
+static int mapping_kind(int prot, int flags, int fd)
 {
 	if (wss_engine_unwinding()) /* the unwinder's memory pool: never ours to arm */
-		return false;
-	if (!track_anon || !(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || (prot & PROT_EXEC))
-		return false;
+		return WSS_KIND_NONE;
 	int skip = MAP_GROWSDOWN;
 #if HAVE_DECL_MAP_STACK
 	skip |= MAP_STACK;
@@ -31,7 +64,25 @@ static bool trackable(int prot, int flags)
 #if HAVE_DECL_MAP_HUGETLB
 	skip |= MAP_HUGETLB;
 #endif
-	return !(flags & skip);
+	if ((prot & PROT_EXEC) || (flags & skip))
+		return WSS_KIND_NONE;
+	int type = flags & MAP_TYPE;
+	bool shared = type == MAP_SHARED || type == MAP_SHARED_VALIDATE;
+	if (flags & MAP_ANONYMOUS) {
+		if (type == MAP_PRIVATE)
+			return track_anon ? WSS_KIND_ANON : WSS_KIND_NONE;
+		return shared && track_shared ? WSS_KIND_SHARED : WSS_KIND_NONE;
+	}
+	if ((!shared && type != MAP_PRIVATE) || (!track_shared && !track_files))
+		return WSS_KIND_NONE;
+	struct stat st;
+	struct statfs sf;
+	if (wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) || !S_ISREG(st.st_mode) ||
+	    wss_sys_failed(wss_sys2(SYS_fstatfs, fd, &sf)) || pseudo_fs((long)sf.f_type))
+		return WSS_KIND_NONE;
+	if (shared && (long)sf.f_type == TMPFS_MAGIC)
+		return track_shared ? WSS_KIND_SHARED : WSS_KIND_NONE;
+	return track_files ? WSS_KIND_FILE : WSS_KIND_NONE;
 }
 
 static void *result_ptr(void *r, int saved)
@@ -59,8 +110,7 @@ WSS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mmap(addr, len, prot, flags, fd, off), saved);
-	int kind = trackable(prot, flags) ? WSS_KIND_ANON : WSS_KIND_NONE;
-	return result_ptr(wss_engine_mmap(addr, len, prot, flags, fd, off, kind), saved);
+	return result_ptr(wss_engine_mmap(addr, len, prot, flags, fd, off, mapping_kind(prot, flags, fd)), saved);
 }
 
 WSS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
@@ -109,3 +159,22 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 }
 
 void wss_exclude_stack(const void *p, unsigned long n) { wss_engine_exclude(p, n); }
+
+/* System V shared memory: an attachment is shared memory like a MAP_SHARED
+ * mapping (its size from IPC_STAT); shmdt untracks what shmat tracked.
+ * SHM_EXEC attachments are code, never ours. */
+WSS_EXPORT void *shmat(int id, const void *addr, int flg)
+{
+	int saved = errno;
+	if (!wss_engine_tracking() || !track_shared || (flg & SHM_EXEC) || wss_engine_unwinding())
+		return result_ptr((void *)wss_sys3(SYS_shmat, id, addr, flg), saved);
+	return result_ptr(wss_engine_shmat(id, addr, flg), saved);
+}
+
+WSS_EXPORT int shmdt(const void *addr)
+{
+	int saved = errno;
+	if (!wss_engine_tracking())
+		return result_int(wss_sys1(SYS_shmdt, addr), saved);
+	return result_int(wss_engine_shmdt(addr), saved);
+}

@@ -75,8 +75,10 @@ void wss_exec_unfollow(void);
 /* The session leader's profile from WSS_LEADER (NULL: this process is the
  * leader), the variable taken out of environ.  init. */
 const char *wss_exec_take_leader(void);
-/* Whether private anonymous mmap()s are tracked (track.anon_mmap).  init. */
-void wss_mman_init(bool track_anon);
+/* Which of the program's mappings are tracked: private anonymous ones
+ * (track.anon_mmap), shared memory (track.shared), file mappings
+ * (track.file_mmap).  init. */
+void wss_mman_init(bool anon, bool shared, bool files);
 /* End the profile, then the process with exit_group(status) (_exit,
  * _Exit, syscall(SYS_exit_group); init.c).  hook. */
 __attribute__((noreturn)) void wss_preload_exit(int status);

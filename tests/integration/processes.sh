@@ -98,7 +98,7 @@ grep -q "\"pid\":$execc,.*\"profile\":null,\"reason\":\"exec before its first sa
 ok $? "and why the exec'ing child has none"
 grep -q "\"pid\":$execc,.*\"profile\":\"$TMP/lazy/p.$execc.jsonl\"" "lazy/$leader"
 ok $? "and names the profile of the program it exec'd"
-is "$(grep -c . err)" 4 "one summary (4 lines), the session on its last"
+is "$(grep -c . err)" 5 "one summary (5 lines: data, read, write, by kind, profile), the session on its last"
 grep -q "^wss: profile: $TMP/lazy/$leader, which lists 1 more profile from this session (in $TMP/lazy) and 2 forked children that wrote none\$" err
 ok $? "which counts the other profiles and says where" || sed 's/^/# /' err
 
@@ -115,7 +115,7 @@ ok $? "the last line counts them" || sed 's/^/# /' err
 mkdir wr
 "$WSS" run -o "$TMP/wr/p.%p.jsonl" -- bash -c 'for i in 1 2 3; do /bin/true; done' >out 2>err
 is $? 0 "wss run: a shell that runs three programs"
-is "$(grep -c . err)" 4 "one summary, the session on its last line"
+is "$(grep -c . err)" 5 "one summary, the session on its last line"
 grep -q "^wss: profile: $TMP/wr/p\.[0-9]*\.jsonl, which lists 3 more profiles from this session (in $TMP/wr) and 3 forked children that wrote none\$" err
 ok $? "naming the children's profiles' place and the list" || sed 's/^/# /' err
 leader=$(sed -n 's/^wss: profile: \([^,]*\),.*/\1/p' err)

@@ -16,6 +16,17 @@ import sys
 
 COLUMNS = ["scope", "seq", "t_ns", "cpu_ns", "tid", "data_pages", "read_pages", "write_pages", "faults", "rate",
            "data_lo", "data_hi", "read_lo", "read_hi", "write_lo", "write_hi", "final", "lower_bound"]
+# The kinds of memory, in the order of their columns (one for each kind some
+# sample has, last).
+KINDS = ["heap", "anon", "data", "shared", "file"]
+
+
+def kinds_of(recs):
+    seen = set()
+    for r in recs:
+        if r.get("type") == "sample":
+            seen |= set(r.get("kinds", {}))
+    return [k for k in KINDS if k in seen]
 
 
 def records(path):
@@ -44,6 +55,7 @@ def num(v):
 
 def expected_rows(recs):
     rows = []
+    kinds = kinds_of(recs)
     for r in recs:
         if r.get("type") != "sample":
             continue
@@ -60,20 +72,22 @@ def expected_rows(recs):
 
         rows.append(["process"] + common + [opt(r.get("cpu_ns")), "", str(r["data_pages"]), opt(r.get("read_pages")),
                      opt(r.get("write_pages")), opt(r.get("faults")), str(r.get("rate", 1))]
-                    + cis(ci, ("data", "read", "write")) + tail)
+                    + cis(ci, ("data", "read", "write")) + tail
+                    + [opt(r.get("kinds", {}).get(k, {}).get("data")) for k in kinds])
         for t in r["threads"]:
             rows.append(["thread"] + common + [opt(t.get("cpu_ns")), str(t["tid"]), str(t["data_pages"]),
                          opt(t.get("read_pages")), opt(t.get("write_pages")), str(t.get("faults", 0)),
-                         str(r.get("rate", 1))] + cis(t.get("ci", {}), ("data", "write")) + tail)
+                         str(r.get("rate", 1))] + cis(t.get("ci", {}), ("data", "write")) + tail + [""] * len(kinds))
     return rows
 
 
 def check_csv(profile, path):
     with open(path, newline="") as f:
         got = list(csv.reader(f))
-    if not got or got[0] != COLUMNS:
+    recs = records(profile)
+    if not got or got[0] != COLUMNS + ["kind_" + k + "_pages" for k in kinds_of(recs)]:
         fail("header %r" % (got[:1],))
-    want = expected_rows(records(profile))
+    want = expected_rows(recs)
     if len(got) - 1 != len(want):
         fail("%d rows, want %d" % (len(got) - 1, len(want)))
     for i, (g, w) in enumerate(zip(got[1:], want)):

@@ -51,7 +51,8 @@ static const struct {
 	 "mean "
 	 "\"mprotect\"?"},
 	{"[track]\nheap = \"yes\"\n", "s.toml:2:8: track.heap: expected true or false, got a string"},
-	{"[track]\nfile_mmap = true\n", "s.toml:2:1: track.file_mmap is not implemented in this version of wss; remove it"},
+	{"[track]\nfile_mmap = \"no\"\n", "s.toml:2:13: track.file_mmap: expected true or false, got a string"},
+	{"[track]\nshared = 2\n", "s.toml:2:10: track.shared: expected true or false, got an integer"},
 	{"[peaks]\nsensitivity = 0\n", "s.toml:2:15: peaks.sensitivity: out of range (from 0.001 to 1000.0)"},
 	{"[peaks]\nsensitivity = \"high\"\n", "s.toml:2:15: peaks.sensitivity: expected a number, got a string"},
 	{"[peaks]\nstack_depth = 129\n", "s.toml:2:15: peaks.stack_depth: out of range (from 1 to 128)"},
@@ -419,11 +420,12 @@ int main(void)
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env3, err, sizeof err) == EINVAL && !strncmp(err, "WSS_SESSION_TIME_BASE: ", 23),
 	   "bad value names the variable: %s", err);
-	char *env4[] = {"WSS_TRACK_FILE_MMAP=1", NULL};
+	char *env4[] = {"WSS_TRACK_FILE_MMAP=0", "WSS_TRACK_SHARED=false", NULL};
 	wss_config_defaults(&c);
-	ok(wss_config_from_env(&c, env4, err, sizeof err) == EINVAL &&
-	       !strcmp(err, "WSS_TRACK_FILE_MMAP: track.file_mmap is not implemented in this version of wss; remove it"),
-	   "not-yet-implemented variable: %s", err);
+	ok(c.track_file_mmap && c.track_shared && wss_config_from_env(&c, env4, err, sizeof err) == 0 &&
+	       !c.track_file_mmap && !c.track_shared && c.track_anon_mmap,
+	   "shared and file mappings are tracked by default; WSS_TRACK_FILE_MMAP=0 and WSS_TRACK_SHARED=false turn "
+	   "them off: %s", err);
 	char *env4b[] = {"WSS_TRACK_CODE=true", NULL};
 	wss_config_defaults(&c);
 	ok(wss_config_from_env(&c, env4b, err, sizeof err) == 0 && c.track_code, "WSS_TRACK_CODE=true sets track.code");
@@ -483,7 +485,7 @@ int main(void)
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
 	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"precision\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
-	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":false,"
+	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"shared\":true,\"file_mmap\":true,\"data_segments\":true,\"library_data\":false,"
 	       "\"code\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
