@@ -450,11 +450,9 @@ static void put_ci(out_t *o, const char *key, const wss_ci_t *ci)
 }
 
 /* avg/peak/total of one series, as `wss report --json` has them. */
-static void put_stat(out_t *o, const char *key, const wss_stat_t *st)
+static void put_stat_body(out_t *o, const wss_stat_t *st)
 {
-	if (!st->present)
-		return;
-	putf(o, ",\"%s\":{\"avg\":", key);
+	put(o, "{\"avg\":");
 	wss_fmt_fixed(&o->f, (uint64_t)st->avg_tenths, 1);
 	putf(o, ",\"peak\":%" PRId64 ",\"total\":", st->peak);
 	put_n(o, st->total);
@@ -462,6 +460,14 @@ static void put_stat(out_t *o, const char *key, const wss_stat_t *st)
 	put_ci(o, "peak_ci", &st->peak_ci);
 	put_ci(o, "total_ci", &st->total_ci);
 	put(o, "}");
+}
+
+static void put_stat(out_t *o, const char *key, const wss_stat_t *st)
+{
+	if (!st->present)
+		return;
+	putf(o, ",\"%s\":", key);
+	put_stat_body(o, st);
 }
 
 static void put_run(out_t *o, const wss_profile_t *p)
@@ -541,6 +547,16 @@ static void put_run(out_t *o, const wss_profile_t *p)
 	put_stat(o, "read", &p->read);
 	put_stat(o, "write", &p->write);
 	put_stat(o, "code", &p->code);
+	int order[WSS_KIND_N], nk = wss_load_kinds_by_peak(p, order);
+	if (nk) {
+		/* Largest peak first, as wss report lists them. */
+		put(o, ",\"kinds\":{");
+		for (int i = 0; i < nk; i++) {
+			putf(o, "%s\"%s\":", i ? "," : "", wss_kind_name(order[i]));
+			put_stat_body(o, &p->kinds[order[i]]);
+		}
+		put(o, "}");
+	}
 	put(o, "},\"settings\":[");
 	for (size_t k = 0; k < p->nsettings; k++) {
 		put(o, k ? ",[" : "[");

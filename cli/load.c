@@ -979,3 +979,17 @@ void wss_load_release(wss_profile_t *p)
 	free(p->hot_code);
 	memset(p, 0, sizeof *p);
 }
+
+int wss_load_kinds_by_peak(const wss_profile_t *p, int order[WSS_KIND_N])
+{
+	int n = 0;
+	for (int k = 1; k < WSS_KIND_N; k++) {
+		if (!p->kinds[k].present)
+			continue;
+		int j = n++;
+		for (; j > 0 && p->kinds[order[j - 1]].peak < p->kinds[k].peak; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	return n;
+}

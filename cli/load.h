@@ -242,4 +242,8 @@ bool wss_load_lower_bound(const wss_profile_t *p);
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq);
 const wss_stack_t *wss_load_stack(const wss_profile_t *p, int64_t id);
 
+/* The kinds the summary has (p->kinds[k].present), largest peak first:
+ * order[0..n), n returned. */
+int wss_load_kinds_by_peak(const wss_profile_t *p, int order[WSS_KIND_N]);
+
 #endif

@@ -330,21 +330,6 @@ static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_
 	fputs(" kB)\n", out);
 }
 
-/* The kinds the summary has, largest peak first: order[0..n). */
-static int kinds_by_peak(const wss_profile_t *p, int order[WSS_KIND_N])
-{
-	int n = 0;
-	for (int k = 1; k < WSS_KIND_N; k++) {
-		if (!p->kinds[k].present)
-			continue;
-		int j = n++;
-		for (; j > 0 && p->kinds[order[j - 1]].peak < p->kinds[k].peak; j--)
-			order[j] = order[j - 1];
-		order[j] = k;
-	}
-	return n;
-}
-
 /* The larger half of ci around est, in percent of est ("" without one);
  * the interval itself, in pages, when that is above 100 % (a kind of a
  * few pages in a sample: the summary's precision line says why). */
@@ -363,7 +348,7 @@ static const char *pm_pct(char *buf, size_t n, double est, const wss_ci_t *ci)
 /* "Data by kind": what the working set is made of, from the summary. */
 static void print_kinds(const wss_profile_t *p, FILE *out, bool sampled)
 {
-	int order[WSS_KIND_N], n = kinds_by_peak(p, order);
+	int order[WSS_KIND_N], n = wss_load_kinds_by_peak(p, order);
 	if (!n)
 		return;
 	fprintf(out, "Data by kind%s    %12s %10s %10s %10s\n", sampled ? " (≈)" : "    ", "avg", "peak", "total",
@@ -1236,7 +1221,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
 	json_stat(&w, "code", &p->code, p->page_size, false);
-	int order[WSS_KIND_N], nk = kinds_by_peak(p, order);
+	int order[WSS_KIND_N], nk = wss_load_kinds_by_peak(p, order);
 	if (nk) {
 		/* Largest peak first, as the text says them. */
 		jw_open(&w, "kinds", '{');

@@ -449,7 +449,20 @@
 				el('td', { class: 'num', text: kb(avgT, ps) + '/' + kb(st.peak * 10, ps) + '/' + (st.total === null ? '?' : kb(st.total * 10, ps)) })
 			]));
 		});
-		var left = el('div', {}, [el('h3', { text: 'Working set: avg/peak/total' }), sum,
+		var kinds = p.summary.kinds ? Object.keys(p.summary.kinds) : [], byKind = null;
+		if (kinds.length) {
+			byKind = el('table', { id: 'kinds' }, [el('tr', {}, [el('th', { text: 'data by kind' }), el('th', { class: 'num', text: 'avg' }),
+				el('th', { class: 'num', text: 'peak' }), el('th', { class: 'num', text: 'total' }), el('th', { class: 'num', text: 'kB peak' })])]);
+			kinds.forEach(function (k) {
+				var st = p.summary.kinds[k];
+				byKind.appendChild(el('tr', { 'data-kind': k }, [el('th', { text: k }),
+					el('td', { class: 'num', text: p.sampled ? estimate(st, 'avg', st.avg, true) : st.avg.toFixed(1) }),
+					el('td', { class: 'num', text: p.sampled ? estimate(st, 'peak', st.peak, false) : grouped(st.peak) }),
+					el('td', { class: 'num', text: st.total === null ? '?' : p.sampled ? estimate(st, 'total', st.total, false) : grouped(st.total) }),
+					el('td', { class: 'num', text: kb(st.peak * 10, p.page_size) })]));
+			});
+		}
+		var left = el('div', {}, [el('h3', { text: 'Working set: avg/peak/total' }), sum, byKind,
 			p.summary.from === 'samples' ? el('p', { class: 'note', text: 'computed from the samples; the totals, distinct pages over the run, are only in a summary' }) : null,
 			p.sampled ? el('p', { class: 'note', text: '≈: estimated from sampled pages; ±: the larger half of the 95 % interval [lo, hi]' }) : null,
 			p.precision_note ? el('p', { class: 'note precision', text: p.precision_note }) : null]);

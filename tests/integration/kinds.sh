@@ -68,6 +68,31 @@ ok $? "the file's contents are as without wss"
 is "$(kind_of "$TMP/wfile.jsonl" 3 file write)" $FWRITE "the written file pages are writes"
 is "$(kind_of "$TMP/wfile.jsonl" 3 file data)" $((FREAD + FWRITE)) "and touches, with the pages read"
 
+# The kernel's accesses to armed pages of the new kinds succeed for the
+# program (write(2) from a file mapping, read(2) into shared memory, pread
+# into a shared file mapping) and count as touches; a page past the end of a
+# truncated file is the program's SIGBUS, as natively.
+cp "$TMP/data" "$TMP/sdata"
+cp "$TMP/data" "$TMP/nsdata"
+"$PROGS/kinds" "$TMP/nsdata" syscalls >"$TMP/sys.native" || bail "kinds syscalls natively"
+run sys exact "$TMP/sdata" syscalls
+ok $? "syscalls: runs under wss"
+is "$(cat "$TMP/sys.out")" "$(cat "$TMP/sys.native")" "syscalls: the kernel's reads and writes of armed pages and the SIGBUS, as natively"
+is "$(kind_of "$TMP/sys.jsonl" 2 shared write)" 1 "syscalls: read(2) into shared memory is a write of it"
+is "$(kind_of "$TMP/sys.jsonl" 2 file data)" 3 "syscalls: the file pages the kernel and memcmp touched"
+is "$(kind_of "$TMP/sys.jsonl" 2 file write)" 1 "syscalls: pread(2) into a shared file mapping is a write of it"
+
+# A forked child touches the shared memory its parent mapped: each process
+# counts its own first touches.
+(cd "$TMP" && WSS_SESSION_TIME_BASE=manual WSS_TRACK_MODE=exact WSS_SESSION_OUTPUT="$TMP/fork.%p.jsonl" 	LD_PRELOAD="$WSS_LIB" "$PROGS/kinds" fork >"$TMP/fork.out" 2>/dev/null)
+ok $? "fork: runs under wss"
+child=$(awk '/^child/ {print $2}' "$TMP/fork.out")
+parent=$(ls "$TMP"/fork.*.jsonl | grep -v "fork.$child.jsonl")
+is "$(awk '/^child/ {print $4, $6}' "$TMP/fork.out")" "0 600" "fork: the child's writes reach the parent"
+is "$(kind_of "$TMP/fork.$child.jsonl" 2 shared write)" 300 "fork: the child's interval has its 300 shared pages written"
+is "$(kind_of "$parent" 2 shared write)" 300 "fork: the parent's has its own"
+is "$(kind_of "$parent" 3 shared data)" 300 "fork: and the parent reading them after is its touch"
+
 # The defaults (auto): the same, exact or within the estimate's interval.
 run auto auto "$TMP/data"
 ok $? "kinds runs under the defaults"

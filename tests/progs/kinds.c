@@ -6,8 +6,18 @@
  * "shared-file", FILE_WRITE pages of the same file mapped shared and
  * written (one byte each: the page number's low byte).  Three manual
  * intervals, then everything unmapped and a last one.  Prints the sum of
- * the bytes read so that the run's output is compared with a native one. */
+ * the bytes read so that the run's output is compared with a native one.
+ *
+ * "fork": a child writes FORK_PAGES of a MAP_SHARED|MAP_ANONYMOUS mapping
+ * its parent made and wrote, one interval each; "syscalls": the kernel
+ * reads and writes armed pages of each kind for the program (write(2) from
+ * a file mapping, read(2) into shared memory, pread into a shared file
+ * mapping), then a page past the end of a truncated file mapping raises
+ * SIGBUS for the program's own handler; each prints what it saw. */
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +37,75 @@
 #define FILE_READ 512  /* every fourth page */
 #define FILE_WRITE 64  /* pages 1000.. */
 
+#define FORK_PAGES 300
+
+static sigjmp_buf bus_jump;
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jump, 1);
+}
+
+/* The parent writes FORK_PAGES shared pages, then its child writes them. */
+static int forked(void)
+{
+	char *sh = mmap(NULL, FORK_PAGES * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	wss_tick();
+	for (size_t i = 0; i < FORK_PAGES; i++)
+		sh[i * PG] = 1;
+	wss_tick();
+	pid_t c = fork();
+	if (c == 0) {
+		wss_tick();
+		for (size_t i = 0; i < FORK_PAGES; i++)
+			sh[i * PG] += 1;
+		wss_tick();
+		_exit(0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	unsigned long sum = 0;
+	for (size_t i = 0; i < FORK_PAGES; i++)
+		sum += (unsigned char)sh[i * PG];
+	printf("child %d status %d sum %lu\n", (int)c, WIFEXITED(st) ? WEXITSTATUS(st) : -1, sum);
+	return 0;
+}
+
+/* The kernel's accesses to armed pages of each kind, then SIGBUS. */
+static int syscalls(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	int p[2];
+	if (fd < 0 || pipe(p))
+		return 1;
+	char *fr = mmap(NULL, 4 * PG, PROT_READ, MAP_PRIVATE, fd, 0);
+	char *fw = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	char *sh = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fr == MAP_FAILED || fw == MAP_FAILED || sh == MAP_FAILED)
+		return 1;
+	wss_tick(); /* every page armed */
+	ssize_t w = write(p[1], fr + PG, 100);  /* the kernel reads a file page */
+	ssize_t r = read(p[0], sh + 2 * PG, 100); /* and writes shared memory */
+	ssize_t pr = pread(fd, fw + 3 * PG, 50, 0); /* and a shared file page */
+	printf("write %zd read %zd same %d pread %zd same %d\n", w, r, !memcmp(fr + PG, sh + 2 * PG, 100), pr,
+	       !memcmp(fw + 3 * PG, fr, 50));
+	wss_tick();
+	/* Past the end of the file: the program's SIGBUS, armed or not. */
+	if (ftruncate(fd, PG)) /* pages 1.. now lie past the end */
+		return 1;
+	wss_tick();
+	signal(SIGBUS, on_bus);
+	volatile int got = 0;
+	if (sigsetjmp(bus_jump, 1) == 0)
+		got = fr[2 * PG];
+	else
+		got = -1;
+	printf("past the end: %s\n", got == -1 ? "SIGBUS" : "no signal");
+	return 0;
+}
+
 static void *map(size_t len, int prot, int flags, int fd)
 {
 	void *p = mmap(NULL, len, prot, flags, fd, 0);
@@ -39,10 +118,14 @@ static void *map(size_t len, int prot, int flags, int fd)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "fork"))
+		return forked();
 	if (argc < 2) {
-		fprintf(stderr, "usage: kinds FILE [shared-file]\n");
+		fprintf(stderr, "usage: kinds FILE [shared-file|syscalls] | kinds fork\n");
 		return 2;
 	}
+	if (argc > 2 && !strcmp(argv[2], "syscalls"))
+		return syscalls(argv[1]);
 	bool wfile = argc > 2 && !strcmp(argv[2], "shared-file");
 	char *sh = map(SHARED_PAGES * PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1);
 	char *an = map(ANON_PAGES * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
