@@ -106,6 +106,10 @@ static const keydef_t keys[] = {
 	 "Track mappings of regular files the program makes (a memory-mapped index, a\n"
 	 "database file), private or shared, read or written; not executable ones (code:\n"
 	 "track.code)."},
+	{"track", "stacks", WSS_KEY_TRACK_STACKS, T_BOOL, NULL,
+	 "Track stacks: the main thread's and each thread's the C library made.  Seen by\n"
+	 "write-protection, so a stack page counts when written (its reads alone are not\n"
+	 "seen), and only under the uffd-wp and hybrid backends."},
 	{"track", "data_segments", WSS_KEY_TRACK_DATA_SEGMENTS, T_BOOL, NULL,
 	 "Track the program's writable data segment (.data and .bss)."},
 	{"track", "library_data", WSS_KEY_TRACK_LIBRARY_DATA, T_BOOL, NULL,
@@ -153,7 +157,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->precision_ppm = WSS_PRECISION_DEFAULT_PPM;
 	c->trace_max = 256ULL << 20;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
-	c->track_shared = c->track_file_mmap = true;
+	c->track_shared = c->track_file_mmap = c->track_stacks = true;
 	c->report_summary = true;
 	c->peaks_enabled = true;
 	c->peaks_sensitivity_milli = 5000;
@@ -595,6 +599,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_TRACK_ANON_MMAP: wss_fmt_str(f, c->track_anon_mmap ? "true" : "false"); return;
 	case WSS_KEY_TRACK_SHARED: wss_fmt_str(f, c->track_shared ? "true" : "false"); return;
 	case WSS_KEY_TRACK_FILE_MMAP: wss_fmt_str(f, c->track_file_mmap ? "true" : "false"); return;
+	case WSS_KEY_TRACK_STACKS: wss_fmt_str(f, c->track_stacks ? "true" : "false"); return;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
 	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
 	case WSS_KEY_TRACK_CODE: wss_fmt_str(f, c->track_code ? "true" : "false"); return;
@@ -714,6 +719,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_ANON_MMAP: c->track_anon_mmap = v; break;
 	case WSS_KEY_TRACK_SHARED: c->track_shared = v; break;
 	case WSS_KEY_TRACK_FILE_MMAP: c->track_file_mmap = v; break;
+	case WSS_KEY_TRACK_STACKS: c->track_stacks = v; break;
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_TRACK_CODE: c->track_code = v; break;

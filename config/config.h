@@ -52,6 +52,7 @@ typedef enum {
 	WSS_KEY_TRACK_ANON_MMAP,
 	WSS_KEY_TRACK_SHARED,
 	WSS_KEY_TRACK_FILE_MMAP,
+	WSS_KEY_TRACK_STACKS,
 	WSS_KEY_TRACK_DATA_SEGMENTS,
 	WSS_KEY_TRACK_LIBRARY_DATA,
 	WSS_KEY_TRACK_CODE,
@@ -90,6 +91,7 @@ typedef struct wss_config {
 	bool track_heap, track_anon_mmap, track_data_segments;
 	bool track_shared;          /* MAP_SHARED anonymous, System V, memfd and tmpfs mappings */
 	bool track_file_mmap;       /* mappings of other regular files (not code) */
+	bool track_stacks;          /* the main thread's and the threads' stacks (write-protect backends) */
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool track_code;            /* the code working set: executable segments' pages run */
 	bool report_summary;

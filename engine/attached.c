@@ -329,7 +329,7 @@ static void seed_written(uintptr_t s, uintptr_t e, uint32_t k)
 		if (n < 0)
 			return;
 		for (long i = 0; i < n; i++)
-			wss_writes_record(vec[i].start, vec[i].end, k);
+			wss_writes_record(vec[i].start, vec[i].end, k, 0);
 		if (a.walk_end <= s)
 			return;
 		s = a.walk_end;

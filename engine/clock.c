@@ -433,6 +433,8 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+bool wss_engine_own_thread(void *(*start)(void *)) { return start == engine_main; }
+
 int wss_engine_start(void)
 {
 	if (E.set.time_base == WSS_ENGINE_MANUAL || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))

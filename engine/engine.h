@@ -156,6 +156,18 @@ void wss_engine_on_tick(void (*fn)(void));
 /* Track the main executable's .data and .bss (track.data_segments).
  * init. */
 void wss_engine_data_segments(void);
+/* Stacks (engine/stacks.c): a thread's stack the C library made, tracked
+ * from its start to its end (memory the program gave it stays what it
+ * was), and the main thread's, found from a stack pointer of its at start
+ * and followed as it grows.  Nothing under a backend without a harvest.
+ * hook; wss_engine_main_stack: init. */
+void wss_engine_track_stack(void *lo, size_t len);
+void wss_engine_untrack_stack(void *lo, size_t len);
+void wss_engine_main_stack(const void *sp);
+/* Whether a thread starting with this routine is wss's own (the engine
+ * thread, which the preload's pthread_create starts too): its stack is
+ * no memory of the program's.  AS-safe. */
+bool wss_engine_own_thread(void *(*start)(void *));
 /* Read the dynamic loader's list now and inside every tick from here on:
  * "module" records for every object loaded when sites or hot pages are
  * recorded, the unwind table stack captures use, and with library_data

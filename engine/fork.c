@@ -162,6 +162,12 @@ void wss_engine_fork_child(void)
 	 * resumes in the child, under the thread's new slot.  Only the used
 	 * slots are written: each page of the table written is a copy. */
 	wss_pins_fork_child(old_slot, new_slot);
+	/* The same for the stacks: the forking thread's is its new slot's;
+	 * the other threads' stacks are memory of no thread here. */
+	for (size_t i = 0; i < E.regions.n; i++)
+		if (E.regions.v[i].owner)
+			E.regions.v[i].owner = E.regions.v[i].owner == old_slot ? new_slot : 0;
+	E.main_stack_owner = E.main_stack_owner == old_slot ? new_slot : 0;
 	if (!E.set.follow_fork || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || E.finished) {
 		child_unmeasured();
 		return;

@@ -129,6 +129,8 @@ typedef struct wss_engine {
 		uint64_t total_exact, total_hist[WSS_SAMPLE_LEVEL_MAX + 1];
 	} kind[WSS_KIND_N];
 	uint32_t kinds_seen;      /* bit k: some sample had pages of kind k tracked */
+	uintptr_t main_stack_lo;  /* stacks.c: the main stack's lowest page tracked (0: not tracked) */
+	uint32_t main_stack_owner; /* the main thread's slot */
 	bool lower_bound;         /* an exact sample used coarse blocks */
 	uint64_t prev_tick_at;    /* when the last tick started */
 	uint64_t tick_cost_ns;    /* what the last tick took, but a change of sample and on_tick */
@@ -277,11 +279,11 @@ void wss_writes_window_open(uint32_t k);
 void wss_writes_window_close(void);
 /* Harvest the write bits of [s, e) into interval k.  Returns the backend's
  * result.  Engine lock held, E.harvester set. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched);
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t slot);
 /* Record the tracked pages of [s, e) (the members of the level in force)
  * as written in interval k, as a harvest that found them would.  Engine
  * lock held. */
-void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k);
+void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k, uint32_t slot);
 
 /* registry.c */
 /* fn on each part of [s, e) covered by a tracked region.  Engine lock. */
@@ -295,7 +297,7 @@ void wss_registry_observe(uintptr_t s, uintptr_t e);
 /* Harvest [s, e) into interval k, all of it (level 0) or the members of
  * level only, keeping the bits of the members of watched, the level of
  * interval k.  Engine lock held, E.harvester set. */
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched);
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched, uint32_t slot);
 /* Harvest the pages of interval k's touched list that are tracked members
  * of level (the level of k and k + 1) into k; a page that could not be
  * harvested has its range observed again.  Returns how many ranges were.
@@ -441,6 +443,12 @@ void wss_tick_locked(bool final);
 /* Before page leaves tracking: its touch in the window in progress counts
  * in the run's data total.  Engine lock held. */
 void wss_tick_count_gone(uintptr_t page, int kind);
+/* Track what the main stack grew by since the last tick (stacks.c).  Engine
+ * lock. */
+void wss_stacks_grow_locked(void);
+/* Track [start, len) as the stack of the thread in slot owner (registry.c).
+ * Engine lock. */
+void wss_engine_track_stack_locked(uintptr_t start, size_t len, uint32_t owner);
 /* A page leaves tracking: its per-page sample counts go to the gone
  * sums, and are zeroed.  Engine lock held. */
 void wss_tick_fold_counts(uintptr_t page);

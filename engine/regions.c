@@ -71,14 +71,19 @@ int wss_regions_remove(wss_regions_t *r, uintptr_t start, uintptr_t end)
 
 int wss_regions_insert(wss_regions_t *r, uintptr_t start, uintptr_t end, int kind)
 {
+	return wss_regions_insert_owned(r, start, end, kind, 0);
+}
+
+int wss_regions_insert_owned(wss_regions_t *r, uintptr_t start, uintptr_t end, int kind, uint32_t owner)
+{
 	if (start >= end)
 		return 0;
 	if (wss_regions_reserve(r, 2))
 		return ENOMEM;
 	wss_regions_remove(r, start, end);
 	size_t i = wss_regions_lower_bound(r, start);
-	int merge_left = i > 0 && r->v[i - 1].end == start && r->v[i - 1].kind == kind;
-	int merge_right = i < r->n && r->v[i].start == end && r->v[i].kind == kind;
+	int merge_left = i > 0 && r->v[i - 1].end == start && r->v[i - 1].kind == kind && r->v[i - 1].owner == owner;
+	int merge_right = i < r->n && r->v[i].start == end && r->v[i].kind == kind && r->v[i].owner == owner;
 	if (merge_left && merge_right) {
 		r->v[i - 1].end = r->v[i].end;
 		memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof *r->v);
@@ -89,7 +94,7 @@ int wss_regions_insert(wss_regions_t *r, uintptr_t start, uintptr_t end, int kin
 		r->v[i].start = start;
 	} else {
 		memmove(&r->v[i + 1], &r->v[i], (r->n - i) * sizeof *r->v);
-		r->v[i] = (wss_region_t){start, end, kind};
+		r->v[i] = (wss_region_t){start, end, kind, owner};
 		r->n++;
 	}
 	return 0;

@@ -11,6 +11,7 @@
 typedef struct wss_region {
 	uintptr_t start, end; /* [start, end), page-aligned */
 	int kind;
+	uint32_t owner; /* a stack's thread (its slot, engine/threads.h); 0: none */
 } wss_region_t;
 
 typedef struct wss_regions {
@@ -23,6 +24,9 @@ int wss_regions_reserve(wss_regions_t *r, size_t n);
 /* Add [start, end) with kind, replacing whatever overlapped it and merging
  * with adjacent ranges of the same kind.  Returns 0 or ENOMEM. */
 int wss_regions_insert(wss_regions_t *r, uintptr_t start, uintptr_t end, int kind);
+/* The same with an owner: a range merges only with neighbours of the same
+ * kind and owner (two threads' stacks side by side stay two). */
+int wss_regions_insert_owned(wss_regions_t *r, uintptr_t start, uintptr_t end, int kind, uint32_t owner);
 /* Remove [start, end), splitting ranges that straddle it.  Returns 0 or
  * ENOMEM (only when a split needs room that wss_regions_reserve did not
  * provide). */

@@ -56,7 +56,7 @@ static void harvest_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	wss_writes_harvest_sampled(s, e, E.epoch, l, l);
+	wss_writes_harvest_sampled(s, e, E.epoch, l, l, 0);
 }
 
 /* A sparse piece: its members only (the others were never protected). */
@@ -64,7 +64,7 @@ static void harvest_sparse(wss_sparse_part_t *p, void *arg)
 {
 	(void)arg;
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	wss_writes_harvest_sampled(p->s, p->e, E.epoch, l, l);
+	wss_writes_harvest_sampled(p->s, p->e, E.epoch, l, l, 0);
 }
 
 static void harvest_part(uintptr_t s, uintptr_t e, void *arg) { wss_sparse_walk(s, e, harvest_dense, harvest_sparse, arg); }
@@ -167,10 +167,16 @@ static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 	return true;
 }
 
-void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
+/* owner: a stack's thread (regions.h). */
+static void track(uintptr_t start, size_t len, int prot, int kind, uint32_t owner)
 {
 	uintptr_t s = wss_page_down(start), e = wss_page_up(start + len);
 	if (!__atomic_load_n(&E.measuring, __ATOMIC_RELAXED) || s >= e || e > WSS_ADDR_LIMIT)
+		return;
+	/* A stack is seen by write-protection alone: a backend with no
+	 * harvest cannot (the kernel's signal frames must never meet a
+	 * PROT_NONE page), and a sparse range has no per-page flag to say so. */
+	if (kind == WSS_KIND_STACK && (!E.backend->harvest || e - s > WSS_SPARSE_SAMPLED_BYTES))
 		return;
 	if (e - s > WSS_SPARSE_MIN_BYTES) {
 		if (!track_sparse(s, e, prot, kind)) {
@@ -186,15 +192,22 @@ void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind)
 	if (e - s > WSS_SPARSE_SAMPLED_BYTES && track_sparse(s, e, prot, kind))
 		return;
 	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
-	if (wss_shadow_ensure(s, e) || wss_regions_insert(&E.regions, s, e, kind))
+	if (wss_shadow_ensure(s, e) || wss_regions_insert_owned(&E.regions, s, e, kind, owner))
 		return; /* out of memory for bookkeeping: leave it untracked */
-	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED);
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind == WSS_KIND_STACK ? WSS_PF_WPONLY : 0));
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		wss_registry_reset_page(a);
 		__atomic_store_n(fl, (uint8_t)(bits | (*fl & (WSS_PF_EVER | WSS_PF_WEVER))), __ATOMIC_RELEASE);
 	}
 	wss_sampling_attach(s, e);
+}
+
+void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind) { track(start, len, prot, kind, 0); }
+
+void wss_engine_track_stack_locked(uintptr_t start, size_t len, uint32_t owner)
+{
+	track(start, len, PROT_READ | PROT_WRITE, WSS_KIND_STACK, owner);
 }
 
 /* The page-rounded span of [start, start+len) in *s, *e; false when the

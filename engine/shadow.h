@@ -21,8 +21,14 @@
 #define WSS_PF_PROT 0x07    /* the application's PROT_READ|WRITE|EXEC */
 #define WSS_PF_TRACKED 0x08 /* ours to arm */
 #define WSS_PF_EVER 0x10    /* touched at least once in this run */
-/* 0x20, 0x40: free.  A page's kind is its range's, in the registry
- * (regions.h): nothing on the fault path needs it. */
+/* Its touches are its writes alone, seen by write-protection and never by
+ * a fault: a stack (registry.c).  The kernel resolves a write to a
+ * write-protected page itself (userfaultfd's asynchronous mode), so a
+ * signal frame the kernel pushes, or a system call's output, never fails
+ * there as it would on a PROT_NONE page. */
+#define WSS_PF_WPONLY 0x20
+/* 0x40: free.  A page's kind is its range's, in the registry (regions.h):
+ * nothing on the fault path needs it. */
 #define WSS_PF_WEVER 0x80   /* written at least once in this run (write-tracking backends) */
 
 

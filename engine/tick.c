@@ -559,9 +559,12 @@ static void tick_harvest(tick_t *x)
 		uint32_t lh = x->lk;
 		if (x->listed)
 			x->unarmed += wss_writes_harvest_listed(x->listed, x->nlisted, x->k, x->lk);
-		else
-			for (size_t i = 0; i < E.regions.n; i++)
-				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, x->k, lh, x->lk)) {
+		/* A stack's touches are its writes, in no list (no fault sees
+		 * them): its members are harvested whichever way the rest is. */
+		for (size_t i = 0; i < E.regions.n; i++)
+			if (!x->listed || E.regions.v[i].kind == WSS_KIND_STACK)
+				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, x->k, lh, x->lk,
+							       E.regions.v[i].owner)) {
 					/* Part of it was not observed (remapped
 					 * behind our back): observe all of it again
 					 * from now on. */
@@ -776,6 +779,8 @@ static void tick_account(tick_t *x)
 static void tick_locked(bool final)
 {
 	tick_t x = {.final = final};
+	if (!final)
+		wss_stacks_grow_locked();
 	tick_drain(&x);
 	tick_decide(&x);
 	tick_arm(&x);

@@ -22,9 +22,21 @@
 
 static int hy_probe(char *why, size_t whylen) { return UF.probe(why, whylen); }
 
+/* A range whose touches are its writes (a stack: WSS_PF_WPONLY) is the
+ * uffd-wp backend's alone: never protected, so it never faults, and its
+ * harvest records its touches.  Every range the engine hands a backend
+ * lies in one region of the registry, of one kind: its first page says. */
+static bool wp_only(uintptr_t start)
+{
+	uint8_t *fl = wss_shadow_flags(start);
+	return fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_WPONLY);
+}
+
 static int hy_attach(uintptr_t start, uintptr_t end, bool arm)
 {
 	int r = UF.attach(start, end, arm);
+	if (wp_only(start))
+		return r;
 	int m = MP.attach(start, end, arm);
 	return r ? r : m;
 }
@@ -35,8 +47,14 @@ static int hy_attach_sparse(uintptr_t start, uintptr_t end) { return UF.attach_s
 static int hy_watch(uintptr_t start, uintptr_t end) { return UF.watch(start, end); }
 static int hy_unwatch(uintptr_t start, uintptr_t end) { return UF.unwatch(start, end); }
 
-static int hy_arm(uintptr_t start, uintptr_t end) { return MP.arm(start, end); }
-static void hy_disarm(uintptr_t start, uintptr_t end) { MP.disarm(start, end); }
+/* A write-protected-only range is armed again by its harvest (the scan
+ * write-protects what it reports), and has nothing to give back. */
+static int hy_arm(uintptr_t start, uintptr_t end) { return wp_only(start) ? 0 : MP.arm(start, end); }
+static void hy_disarm(uintptr_t start, uintptr_t end)
+{
+	if (!wp_only(start))
+		MP.disarm(start, end);
+}
 static void hy_detach(uintptr_t start, uintptr_t end) { UF.detach(start, end); }
 /* Before the page is opened: a fault inside the tick's write window takes
  * the page's write bits for the interval that ended (engine/writes.c). */

@@ -104,7 +104,7 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 		if (r->level && !wss_sampling_member(a, r->level))
 			continue; /* outside the sample: its bit is stale */
 		uint32_t when = r->e;
-		if (E.backend->fault) {
+		if (E.backend->fault && !(wss_flags_load(a, fl) & WSS_PF_WPONLY)) {
 			wss_page_t *p = wss_shadow_page(a);
 			if (*wss_shadow_wsplit(a) == r->e + 1)
 				when = r->e + 1;
@@ -115,7 +115,12 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 			else
 				continue;
 		} else {
-			wss_fault_record(a, fl, r->e, r->slot, true);
+			/* A fault of the budget's (its cost is the probe's) only
+			 * where the backend has no other: under hybrid a
+			 * stack's write is resolved by the kernel, a fraction of
+			 * a protection fault's cost, and the tick's harvest of
+			 * it is in the tick's. */
+			wss_fault_record(a, fl, r->e, r->slot, !E.backend->fault);
 		}
 		wss_written_set(wss_shadow_written(a), when);
 		if (!(__atomic_fetch_or(fl, WSS_PF_WEVER, __ATOMIC_RELAXED) & WSS_PF_WEVER))
@@ -140,11 +145,11 @@ static void harvest_member(uintptr_t page, void *arg)
 		m->err = err;
 }
 
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched)
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched, uint32_t slot)
 {
 	if (!level)
-		return wss_writes_harvest(s, e, k, watched);
-	member_harvest_t m = {{k, 0, watched}, 0};
+		return wss_writes_harvest(s, e, k, watched, slot);
+	member_harvest_t m = {{k, slot, watched}, 0};
 	wss_sampling_members(s, e, level, harvest_member, &m);
 	return m.err;
 }
@@ -171,9 +176,9 @@ uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, u
 	return bad;
 }
 
-void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k)
+void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k, uint32_t slot)
 {
-	wss_record_arg_t r = {k, 0, __atomic_load_n(&E.level, __ATOMIC_RELAXED)};
+	wss_record_arg_t r = {k, slot, __atomic_load_n(&E.level, __ATOMIC_RELAXED)};
 	wlock_take(E.harvester);
 	harvested(s, e, &r);
 	wlock_give();
@@ -181,9 +186,9 @@ void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k)
 
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched)
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t slot)
 {
-	wss_record_arg_t r = {k, 0, watched};
+	wss_record_arg_t r = {k, slot, watched};
 	wlock_take(E.harvester);
 	int err = E.backend->harvest(s, e, harvested, &r);
 	wlock_give();

@@ -77,6 +77,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		cfg.track_anon_mmap = false;
 		cfg.track_shared = false;
 		cfg.track_file_mmap = false;
+		cfg.track_stacks = false;
 		cfg.track_data_segments = false;
 		if (cfg.report_summary)
 			wss_log(s.runtime, " program: not tracked: ", left_out, NULL);
@@ -86,6 +87,7 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		wss_log("jemalloc arenas with extent hooks unavailable: the heap is not tracked", NULL);
 	if (cfg.track_data_segments)
 		wss_engine_data_segments();
+	wss_stacks_main(cfg.track_stacks);
 	wss_engine_loader_init(cfg.track_library_data);
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has, then register the ticks' lock, whose prepare handler then

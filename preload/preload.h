@@ -60,6 +60,10 @@ void wss_altstack_ensure(void);
 /* The same for the main thread, and the key that frees a thread's stack
  * when it exits.  init. */
 void wss_altstack_init(void);
+/* Track stacks (track.stacks): the main thread's, from the thread that
+ * runs the constructor (the main one), and from now on each new thread's.
+ * init. */
+void wss_stacks_main(bool track);
 /* The language runtime of the executable that needs its memory handled
  * apart ("Go"), or NULL (runtime.c).  init. */
 const char *wss_runtime_detect(void);

@@ -47,6 +47,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 	wss_fmt_str(&conf, c->track_shared ? "true" : "false");
 	wss_fmt_str(&conf, ",\"file_mmap\":");
 	wss_fmt_str(&conf, c->track_file_mmap ? "true" : "false");
+	wss_fmt_str(&conf, ",\"stacks\":");
+	wss_fmt_str(&conf, c->track_stacks ? "true" : "false");
 	wss_fmt_str(&conf, ",\"data_segments\":");
 	wss_fmt_str(&conf, c->track_data_segments ? "true" : "false");
 	wss_fmt_str(&conf, ",\"library_data\":");

@@ -120,11 +120,50 @@ void wss_altstack_ensure(void)
 
 static void resolve_pthread_create(void);
 
+/* The thread's own stack, tracked from its start (thread_start) to its end
+ * (this key's destructor, which runs on return from the start routine and
+ * at pthread_exit alike; the C library may give the memory to a later
+ * thread, which tracks it again). */
+static __thread size_t tls_stack_len __attribute__((tls_model("initial-exec")));
+static pthread_key_t stack_key;
+static bool stack_key_ok, stacks_on;
+
+static void stack_release(void *lo)
+{
+	wss_engine_untrack_stack(lo, tls_stack_len);
+}
+
+static void stack_track(void)
+{
+	pthread_attr_t a;
+	void *lo;
+	size_t len;
+	if (!__atomic_load_n(&stacks_on, __ATOMIC_ACQUIRE) || !stack_key_ok || pthread_getattr_np(pthread_self(), &a))
+		return;
+	int r = pthread_attr_getstack(&a, &lo, &len);
+	pthread_attr_destroy(&a);
+	if (r || !lo || !len)
+		return;
+	tls_stack_len = len;
+	if (pthread_setspecific(stack_key, lo) == 0)
+		wss_engine_track_stack(lo, len);
+}
+
 void wss_altstack_init(void)
 {
 	resolve_pthread_create();
 	alt_key_ok = pthread_key_create(&alt_key, alt_release) == 0;
+	stack_key_ok = pthread_key_create(&stack_key, stack_release) == 0;
 	wss_altstack_ensure();
+}
+
+void wss_stacks_main(bool track)
+{
+	char here;
+	if (!track)
+		return;
+	__atomic_store_n(&stacks_on, true, __ATOMIC_RELEASE);
+	wss_engine_main_stack(&here);
 }
 
 /* Pin [p, p+len) for a call, or at least touch it (pin table full). */
@@ -147,6 +186,8 @@ static void *thread_start(void *p)
 	struct start st = *(struct start *)p;
 	wss_sys_free(p, sizeof st);
 	wss_altstack_ensure();
+	if (!wss_engine_own_thread(st.fn))
+		stack_track();
 	return st.fn(st.arg);
 }
 

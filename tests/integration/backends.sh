@@ -5,6 +5,11 @@
 # the difference); exact counts per phase with manual ticks.  The
 # userfaultfd probe, auto's choice, the explicit-backend error, fork.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 cd "$TMP" || bail "cd $TMP"
 sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }
 

@@ -4,6 +4,11 @@
 # counts under manual ticks; dlopen/dlclose churn (libraries loaded where
 # others were, failed loads) under 1 ms ticks runs as it does natively.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 LIBS=$PROGS/.libs
 [ -f "$LIBS/libdldata1.so" ] || bail "test libraries not built"
 sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }

@@ -3,12 +3,16 @@
 # anonymous, memfd, System V) and file mappings are tracked beside private
 # memory, each sample and the summary say how much of each kind, exact
 # counts under manual ticks; a shared file mapping's writes are writes and
-# the file ends as it would natively; track.shared and track.file_mmap
-# turn the kinds off.
+# the file ends as it would natively; stacks (the main thread's, growing,
+# and a thread's) are seen by write-protection, signal frames and all;
+# track.shared, track.file_mmap and track.stacks turn the kinds off.
 . "$top_srcdir/tests/tap/tap.sh"
 
 # The counts of tests/progs/kinds.c.
 SHARED=$((4096 + 256 + 128)) ANON=4096 FREAD=512 FWRITE=64
+# 256 pages of the main stack and 32 of a thread's, plus the frames the
+# loops run in (a few pages).
+STACK=$((256 + 32)) STACK_HI=$((256 + 32 + 8))
 head -c $((2048 * 4096)) /dev/urandom >"$TMP/data"
 native=$("$PROGS/kinds" "$TMP/data") || bail "kinds does not run natively"
 
@@ -37,23 +41,26 @@ for seq in 2 3 4; do
 	is "$(kind_of "$TMP/exact.jsonl" $seq anon data)" $ANON "sample $seq: private anonymous apart"
 	is "$(kind_of "$TMP/exact.jsonl" $seq file data)" $FREAD "sample $seq: the file pages read"
 	is "$(kind_of "$TMP/exact.jsonl" $seq file write)" 0 "sample $seq: none of them written"
+	between "$(kind_of "$TMP/exact.jsonl" $seq stack data)" $STACK $STACK_HI "sample $seq: the stacks' pages written"
 done
 is "$(kind_of "$TMP/exact.jsonl" 3 shared tracked)" $SHARED "shared memory tracked: every page of it"
 is "$(kind_of "$TMP/exact.jsonl" 3 file tracked)" 2048 "the file mapping tracked whole"
 is "$($PROFILE get "$TMP/exact.jsonl" summary.kinds.shared.total)" $SHARED "summary: the shared total"
 is "$($PROFILE get "$TMP/exact.jsonl" summary.kinds.anon.peak)" $ANON "summary: the anonymous peak"
 is "$($PROFILE get "$TMP/exact.jsonl" summary.kinds.file.total)" $FREAD "summary: the file total"
-between "$($PROFILE get "$TMP/exact.jsonl" summary.data.total)" $((SHARED + ANON + FREAD)) $((SHARED + ANON + FREAD + 64)) \
-	"the data total holds every kind"
+between "$($PROFILE get "$TMP/exact.jsonl" summary.data.total)" $((SHARED + ANON + FREAD + STACK)) \
+	$((SHARED + ANON + FREAD + STACK_HI + 64)) "the data total holds every kind"
 grep -q "data peak by kind (pages): shared $SHARED (17.5 MiB), anon $ANON (16.0 MiB), file $FREAD (2.0 MiB)" "$TMP/exact.err"
 ok $? "stderr: the peak by kind, largest first"
 "$WSS" report "$TMP/exact.jsonl" >"$TMP/report.txt"
 grep -q "^  shared  *2,688.0  *4,480  *4,480  *17,920$" "$TMP/report.txt"
 ok $? "wss report: Data by kind lists shared memory"
 "$WSS" report --json "$TMP/exact.jsonl" | python3 -c 'import json,sys; k = json.load(sys.stdin)["summary"]["kinds"]; print(" ".join(k))' >"$TMP/kinds.json"
-is "$(cat "$TMP/kinds.json")" "shared anon file data" "wss report --json: summary.kinds, largest peak first"
+is "$(cat "$TMP/kinds.json")" "shared anon file stack data" "wss report --json: summary.kinds, largest peak first"
 "$WSS" export --format csv -o "$TMP/k.csv" "$TMP/exact.jsonl" 2>/dev/null
-awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i} NR == 4 {print $c["kind_shared_pages"], $c["kind_file_pages"]}' "$TMP/k.csv" >"$TMP/csvk"
+python3 -c 'import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["scope"] == "process" and r["seq"] == "3": print(r["kind_shared_pages"], r["kind_file_pages"])' "$TMP/k.csv" >"$TMP/csvk"
 is "$(cat "$TMP/csvk")" "$SHARED $FREAD" "wss export csv: a column per kind"
 
 # A shared file mapping: its writes are in the write set, and the file
@@ -105,10 +112,17 @@ set -- $lo
 between $SHARED "$1" "$2" "defaults: sample 3's shared interval holds $SHARED ($1..$2)"
 
 # Turned off, the kinds are not tracked at all.
-WSS_TRACK_SHARED=false WSS_TRACK_FILE_MMAP=false run off exact "$TMP/data"
-ok $? "runs with track.shared and track.file_mmap off"
+WSS_TRACK_SHARED=false WSS_TRACK_FILE_MMAP=false WSS_TRACK_STACKS=0 run off exact "$TMP/data"
+ok $? "runs with track.shared, track.file_mmap and track.stacks off"
+is "$(kind_of "$TMP/off.jsonl" 3 stack data)" - "track.stacks = false: no stack kind"
 is "$(kind_of "$TMP/off.jsonl" 3 shared data)" - "track.shared = false: no shared kind"
 is "$(kind_of "$TMP/off.jsonl" 3 file data)" - "track.file_mmap = false: no file kind"
 is "$(kind_of "$TMP/off.jsonl" 3 anon data)" $ANON "private memory still tracked"
 is "$($PROFILE get "$TMP/off.jsonl" header.track.shared)" false "the header says what was tracked"
+# The mprotect backend has no write-protection: no stack (a signal frame
+# must never meet a PROT_NONE page), the rest as with hybrid.
+WSS_TRACK_BACKEND=mprotect run mp exact "$TMP/data"
+ok $? "mprotect: runs"
+is "$(kind_of "$TMP/mp.jsonl" 3 stack data)" - "mprotect: stacks are not tracked"
+is "$(kind_of "$TMP/mp.jsonl" 3 shared data)" $SHARED "mprotect: shared memory is"
 done_testing

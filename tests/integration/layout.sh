@@ -4,6 +4,11 @@
 # writes at i*4096 + (i%7)*64 in 1000 pages of a block touches exactly 1000
 # pages in every run (tests/progs/layout).
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 cd "$TMP" || bail "cd $TMP"
 counts=
 for i in 1 2 3 4 5 6 7 8 9 10; do

@@ -2,6 +2,11 @@
 # Manual time base: exact data_pages per sample, the window, munmap, mremap,
 # and the per-thread partition, against what tests/progs/phases expects.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 
 # check SCENARIO WINDOW: run it, then compare each expectation line.
 check() {

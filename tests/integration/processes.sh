@@ -6,6 +6,11 @@
 # default) exec'd programs are measured; without it nothing the program
 # starts sees LD_PRELOAD or wss's variables, whatever the route.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 cd "$TMP" || bail "cd $TMP"
 sample() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $2}'; }
 

@@ -5,6 +5,11 @@
 # 1 ms interval so that ticks race the program.  ROBUST_CASES runs some
 # cases only (make soak: ROBUST_CASES=sync SOAK_TESTS=robust).
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 : "${ROBUST_CASES:=altstack-heap altstack-bss coro efault rearm condvar sync ioctl paths cancel}"
 n=0
 for t in $ROBUST_CASES; do

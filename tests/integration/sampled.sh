@@ -6,6 +6,11 @@
 # 4,096 pages or more must be within 5 % on average.  The membership seed
 # is fixed (WSS_TEST_SAMPLING_SEED) so that the test is deterministic.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 
 # run NAME RATE MiB PHASES MIN MAX [drop]: the program under the preload, then the
 # phases' truth against the samples, one line per phase:

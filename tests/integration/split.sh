@@ -7,6 +7,11 @@
 # interval as its pages: exact counts, per thread, under every backend
 # with faults.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 cd "$TMP" || bail "cd $TMP"
 
 WSS_TRACK_BACKEND=uffd-wp WSS_SESSION_OUTPUT="$TMP/probe.jsonl" LD_PRELOAD="$WSS_LIB" /bin/true 2>/dev/null

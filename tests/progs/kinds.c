@@ -2,7 +2,8 @@
  * (kinds.sh): SHARED_PAGES of MAP_SHARED|MAP_ANONYMOUS written, as many of a
  * private anonymous mapping written, MFD_PAGES of a memfd mapped shared
  * written, SYSV_PAGES of a System V segment written, FILE_READ pages of a
- * file (argv[1], FILE_PAGES long) mapped read-only and read, and, with
+ * file (argv[1], FILE_PAGES long) mapped read-only and read, STACK_PAGES
+ * of the main thread's stack and THREAD_PAGES of a thread's written, and, with
  * "shared-file", FILE_WRITE pages of the same file mapped shared and
  * written (one byte each: the page number's low byte).  Three manual
  * intervals, then everything unmapped and a last one.  Prints the sum of
@@ -15,6 +16,7 @@
  * mapping), then a page past the end of a truncated file mapping raises
  * SIGBUS for the program's own handler; each prints what it saw. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -36,6 +38,8 @@
 #define FILE_PAGES 2048
 #define FILE_READ 512  /* every fourth page */
 #define FILE_WRITE 64  /* pages 1000.. */
+#define STACK_PAGES 256 /* 1 MiB */
+#define THREAD_PAGES 32
 
 #define FORK_PAGES 300
 
@@ -106,6 +110,31 @@ static int syscalls(const char *path)
 	return 0;
 }
 
+/* STACK_PAGES of this thread's stack written, a byte a page; not inlined,
+ * so that the array is below the caller's frame every time. */
+static __attribute__((noinline)) unsigned long stack_pages(int pages, int it)
+{
+	volatile char buf[STACK_PAGES * PG];
+	for (int i = 0; i < pages; i++)
+		buf[i * PG] = (char)it;
+	return (unsigned long)buf[0];
+}
+
+static pthread_barrier_t turn;
+
+/* A thread writing THREAD_PAGES of its stack in each of the three
+ * intervals, between two barriers with the main thread. */
+static void *stack_thread(void *arg)
+{
+	(void)arg;
+	for (int it = 0; it < 3; it++) {
+		pthread_barrier_wait(&turn);
+		stack_pages(THREAD_PAGES, it);
+		pthread_barrier_wait(&turn);
+	}
+	return NULL;
+}
+
 static void *map(size_t len, int prot, int flags, int fd)
 {
 	void *p = mmap(NULL, len, prot, flags, fd, 0);
@@ -150,8 +179,15 @@ int main(int argc, char **argv)
 	const unsigned char *fr = map(FILE_PAGES * PG, PROT_READ, MAP_PRIVATE, fd);
 	unsigned char *fw = wfile ? map(FILE_PAGES * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd) : NULL;
 	unsigned long sum = 0;
+	pthread_t th;
+	pthread_barrier_init(&turn, NULL, 2);
+	if (pthread_create(&th, NULL, stack_thread, NULL))
+		return 1;
+	stack_pages(STACK_PAGES, 0); /* the main stack grown before the first interval */
 	wss_tick();
 	for (int it = 0; it < 3; it++) {
+		pthread_barrier_wait(&turn);
+		sum += stack_pages(STACK_PAGES, it);
 		for (size_t i = 0; i < SHARED_PAGES; i++)
 			sh[i * PG] = (char)it;
 		for (size_t i = 0; i < ANON_PAGES; i++)
@@ -164,8 +200,10 @@ int main(int argc, char **argv)
 			sum += fr[4 * i * PG + 7];
 		for (size_t i = 0; fw && i < FILE_WRITE; i++)
 			fw[(1000 + i) * PG] = (unsigned char)(1000 + i);
+		pthread_barrier_wait(&turn);
 		wss_tick();
 	}
+	pthread_join(th, NULL);
 	shmdt(sv);
 	munmap(sh, SHARED_PAGES * PG);
 	munmap(an, ANON_PAGES * PG);

@@ -2,6 +2,11 @@
 # Concurrency stress (see stress_touch.c).  Short in `make check`; set
 # STRESS_LONG=1 (make stress) for the long run.
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the program's memory: the few pages of its stacks each
+# interval (track.stacks, timing-dependent) would blur them; kinds.sh counts
+# stacks.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 if [ -n "$STRESS_LONG" ]; then rounds=3000 secs=30; else rounds=150 secs=3; fi
 S=$top_builddir/tests/stress/stress_touch
 

@@ -18,7 +18,7 @@ COLUMNS = ["scope", "seq", "t_ns", "cpu_ns", "tid", "data_pages", "read_pages", 
            "data_lo", "data_hi", "read_lo", "read_hi", "write_lo", "write_hi", "final", "lower_bound"]
 # The kinds of memory, in the order of their columns (one for each kind some
 # sample has, last).
-KINDS = ["heap", "anon", "data", "shared", "file"]
+KINDS = ["heap", "anon", "data", "shared", "file", "stack"]
 
 
 def kinds_of(recs):
