@@ -157,7 +157,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->precision_ppm = WSS_PRECISION_DEFAULT_PPM;
 	c->trace_max = 256ULL << 20;
 	c->track_heap = c->track_anon_mmap = c->track_data_segments = true;
-	c->track_shared = c->track_file_mmap = c->track_stacks = true;
+	c->track_shared = c->track_file_mmap = c->track_stacks = c->track_library_data = true;
 	c->report_summary = true;
 	c->peaks_enabled = true;
 	c->peaks_sensitivity_milli = 5000;

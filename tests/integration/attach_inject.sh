@@ -8,6 +8,11 @@
 # redis-server under load; and the errors (static program, a process
 # another tracer holds, no such process, another user's).
 . "$top_srcdir/tests/tap/tap.sh"
+# Exact counts of the attachee's buffer: a page of a library's data that it
+# writes every interval (track.library_data, on by default) would add one
+# to each; dlopen.sh counts library data.
+WSS_TRACK_LIBRARY_DATA=0
+export WSS_TRACK_LIBRARY_DATA
 cd "$TMP" || bail "cd $TMP"
 A=$PROGS/attachee
 

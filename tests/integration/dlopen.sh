@@ -26,10 +26,13 @@ while read -r kind seq pages; do
 done <"$TMP/e.out"
 is "$n" 4 "exact: four expectations were checked"
 
-# Off by default: the same touches are not counted.
-WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/off.jsonl" \
+# On by default; off, the same touches are not counted.
+WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/def.jsonl" \
+	LD_PRELOAD="$WSS_LIB" "$PROGS/dlprog" exact "$LIBS" >/dev/null 2>&1
+is "$($PROFILE get "$TMP/def.jsonl" header.track.library_data)" true "track.library_data is on by default"
+WSS_TRACK_LIBRARY_DATA=false WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/off.jsonl" \
 	LD_PRELOAD="$WSS_LIB" "$PROGS/dlprog" exact "$LIBS" >"$TMP/off.out" 2>/dev/null
-is $? 0 "library_data = false (default): runs"
+is $? 0 "library_data = false: runs"
 seq=$(awk '$1 == "expect" && $3 == 40 {print $2}' "$TMP/off.out")
 between "$(sample "$TMP/off.jsonl" "$seq")" 0 3 "library_data = false: the library's 40 pages are not counted"
 

@@ -485,7 +485,7 @@ int main(void)
 	is_str(big,
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
 	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"precision\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
-	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"shared\":true,\"file_mmap\":true,\"stacks\":true,\"data_segments\":true,\"library_data\":false,"
+	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"shared\":true,\"file_mmap\":true,\"stacks\":true,\"data_segments\":true,\"library_data\":true,"
 	       "\"code\":false},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
 	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
