@@ -298,6 +298,33 @@ static bool change_wait(uintptr_t addr, bool write, bool exec)
 	return !__atomic_load_n(&E.changing, __ATOMIC_ACQUIRE);
 }
 
+/* A fault on a page that is not tracked when the handler looks may have
+ * been ours all the same: the page was armed when the access faulted, and
+ * left tracking (its protection given back first) before the handler read
+ * its flags (an exclusion at dlclose or for a stack, the program's
+ * mprotect making it executable, from another thread).  The access would
+ * now succeed: it runs again, once per page and per count of pages that
+ * left tracking (wss_engine_untrack_locked counts them before it clears
+ * their flags, so a handler that saw the flags cleared sees the count
+ * moved).  A fault of the program's own on that page faults again and
+ * goes to the program (as a fault on a page that was never ours does at
+ * once, the count unchanged).  Per thread: AS-safe. */
+static __thread uintptr_t data_retry_at __attribute__((tls_model("initial-exec")));
+static __thread uint32_t data_retry_gen __attribute__((tls_model("initial-exec")));
+
+static bool data_retry(uintptr_t addr)
+{
+	uint32_t g = __atomic_load_n(&E.released, __ATOMIC_ACQUIRE);
+	uintptr_t page = addr & ~(WSS_PAGE_SIZE - 1);
+	if (!g || (data_retry_at == page && data_retry_gen == g)) {
+		data_retry_at = 0;
+		return false;
+	}
+	data_retry_at = page;
+	data_retry_gen = g;
+	return true;
+}
+
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 {
 	/* An instruction fetch from an armed code page (code.c), whatever
@@ -310,6 +337,8 @@ bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 			return true;
 		if (b->fault(addr, write, exec, uc))
 			return true;
+		if (!exec)
+			return data_retry(addr);
 	}
 	return exec && wss_code_retry(addr);
 }

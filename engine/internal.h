@@ -129,6 +129,7 @@ typedef struct wss_engine {
 		uint64_t total_exact, total_hist[WSS_SAMPLE_LEVEL_MAX + 1];
 	} kind[WSS_KIND_N];
 	uint32_t kinds_seen;      /* bit k: some sample had pages of kind k tracked */
+	uint32_t released;        /* atomic: untracks so far (registry.c), for a fault that raced one (fault.c) */
 	uintptr_t main_stack_lo;  /* stacks.c: the main stack's lowest page tracked (0: not tracked) */
 	uint32_t main_stack_owner; /* the main thread's slot */
 	bool lower_bound;         /* an exact sample used coarse blocks */

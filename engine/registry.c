@@ -263,6 +263,9 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 	uintptr_t s, e;
 	if (!tracked_span(start, len, &s, &e))
 		return;
+	/* Counted before any flag is cleared: a handler that finds its page
+	 * untracked runs the access again (fault.c, data_retry). */
+	__atomic_add_fetch(&E.released, 1, __ATOMIC_RELEASE);
 	/* Range by range for their kinds (pages outside every range are not
 	 * tracked), then out of the registry. */
 	for (size_t i = wss_regions_lower_bound(&E.regions, s); i < E.regions.n && E.regions.v[i].start < e; i++) {

@@ -18,6 +18,15 @@
  *   and repeats if they changed.  A handler mprotect that lands after the
  *   application's call either sees the new flags on its re-read and follows,
  *   or read them before they changed and is overridden by the second call.
+ * - fault vs the page leaving tracking (an exclusion at dlclose, a stack,
+ *   from another thread): the flags then say "not tracked" with no
+ *   protection bits, which is no protection to follow (following it made
+ *   the page PROT_NONE for good: a crash of the program at its next access,
+ *   codepages retry with track.library_data).  Whoever untracks a mapped
+ *   page gave it its protection first (its disarm, or the program's call
+ *   applied again), so the handler stops there; its own mprotect, with the
+ *   protection the page had while tracked, either preceded that or set the
+ *   same.
  * - VMA count: each single-page unprotect inside a PROT_NONE range can split
  *   one VMA into three.  We keep an estimate per interval and, past a budget
  *   well below vm.max_map_count, unprotect an aligned block (or the whole
@@ -52,7 +61,10 @@ static int mp_attach(uintptr_t start, uintptr_t end, bool arm) { return arm ? mp
 
 /* Give [start, end) the protections recorded in the flags, one mprotect per
  * run of equal protection; a piece of a sparse range is one run (its
- * entry's protection), whatever its length. */
+ * entry's protection), whatever its length.  A page that is not tracked
+ * (never, or no longer: a pin's open racing an exclusion) is left as it
+ * is: its flags hold no protection of the program's, and whoever untracked
+ * it gave it its own (restore's race note). */
 static void mp_disarm(uintptr_t start, uintptr_t end)
 {
 	uintptr_t run = start;
@@ -61,7 +73,7 @@ static void mp_disarm(uintptr_t start, uintptr_t end)
 		uintptr_t next = a + WSS_PAGE_SIZE, ss, se;
 		uint8_t *fl = wss_shadow_flags(a);
 		uint8_t f = fl ? __atomic_load_n(fl, __ATOMIC_ACQUIRE) : 0, sf;
-		int prot = fl ? f & WSS_PF_PROT : PROT_READ | PROT_WRITE;
+		int prot = (f & WSS_PF_TRACKED) ? f & WSS_PF_PROT : -1;
 		if (!(f & WSS_PF_TRACKED) && wss_sparse_any() && (sf = wss_sparse_find(a, &ss, &se))) {
 			prot = sf & WSS_PF_PROT;
 			next = se < end ? se : end;
@@ -99,7 +111,7 @@ static int restore(uintptr_t a, size_t len, uintptr_t page, uint8_t *fl, uint8_t
 		if (r)
 			return -r;
 		uint8_t g = wss_flags_load(page, fl);
-		if ((g & WSS_PF_PROT) == (f & WSS_PF_PROT))
+		if (!(g & WSS_PF_TRACKED) || (g & WSS_PF_PROT) == (f & WSS_PF_PROT))
 			return 0;
 		f = g;
 	}

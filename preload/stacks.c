@@ -175,10 +175,14 @@ static int pin(const void *p, size_t len)
 	return h;
 }
 
-/* A thread's start, through us: its alternate stack first. */
+/* A thread's start, through us: its alternate stack first.  given: the
+ * program gave it its stack (pthread_attr_setstack), which is the
+ * program's memory, excluded from tracking (wss_exclude_stack), never a
+ * stack of the C library's to track. */
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	bool given;
 };
 
 static void *thread_start(void *p)
@@ -186,7 +190,7 @@ static void *thread_start(void *p)
 	struct start st = *(struct start *)p;
 	wss_sys_free(p, sizeof st);
 	wss_altstack_ensure();
-	if (!wss_engine_own_thread(st.fn))
+	if (!st.given && !wss_engine_own_thread(st.fn))
 		stack_track();
 	return st.fn(st.arg);
 }
@@ -232,7 +236,12 @@ WSS_EXPORT int pthread_create(pthread_t *restrict t, const pthread_attr_t *restr
 	/* From mmap, not the heap: the record is ours, and is read by the
 	 * new thread before anything else. */
 	struct start *st = wss_sys_alloc(sizeof *st);
-	int r = st ? (st->fn = fn, st->arg = arg, real(t, attr, thread_start, st)) : real(t, attr, fn, arg);
+	void *given = NULL;
+	size_t given_len;
+	if (attr && pthread_attr_getstack(attr, &given, &given_len))
+		given = NULL;
+	int r = st ? (st->fn = fn, st->arg = arg, st->given = given != NULL, real(t, attr, thread_start, st))
+		   : real(t, attr, fn, arg);
 	if (r && st)
 		wss_sys_free(st, sizeof *st);
 	for (int i = 0; i < n; i++)
