@@ -20,9 +20,9 @@
  *   or read them before they changed and is overridden by the second call.
  * - fault vs the page leaving tracking (an exclusion at dlclose, a stack,
  *   from another thread): the flags then say "not tracked" with no
- *   protection bits, which is no protection to follow (following it made
- *   the page PROT_NONE for good: a crash of the program at its next access,
- *   codepages retry with track.library_data).  Whoever untracks a mapped
+ *   protection bits, which is no protection to follow (following it would
+ *   make the page PROT_NONE for good: the program's next access to it
+ *   would be a SIGSEGV that is not ours).  Whoever untracks a mapped
  *   page gave it its protection first (its disarm, or the program's call
  *   applied again), so the handler stops there; its own mprotect, with the
  *   protection the page had while tracked, either preceded that or set the

@@ -99,12 +99,13 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 	wss_record_arg_t *r = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
-		if (!fl || !(wss_flags_load(a, fl) & WSS_PF_TRACKED))
+		uint8_t f = fl ? wss_flags_load(a, fl) : 0;
+		if (!(f & WSS_PF_TRACKED))
 			continue;
 		if (r->level && !wss_sampling_member(a, r->level))
 			continue; /* outside the sample: its bit is stale */
 		uint32_t when = r->e;
-		if (E.backend->fault && !(wss_flags_load(a, fl) & WSS_PF_WPONLY)) {
+		if (E.backend->fault && !(f & WSS_PF_WPONLY)) {
 			wss_page_t *p = wss_shadow_page(a);
 			if (*wss_shadow_wsplit(a) == r->e + 1)
 				when = r->e + 1;
