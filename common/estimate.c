@@ -224,3 +224,32 @@ wss_estimate_t wss_estimate_total(uint64_t xe, uint64_t x, unsigned level)
 	e.hi = h <= (double)e.est ? e.est : (uint64_t)h;
 	return e;
 }
+
+wss_estimate_t wss_estimate_total_levels(uint64_t xe, const uint64_t *n, unsigned levels, unsigned empty_level)
+{
+	double est = 0, var = 0;
+	uint64_t seen = xe;
+	for (unsigned m = 0; m < levels; m++) {
+		double w = (double)(1ULL << m), c = (double)n[m];
+		est += c * w;
+		var += c * w * (w - 1);
+		seen += n[m];
+	}
+	if (est == 0)
+		return wss_estimate_total(xe, 0, empty_level);
+	wss_estimate_t e = {xe + (uint64_t)est, 0, 0};
+	if (var == 0) {
+		e.lo = e.hi = e.est;
+		return e;
+	}
+	/* A sum of scaled counts with this mean and variance is a Poisson
+	 * count of est^2/var at a scale of var/est (one stratum: its own
+	 * count at its own rate, less one): its bounds are those of that
+	 * count, scaled. */
+	double scale = var / est, lo, hi;
+	poisson_bounds(est / scale, &lo, &hi);
+	double l = floor((double)xe + scale * lo), h = ceil((double)xe + scale * hi);
+	e.lo = l <= (double)seen ? seen : l >= (double)e.est ? e.est : (uint64_t)l;
+	e.hi = h <= (double)e.est ? e.est : (uint64_t)h;
+	return e;
+}

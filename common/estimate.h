@@ -113,4 +113,14 @@ wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss
  * most its mean, so it holds whatever the touches' pattern.  AS-safe. */
 wss_estimate_t wss_estimate_total(uint64_t xe, uint64_t x, unsigned level);
 
+/* A total over pages sampled at several rates, plus a part xe known
+ * exactly: n[m] pages found at a rate of 1 in 2^m (m < levels), each
+ * standing for 2^m (a Horvitz-Thompson sum).  The variance is the sum of
+ * the strata's Poisson-like ones, n[m] 2^m (2^m - 1), an upper bound for
+ * one member a block (its blocks' members are negatively correlated
+ * across strata); the interval is that of a Poisson count with the same
+ * mean and variance (Byar's bounds, scaled).  With nothing found,
+ * wss_estimate_total's at empty_level.  AS-safe. */
+wss_estimate_t wss_estimate_total_levels(uint64_t xe, const uint64_t *n, unsigned levels, unsigned empty_level);
+
 #endif

@@ -1267,6 +1267,26 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			c->test_sampling_seed = n;
 		}
 	}
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_FIRST_RATE"))) {
+		uint64_t rate = 0, n = 0;
+		const char *q = v;
+		while (*q >= '0' && *q <= '9' && rate <= (1U << 20))
+			rate = rate * 10 + (uint64_t)(*q++ - '0');
+		bool good = q > v && *q == ':' && rate >= 2 && rate <= (1U << 20) && !(rate & (rate - 1));
+		const char *d = good ? ++q : q;
+		while (good && *q >= '0' && *q <= '9' && n <= 1000)
+			n = n * 10 + (uint64_t)(*q++ - '0');
+		good = good && q > d && *q == 0 && n >= 1 && n <= 1000;
+		if (!good) {
+			wss_fmt_str(&e, "WSS_TEST_FIRST_RATE: expected RATE:INTERVALS (a power of two from 2 to 2^20, a count from 1 to "
+					"1000), got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		} else {
+			c->test_first_level = (uint32_t)__builtin_ctzll(rate);
+			c->test_first_intervals = (uint32_t)n;
+		}
+	}
 	/* Test-only: the tick waits this long between arming the pages and
 	 * harvesting their write bits, so that tests can touch pages in that
 	 * window (tests/progs/split.c). */

@@ -111,6 +111,10 @@ typedef struct wss_config {
 	/* Test-only (WSS_TEST_SAMPLING_SEED): the page sample's seed, so that
 	 * a sampled test is deterministic; 0 = a random one. */
 	uint64_t test_sampling_seed;
+	/* Test-only (WSS_TEST_FIRST_RATE=R:N): the first N intervals sampled
+	 * at 1 in R (a power of two), then track.sample_rate, so that a test
+	 * runs through two sampled levels as auto does; 0 = off. */
+	uint32_t test_first_level, test_first_intervals;
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

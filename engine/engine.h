@@ -32,6 +32,8 @@ typedef struct wss_engine_test {
 	bool uffd_unsupported;     /* probe userfaultfd as missing */
 	long vma_budget;           /* VMAs our protection splits may use */
 	uint64_t sampling_seed;    /* the membership seed, instead of a random one */
+	uint32_t first_level;      /* a fixed rate's first intervals at 1/2^first_level ... */
+	uint32_t first_intervals;  /* ... this many of them */
 } wss_engine_test_t;
 
 /* What the engine needs of the session's configuration: the preload fills

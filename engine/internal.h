@@ -27,6 +27,14 @@
 #include "engine/sparse.h"
 #include "engine/threads.h"
 
+/* Pages counted for the run's totals by their last touch (tick.c,
+ * wss_tick_last_touch): n[s][m] of series s (0 data, 1 write) at a rate of
+ * 1 in 2^m, kind[k][m] the data's of kind k. */
+typedef struct wss_last_counts {
+	uint64_t n[2][WSS_SAMPLE_LEVEL_MAX + 1];
+	uint64_t kind[WSS_KIND_N][WSS_SAMPLE_LEVEL_MAX + 1];
+} wss_last_counts_t;
+
 typedef struct wss_engine {
 	/* lock.c */
 	int lock;                 /* 0 free, 1 locked, 2 locked with waiters */
@@ -122,6 +130,7 @@ typedef struct wss_engine {
 	uint64_t tracked_max;     /* the most pages tracked at a tick */
 	uint64_t total_hist[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in a sampled window and in no exact one, by top member level */
 	uint64_t total_exact[3][WSS_SAMPLE_LEVEL_MAX + 1]; /* pages counted in an exact window, by top member level */
+	wss_last_counts_t last_gone; /* the pages that left tracking, by their last touch (wss_tick_last_touch) */
 	/* The data series by kind (wss_kind_t): the samples' estimates and
 	 * bounds summed, the peak's, and the totals' counts as above. */
 	struct {
@@ -464,6 +473,14 @@ void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi);
  * (wss_estimate_total), the interval narrowed by the members' successive
  * differences where the ranges still hold them.  Engine lock held. */
 void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t);
+/* The run's totals over several sampled levels (wss_tick_last_touch):
+ * page's last touch and last write up to interval K, each counted in c
+ * when the page was a member of the coarsest level in force from that
+ * interval to K, and first counted in no exact window.  Engine lock held. */
+void wss_tick_last_touch(uintptr_t page, int kind, uint32_t K, wss_last_counts_t *c);
+/* The same over every page tracked now, up to the last interval counted,
+ * plus the pages gone (E.last_gone). */
+void wss_tick_last_touches(wss_last_counts_t *c);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 

@@ -161,8 +161,9 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
  * interval as the largest of the samples', the total as the run's (the
  * pages first counted in exact windows, plus the members of the run's
  * coarsest level first counted in sampled ones, scaled: its Poisson
- * interval), never below the peak. */
-static void kinds_summary(wss_profile_summary_t *sum)
+ * interval; over several sampled levels, lc: wss_tick_last_touch), never
+ * below the peak. */
+static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *lc)
 {
 	uint32_t L = E.level_max;
 	for (int k = 1; k < WSS_KIND_N; k++) {
@@ -171,7 +172,8 @@ static void kinds_summary(wss_profile_summary_t *sum)
 		uint64_t x = 0;
 		for (uint32_t l = L; l <= WSS_SAMPLE_LEVEL_MAX; l++)
 			x += E.kind[k].total_hist[l];
-		wss_estimate_t t = wss_estimate_total(E.kind[k].total_exact, x, L);
+		wss_estimate_t t = lc ? wss_estimate_total_levels(E.kind[k].total_exact, lc->kind[k], WSS_SAMPLE_LEVEL_MAX + 1, L)
+				      : wss_estimate_total(E.kind[k].total_exact, x, L);
 		if (t.est < E.kind[k].peak)
 			t.est = E.kind[k].peak;
 		if (t.lo < E.kind[k].peak_lo)
@@ -217,7 +219,13 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		.attach_end = E.attach_end,
 		.kinds_seen = E.kinds_seen,
 	};
-	kinds_summary(sum);
+	/* Over several sampled levels, the totals count each page by its
+	 * last touch (wss_tick_last_touch): one walk of the pages with state. */
+	static wss_last_counts_t lc;
+	bool several = E.level_min_sampled && E.level_min_sampled < E.level_max;
+	if (several)
+		wss_tick_last_touches(&lc);
+	kinds_summary(sum, several ? &lc : NULL);
 	if (!E.level_max)
 		return;
 	sum->prec_target_ppm = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
@@ -247,7 +255,15 @@ void wss_out_summary(wss_profile_summary_t *sum)
 				x += E.total_hist[s][l];
 		}
 		wss_estimate_t t;
-		wss_tick_total(s, xe, x, &t);
+		if (several && s < 2) {
+			t = wss_estimate_total_levels(xe, lc.n[s], WSS_SAMPLE_LEVEL_MAX + 1, L);
+			/* No page ever left tracking: the run's pages are at
+			 * most those tracked now (a bound, not an estimate). */
+			uint64_t n = wss_regions_pages(&E.regions);
+			if (!__atomic_load_n(&E.released, __ATOMIC_RELAXED) && t.hi > n)
+				t.hi = n > t.est ? n : t.est;
+		} else
+			wss_tick_total(s, xe, x, &t);
 		/* The run's distinct pages are at least one window's: the total
 		 * is not estimated below the peak's estimate, nor bounded below
 		 * the peak's lower bound (the two estimators differ in their

@@ -252,8 +252,10 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 		E.cost_program_ns = wall;
 	uint32_t l = E.level;
 	if (E.set.sample_level) {
-		uint32_t f = vma_floor(tracked);
-		return E.set.sample_level > f ? E.set.sample_level : f;
+		uint32_t f = vma_floor(tracked), s = E.set.sample_level;
+		if (E.epoch <= E.set.test.first_intervals) /* the next interval's */
+			s = E.set.test.first_level;
+		return s > f ? s : f;
 	}
 	/* share / budget, both in millionths: how much longer the interval
 	 * took for us (docs/backends.md, "The budget") */

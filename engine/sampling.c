@@ -44,6 +44,8 @@ void wss_sampling_init(void)
 	uint32_t l = 0;
 	if (E.set.mode == WSS_TRACK_SAMPLED)
 		l = E.set.sample_level ? E.set.sample_level : 6;
+	if (l && E.set.test.first_intervals)
+		l = E.set.test.first_level;
 	E.level = l;
 	E.level_max = l;
 	E.level_min_sampled = l;
@@ -222,6 +224,7 @@ void wss_sampling_fork_child(void)
 		}
 		E.exact_sum[s] = 0;
 	}
+	E.last_gone = (wss_last_counts_t){0};
 	E.tracked_max = 0;
 	E.burst_excess = 0;
 	E.lower_bound = false;

@@ -137,9 +137,9 @@ static void count_page(uintptr_t a, void *arg)
 /* A page leaving tracking in interval k (munmap): touched in the window
  * in progress, it would count in no sample, but it counts in the run's
  * data total (as a fault-time count would have it in exact mode). */
-void wss_tick_count_gone(uintptr_t a, int kind)
+static void count_gone_window(uintptr_t a, int kind, uint32_t k)
 {
-	uint32_t k = E.epoch, w = E.set.window_intervals, owner;
+	uint32_t w = E.set.window_intervals, owner;
 	wss_page_t *pg = wss_shadow_page(a);
 	if (!pg || !wss_page_in_window(pg, k, w, &owner))
 		return;
@@ -148,6 +148,16 @@ void wss_tick_count_gone(uintptr_t a, int kind)
 		return;
 	uint32_t top = UINT32_MAX;
 	total_note(a, wss_shadow_rever(a), 0, kind, lw != 0, &top);
+}
+
+void wss_tick_count_gone(uintptr_t a, int kind)
+{
+	count_gone_window(a, kind, E.epoch);
+	/* Its last touch, for the totals over several levels (after the
+	 * window's count, which may find it in an exact one): its leaving
+	 * ends what may follow it, the interval in progress included. */
+	if (E.level_max)
+		wss_tick_last_touch(a, kind, E.epoch, &E.last_gone);
 }
 
 void wss_tick_fold_counts(uintptr_t a)
@@ -162,6 +172,85 @@ void wss_tick_fold_counts(uintptr_t a)
 		E.gone_sq[s][top] += v[s] * v[s];
 	}
 	cn[0] = cn[1] = 0;
+}
+
+/* The run's totals when it went through several sampled levels.  The
+ * estimate at the coarsest level alone (wss_tick_total) counts only its
+ * members: a burst that raised the level to 1 in 16,384 for a JVM's first
+ * interval left a run's totals on 8 pages, +-97 %, where every later
+ * interval had eight times as many.  Instead each page counts by its last
+ * touch t (a total is a count of pages by the interval of their last
+ * touch): from t to the end of the run (or to its leaving) every level in
+ * force must have had it as a member, for the touch to be known as its
+ * last, so the level that decides is the coarsest one in force since t,
+ * M(t), and a page counts 2^M(t) when it is a member of M(t) (a
+ * Horvitz-Thompson weight: it is with probability 2^-M(t)).  Such a page
+ * was observed from t on: its recorded last touch is its true one.  A
+ * page whose last touch was recorded at t but was in fact later was no
+ * member of that later interval's level, hence of none >= M(t): it
+ * counts nothing.  Pages first counted in an exact window are the exact
+ * part (REVER_E), as in wss_tick_total.  Writes alike, by the last write.
+ * The read series keeps the coarsest level's count (a read set is a
+ * window's, not a page's last touch). */
+static uint32_t newest_upto(uint64_t hist, uint32_t K)
+{
+	uint32_t last = (uint32_t)hist, plast = (uint32_t)(hist >> 32);
+	return last <= K ? last : plast <= K ? plast : 0;
+}
+
+void wss_tick_last_touch(uintptr_t a, int kind, uint32_t K, wss_last_counts_t *c)
+{
+	wss_page_t *pg = wss_shadow_page(a);
+	uint8_t *rv = wss_shadow_rever(a);
+	if (!pg || !rv || (!__atomic_load_n(&pg->cur, __ATOMIC_RELAXED) && !__atomic_load_n(&pg->prev, __ATOMIC_RELAXED)))
+		return;
+	uint32_t top = UINT32_MAX;
+	for (int s = 0; s < 2; s++) {
+		if (*rv & REVER_E(s))
+			continue;
+		uint32_t t;
+		if (s == 0) {
+			uint64_t lo, hi;
+			wss_page_load(pg, &lo, &hi);
+			t = newest_upto((uint32_t)lo | (hi << 32), K);
+		} else {
+			uint64_t *w = wss_shadow_written(a);
+			t = w ? newest_upto(*w, K) : 0;
+		}
+		if (!t)
+			continue;
+		uint32_t m = wss_sampling_window_level(K, K - t + 1);
+		if (top == UINT32_MAX)
+			top = wss_sampling_top_level(a);
+		if (top < m)
+			continue;
+		c->n[s][m]++;
+		if (s == 0 && kind > 0 && kind < WSS_KIND_N)
+			c->kind[kind][m]++;
+	}
+}
+
+typedef struct last_walk {
+	wss_last_counts_t *c;
+	uint32_t K;
+	int kind;
+} last_walk_t;
+
+static void last_page(uintptr_t a, void *arg)
+{
+	last_walk_t *w = arg;
+	wss_tick_last_touch(a, w->kind, w->K, w->c);
+}
+
+void wss_tick_last_touches(wss_last_counts_t *c)
+{
+	/* The last interval counted: the final tick moved the epoch past it. */
+	last_walk_t w = {c, E.epoch > 1 ? E.epoch - 1 : 1, 0};
+	*c = E.last_gone;
+	for (size_t i = 0; i < E.regions.n; i++) {
+		w.kind = E.regions.v[i].kind;
+		wss_sampling_state_pages(E.regions.v[i].start, E.regions.v[i].end, last_page, &w);
+	}
 }
 
 /* A walk of the members of one level, in address order, for the

@@ -96,7 +96,9 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.test = {.harvest_delay_ns = c->test_harvest_delay_ns,
 			 .uffd_unsupported = c->test_uffd_unsupported,
 			 .vma_budget = c->test_vma_budget,
-			 .sampling_seed = c->test_sampling_seed},
+			 .sampling_seed = c->test_sampling_seed,
+			 .first_level = c->test_first_level,
+			 .first_intervals = c->test_first_intervals},
 	};
 	return 0;
 }

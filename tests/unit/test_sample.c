@@ -261,7 +261,7 @@ static void test_estimate_values(void)
 		is_int(wss_precision_median(bins, 0), 0, "median of nothing: 0");
 		bins[wss_precision_bin(30000)] += 3;  /* three at 3% */
 		bins[wss_precision_bin(250000)] += 2; /* two at 25% */
-		is_int(wss_precision_median(bins, 5), 31000, "median of 3% x3, 25% x2: the 3% bin's upper edge");
+		is_int(wss_precision_median(bins, 5), 31000, "median of 3%% x3, 25%% x2: the 3%% bin's upper edge");
 		bins[wss_precision_bin(250000)] += 2;
 		is_int(wss_precision_median(bins, 7), 260000, "with two more at 25%%: the 25%% bin's");
 	}
@@ -720,9 +720,84 @@ static void test_strata(void)
 	   "half of each successive difference squared; a range of one member: its square");
 }
 
+/* The run's total over several sampled levels (engine/tick.c,
+ * wss_tick_last_touch, and wss_estimate_total_levels): each page counts
+ * by its last touch seen, 2^M when a member of M, the coarsest level in
+ * force from that interval to the end.  schedule: each interval's level.
+ * The truth is the pages touched in any interval. */
+static double levels_coverage(int kind, const unsigned *schedule, int nint, uint64_t cell_seed, double *width)
+{
+	int covered = 0;
+	double wsum = 0;
+	unsigned fine = 30;
+	for (int i = 0; i < nint; i++)
+		if (schedule[i] < fine)
+			fine = schedule[i];
+	for (int trial = 0; trial < TRIALS; trial++) {
+		rng_seed(cell_seed * 1000003 + (uint64_t)trial);
+		pattern_t pt = pattern_draw(kind, fine, nint);
+		uint64_t seed = wss_sample_seed(rnd()), truth = 0, n[WSS_SAMPLE_LEVEL_MAX + 1] = {0};
+		unsigned coarse = 0;
+		for (uint64_t p = pt.first; p < pt.first + pt.n; p++) {
+			int last = -1, seen = -1;
+			for (int i = 0; i < nint; i++)
+				if (touched(&pt, p, i)) {
+					last = i;
+					if (wss_sample_member(p, schedule[i], seed))
+						seen = i;
+				}
+			truth += last >= 0;
+			if (seen < 0)
+				continue;
+			unsigned m = 0;
+			for (int i = seen; i < nint; i++)
+				if (schedule[i] > m)
+					m = schedule[i];
+			if (wss_sample_member(p, m, seed))
+				n[m]++;
+		}
+		for (int i = 0; i < nint; i++)
+			if (schedule[i] > coarse)
+				coarse = schedule[i];
+		wss_estimate_t e = wss_estimate_total_levels(0, n, WSS_SAMPLE_LEVEL_MAX + 1, coarse);
+		covered += e.lo <= truth && truth <= e.hi;
+		wsum += truth ? (double)(e.hi - e.lo) / 2 / (double)truth : 0;
+	}
+	*width = 100 * wsum / TRIALS;
+	return 100.0 * covered / TRIALS;
+}
+
+static void test_total_levels(void)
+{
+	/* A burst's coarse start, then a finer sample; and a run that went
+	 * fine, coarse, fine. */
+	static const unsigned burst[8] = {8, 8, 4, 4, 4, 4, 4, 4}, dip[8] = {4, 4, 7, 4, 4, 4, 5, 4};
+	for (int kind = 0; kind < PAT_N; kind++) {
+		double wb, wd;
+		double cb = levels_coverage(kind, burst, 8, 3300 + (uint64_t)kind, &wb);
+		double cd = levels_coverage(kind, dip, 8, 3400 + (uint64_t)kind, &wd);
+		ok(cb >= 93 && cd >= 93, "the total over several levels, %s: coverage %.1f %% after a coarse start (half-width %.1f %%), "
+		   "%.1f %% over a coarse dip (%.1f %%)", pat_name[kind], cb, wb, cd, wd);
+	}
+	uint64_t one[WSS_SAMPLE_LEVEL_MAX + 1] = {0};
+	one[4] = 100;
+	wss_estimate_t a = wss_estimate_total_levels(7, one, WSS_SAMPLE_LEVEL_MAX + 1, 4), b = wss_estimate_total(7, 100, 4);
+	ok(a.est == 1607 && a.lo >= b.lo && a.hi <= b.hi && a.lo >= 107 && a.hi > a.est,
+	   "one stratum: 2^m per page plus the exact part, an interval no wider than the coarsest level's Poisson one "
+	   "(%llu [%llu, %llu] against [%llu, %llu])", (unsigned long long)a.est, (unsigned long long)a.lo,
+	   (unsigned long long)a.hi, (unsigned long long)b.lo, (unsigned long long)b.hi);
+	uint64_t zero[WSS_SAMPLE_LEVEL_MAX + 1] = {0};
+	wss_estimate_t z = wss_estimate_total_levels(5, zero, WSS_SAMPLE_LEVEL_MAX + 1, 6), zt = wss_estimate_total(5, 0, 6);
+	ok(z.est == 5 && z.lo == zt.lo && z.hi == zt.hi, "nothing found: the coarsest level's Poisson bound above the exact part");
+	uint64_t ex[WSS_SAMPLE_LEVEL_MAX + 1] = {0};
+	ex[0] = 40;
+	wss_estimate_t x = wss_estimate_total_levels(2, ex, WSS_SAMPLE_LEVEL_MAX + 1, 6);
+	ok(x.est == 42 && x.lo == 42 && x.hi == 42, "pages of exact intervals alone: an exact total");
+}
+
 int main(void)
 {
-	plan(99);
+	plan(106);
 	test_nesting();
 	test_one_per_block();
 	test_count();
@@ -736,5 +811,6 @@ int main(void)
 	test_structured();
 	test_average();
 	test_strata();
+	test_total_levels();
 	return done_testing();
 }
