@@ -165,6 +165,7 @@ typedef struct wss_engine {
 	bool scanning;            /* attached: registering what a scan of the maps found (attached.c) */
 	uint64_t fault_cost_ns;   /* one first touch, as the probe measured it */
 	uint64_t probe_at_ns;     /* the last probe */
+	uint32_t probes;          /* probes so far */
 	uintptr_t probe;          /* the probe page (0: none) */
 	uint32_t ncpu;            /* CPUs the process may run on (at start), for the budget's base */
 	uint64_t cost_faults_ns, cost_program_ns, cost_wall_ns; /* the last interval's, for its sample */

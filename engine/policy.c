@@ -30,7 +30,13 @@
 /* The probe: the engine's own page, tracked (its flags say so) but in no
  * region, so never counted.  The tick arms it and touches it, timing the
  * whole round trip of a first touch on this machine, now. */
+/* Every 50 ms for its first PROBES_EARLY, then every second: each probe
+ * is three rounds of arming, harvest and a fault, 50-150 us with the
+ * TLB shootdowns a multi-threaded program's other CPUs take, which the
+ * tick then paid every interval (15 % of a JVM's steady tick). */
 #define PROBE_EVERY_NS 50000000ULL
+#define PROBE_LATER_NS 1000000000ULL
+#define PROBES_EARLY 8
 #define MIN_MEMBERS 32
 #define CALM_TICKS 2
 #define DEFAULT_MEMBER_NS 5000
@@ -83,7 +89,8 @@ static void probe(uint64_t now)
 	/* On the engine thread only: a program thread ending an interval
 	 * (wss_tick()) may run with SIGSEGV blocked by a raw system call,
 	 * and its ticks are the program's own, not a clock's. */
-	if (!E.probe || !wss_fault_engine_thread || now - E.probe_at_ns < PROBE_EVERY_NS)
+	if (!E.probe || !wss_fault_engine_thread ||
+	    now - E.probe_at_ns < (E.probes < PROBES_EARLY ? PROBE_EVERY_NS : PROBE_LATER_NS))
 		return;
 	E.probe_at_ns = now;
 	uintptr_t a = E.probe;
@@ -104,6 +111,7 @@ static void probe(uint64_t now)
 			t = d;
 	}
 	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
+	E.probes++;
 }
 
 void wss_policy_probe_now(void)
