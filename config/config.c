@@ -1344,7 +1344,19 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 		wss_fmt_cstr(&e);
 		return EINVAL;
 	}
+	if (c->interval_ns > WSS_INTERVAL_MAX_NS) {
+		at_origin(c, WSS_KEY_SESSION_INTERVAL, &e);
+		wss_fmt_str(&e, "session.interval must be at most 3600s");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
 	uint64_t w = c->window_ns ? c->window_ns : c->interval_ns;
+	if (w > WSS_WINDOW_MAX_NS) {
+		at_origin(c, WSS_KEY_SESSION_WINDOW, &e);
+		wss_fmt_str(&e, "session.window must be at most 604800s (a week)");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
 	if (w % c->interval_ns != 0) {
 		at_origin(c, c->src[WSS_KEY_SESSION_WINDOW].kind ? WSS_KEY_SESSION_WINDOW : WSS_KEY_SESSION_INTERVAL, &e);
 		wss_fmt_str(&e, "session.window must be a whole multiple of session.interval (window ");

@@ -26,6 +26,10 @@ typedef enum { WSS_MODE_AUTO = 0, WSS_MODE_EXACT, WSS_MODE_SAMPLED } wss_mode_id
 #define WSS_CONFIG_FILE_MAX (1024 * 1024) /* a session file larger than this is an error */
 #define WSS_INTERVAL_MIN_NS 100000ULL     /* 100 us */
 #define WSS_WINDOW_MAX_INTERVALS 1000000U
+/* The longest interval and window: an hour and a week, far past any use,
+ * and far from where twice a window overflows 64 bits of nanoseconds. */
+#define WSS_INTERVAL_MAX_NS 3600000000000ULL
+#define WSS_WINDOW_MAX_NS 604800000000000ULL
 #define WSS_STACK_DEPTH_MAX 128
 #define WSS_SAMPLE_LEVEL_MAX 30       /* track.sample_rate: at most 1/2^30 */
 #define WSS_OVERHEAD_MIN_PPM 1000     /* session.overhead: 0.1% ... */

@@ -173,7 +173,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4 + 3);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4 + 3 + 3);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -398,6 +398,16 @@ int main(void)
 	ok(load(&c, "[session]\ninterval = 10\n") == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
 	       strstr(err, "nanoseconds: 10ms?"),
 	   "a tiny unitless interval hints at nanoseconds: %s", err);
+	ok(load(&c, "[session]\ninterval = 9223372036854775807\n") == 0 && wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:2:12: session.interval must be at most 3600s"),
+	   "an interval of 2^63 - 1 ns (past where twice it overflows): %s", err);
+	ok(load(&c, "[session]\ninterval = \"3600s\"\nwindow = \"7200s\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == 0 && c.window_intervals == 2,
+	   "an hour's interval and a two hours' window: %s", err);
+	ok(load(&c, "[session]\ninterval = \"1s\"\nwindow = \"604801s\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:3:10: session.window must be at most 604800s (a week)"),
+	   "a window past a week: %s", err);
 
 	/* The environment layer. */
 	char *env1[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_SESSION_WINDOW=30ms", "WSS_SESSION_TIME_BASE=manual",
