@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
@@ -228,4 +229,10 @@ void wss_readlink_exe(char *out, size_t n)
 {
 	long r = wss_sys6(SYS_readlink, (long)"/proc/self/exe", (long)out, (long)n - 1, 0, 0, 0);
 	out[r > 0 ? r : 0] = '\0';
+}
+
+const char *wss_errno_text(int e)
+{
+	const char *s = strerrordesc_np(e);
+	return s ? s : "unknown error";
 }

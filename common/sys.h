@@ -13,6 +13,10 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+/* errno e's description ("Operation not permitted"), or "unknown error".
+ * AS-safe (a static table). */
+const char *wss_errno_text(int e);
+
 static inline long wss_sys6(long n, long a, long b, long c, long d, long e, long f)
 {
 	long ret;

@@ -103,6 +103,15 @@ void wss_engine_attach_tick(void);
  * called on another thread than the engine's, also the engine thread
  * joined and all the tool's memory given back.  Runs once.  hook. */
 void wss_engine_detach(const char *why);
+/* End measuring before the process ends, while every system call still
+ * works: the final sample, the summary, every page's protection given
+ * back, and a stderr line that says why; the program runs on untracked. */
+void wss_engine_end(const char *why);
+/* A seccomp filter (strict: seccomp's strict mode) is about to be
+ * installed: when it would refuse a call wss makes, measuring ends first
+ * (wss_engine_end), and true is returned.  engine/sandbox.c. */
+struct sock_fprog;
+bool wss_engine_seccomp(const struct sock_fprog *prog, bool strict);
 /* The engine thread's tid, waiting up to a second for it to start; 0 when
  * it does not run.  init. */
 int wss_engine_thread_tid(void);

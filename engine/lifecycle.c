@@ -434,6 +434,14 @@ void wss_engine_detach(const char *why)
 
 void wss_engine_exec(void) { finish(FINISH_EXEC); }
 
+void wss_engine_end(const char *why)
+{
+	if (E.attached || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+		return;
+	E.end_why = why;
+	finish(FINISH_EXIT);
+}
+
 /* _exit on a thread that holds the engine lock: a handler for a
  * synchronous signal interrupted one of our locked sections.  Whatever that
  * section was doing is left half done, so nothing of it is used: no final

@@ -354,21 +354,30 @@ static void say_line(bool (*text)(wss_fmt_t *f, const wss_profile_summary_t *s),
 
 /* The stderr lines at the end: the summary, then where the profile is, or
  * where and why it was cut. */
+/* One stderr line: before, n, then the three parts after it. */
+static void say_number(const char *before, uint64_t n, const char *a, const char *b, const char *c)
+{
+	char line[400];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, before);
+	wss_fmt_u64(&f, n);
+	wss_fmt_str(&f, a);
+	wss_fmt_str(&f, b);
+	wss_fmt_str(&f, c);
+	wss_out_say(wss_fmt_cstr(&f), "");
+}
+
 void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 {
 	/* One summary per session: the leader's (see session_note); any
 	 * process says where its profile was cut. */
-	if (!E.set.summary || (!E.leader && !E.cut_err))
+	if (!E.set.summary || (!E.leader && !E.cut_err && !E.end_why))
 		return;
 	summary = summary && E.leader;
 	if (summary && sum->rate_max > 1) {
-		char line[200];
-		wss_fmt_t f;
-		wss_fmt_init(&f, line, sizeof line);
-		wss_fmt_str(&f, "sampled: 1 page in ");
-		wss_fmt_u64(&f, sum->rate_max);
-		wss_fmt_str(&f, " at most; counts are estimates (\u00b1: 95 % interval of avg/peak/total)");
-		wss_out_say(wss_fmt_cstr(&f), "");
+		say_number("sampled: 1 page in ", sum->rate_max,
+			   " at most; counts are estimates (\u00b1: 95 % interval of avg/peak/total)", "", "");
 	} else if (summary && sum->lower_bound) {
 		wss_out_say("exact tracking ran out of VMAs and opened coarse blocks: the counts are lower bounds", "");
 	}
@@ -417,6 +426,8 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		say_line(wss_profile_kinds_text, sum);
 		say_line(wss_profile_precision_text, sum);
 	}
+	if (E.end_why)
+		say_number("measuring stopped after sample ", sum->samples, ": ", E.end_why, "; the program runs on untracked");
 	if (E.no_profile) {
 		wss_out_say("profile: none (the output is a character device)", "");
 		return;

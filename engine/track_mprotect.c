@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 
+#include "common/fmt.h"
 #include "common/sys.h"
 #include "engine/engine.h"
 #include "engine/shadow.h"
@@ -227,6 +228,14 @@ static bool mp_fault(uintptr_t addr, bool write, bool exec, const void *uc)
 	}
 	if (r) {
 		wss_engine_open_end(ticket);
+		/* Refused (a seccomp filter installed behind the C library's
+		 * back, a security module): the page stays closed and the
+		 * access is the program's fault now, which is fatal unless it
+		 * handles SIGSEGV.  Said once, before that. */
+		static int said;
+		if ((r == EPERM || r == EACCES) && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			wss_log("cannot give a page its protection back: mprotect: ", wss_errno_text(r),
+				" (a seccomp filter wss did not see installed, or a security module): the access faults", NULL);
 		return false; /* not mapped any more: not ours */
 	}
 	wss_engine_opened(page, fl, uc, ticket);

@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <linux/seccomp.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -368,6 +370,35 @@ static long raw_sigaction(int sig, const struct ksigaction *act, struct ksigacti
 /* What the main thread passed to syscall(SYS_exit), if it left that way. */
 static int main_exit_code;
 
+/* A seccomp filter about to be installed (prctl or seccomp(2)): measuring
+ * ends first if the filter would refuse a call wss makes (engine/sandbox.c),
+ * and nothing the program execs afterwards, under the same filter, loads
+ * us.  installing: the call would install one (valid mode). */
+static void wss_seccomp_before(bool strict, const void *prog, bool installing)
+{
+	if (installing && wss_engine_seccomp(prog, strict))
+		wss_exec_unfollow();
+}
+
+WSS_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a[4];
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		wss_seccomp_before(a[0] == SECCOMP_MODE_STRICT, a[0] == SECCOMP_MODE_FILTER ? (const void *)a[1] : NULL,
+				   a[0] == SECCOMP_MODE_STRICT || a[0] == SECCOMP_MODE_FILTER);
+	long r = wss_sys6(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+	if (wss_sys_failed(r)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
 WSS_EXPORT long syscall(long n, ...)
 {
 	va_list ap;
@@ -421,6 +452,10 @@ WSS_EXPORT long syscall(long n, ...)
 		break;
 	case SYS_getrandom: /* where the C library has no getrandom (CPython) */
 		return getrandom((void *)a[0], (size_t)a[1], (unsigned)a[2]);
+	case SYS_seccomp: /* libseccomp's way in */
+		wss_seccomp_before(a[0] == SECCOMP_SET_MODE_STRICT, a[0] == SECCOMP_SET_MODE_FILTER ? (const void *)a[2] : NULL,
+				   a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER);
+		break;
 	}
 	long r = wss_sys6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (wss_sys_failed(r)) {
