@@ -511,6 +511,17 @@ int wss_engine_start(void)
 			r = pthread_create(&E.thread, NULL, engine_main, NULL);
 		}
 	}
+	if (r == EAGAIN || r == ENOMEM) {
+		/* The default stack (RLIMIT_STACK, 8 MiB) does not fit the
+		 * address space left (ulimit -v): the engine's own needs are a
+		 * fraction of this. */
+		pthread_attr_t small;
+		if (pthread_attr_init(&small) == 0) {
+			if (pthread_attr_setstacksize(&small, 512 << 10) == 0)
+				r = pthread_create(&E.thread, &small, engine_main, NULL);
+			pthread_attr_destroy(&small);
+		}
+	}
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		E.started = true;

@@ -640,14 +640,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 	wss_fmt_str(&e, "cannot create profile ");
 	wss_fmt_str(&e, path);
 	wss_fmt_str(&e, ": ");
-	wss_fmt_str(&e, r == ENOENT ? "No such file or directory"
-			: r == EACCES ? "Permission denied"
-			: r == EEXIST ? "File exists"
-			: r == ENOTDIR ? "Not a directory"
-			: r == EROFS ? "Read-only file system"
-			: r == ENAMETOOLONG ? "File name too long"
-			: r == ELOOP ? "Is a symbolic link"
-			: "cannot open");
+	wss_fmt_str(&e, r == ELOOP ? "Is a symbolic link" : wss_errno_text(r));
 	wss_fmt_cstr(&e);
 	return r;
 }

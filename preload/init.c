@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/fmt.h"
@@ -21,6 +22,9 @@
 #include "engine/engine.h"
 #include "include/wss.h"
 #include "preload/settings.h"
+
+/* The fewest descriptors the program may have for wss to run beside it. */
+#define WSS_NOFILE_MIN 32
 
 static void fail(const char *what, const char *why)
 {
@@ -70,7 +74,28 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		fail("out of memory setting up the engine", "");
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .set = &set, .runtime = wss_runtime_detect(),
 				.leader = wss_exec_take_leader()};
-	if (wss_engine_init(&s, err, sizeof err))
+	/* A descriptor limit this low (ulimit -n) leaves the program no room
+	 * to share: the profile, the userfaultfd and pagemap descriptors, the
+	 * engine's /proc file and stderr copy, the unwinder's pipe would take
+	 * descriptors it opens natively. */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < WSS_NOFILE_MIN) {
+		char n[24];
+		wss_fmt_t f;
+		wss_fmt_init(&f, n, sizeof n);
+		wss_fmt_u64(&f, nofile.rlim_cur);
+		wss_log("RLIMIT_NOFILE is ", wss_fmt_cstr(&f), " (ulimit -n): too few descriptors to share with wss, which needs "
+			"up to 8 (at least 32 allowed): the program runs untracked", NULL);
+		return;
+	}
+	int r = wss_engine_init(&s, err, sizeof err);
+	if (r == EMFILE || r == ENFILE || r == ENOMEM || r == EAGAIN) {
+		/* A resource limit (ulimit -n, -v), not a mistake in what was
+		 * asked: the program runs as it would without us. */
+		wss_log(err, " (a resource limit): the program runs untracked", NULL);
+		return;
+	}
+	if (r)
 		fail(err, "");
 	const char *left_out = wss_engine_runtime_untracked();
 	if (left_out) { /* a Go program under a backend with faults */
@@ -99,8 +124,18 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	 * registered before jemalloc's (preload/malloc.c). */
 	free(malloc(1));
 	pthread_atfork(wss_engine_fork_outer_prepare, wss_engine_fork_outer_parent, wss_engine_fork_outer_child);
-	if (wss_engine_start())
-		fail("cannot start the engine thread", "");
+	r = wss_engine_start();
+	if (r) {
+		/* Nothing ticks: measuring ends now, every page given back. */
+		static char why[200];
+		wss_fmt_t f;
+		wss_fmt_init(&f, why, sizeof why);
+		wss_fmt_str(&f, "cannot start the engine thread: ");
+		wss_fmt_str(&f, wss_errno_text(r));
+		if (r == EAGAIN || r == ENOMEM)
+			wss_fmt_str(&f, " (a resource limit: ulimit -v or -u)");
+		wss_engine_end(wss_fmt_cstr(&f));
+	}
 }
 
 __attribute__((destructor)) static void wss_preload_fini(void) { wss_engine_finish(); }

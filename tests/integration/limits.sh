@@ -1,0 +1,30 @@
+#!/bin/sh
+# Resource limits the program runs within natively but wss's own needs do
+# not fit: the program runs as natively, untracked, and stderr says once
+# what was lost and why, errno named (not "cannot open", exit 2).
+. "$top_srcdir/tests/tap/tap.sh"
+plan 7
+
+# Sixteen descriptors: the program's own; wss's (the profile, userfaultfd,
+# pagemap, its /proc file, the unwinder's pipe) would take some of them.
+(ulimit -n 16; LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/n.jsonl" cat /etc/hostname >"$TMP/n.out" 2>"$TMP/n.err")
+st=$?
+(ulimit -n 16; cat /etc/hostname >"$TMP/n.native" 2>/dev/null)
+is "$st" "$?" "ulimit -n 16: the exit status as natively"
+cmp -s "$TMP/n.out" "$TMP/n.native"; ok $? "ulimit -n 16: the output as natively"
+is "$(cat "$TMP/n.err")" "wss: RLIMIT_NOFILE is 16 (ulimit -n): too few descriptors to share with wss, which needs up to 8 (at least 32 allowed): the program runs untracked" \
+	"ulimit -n 16: one line saying why"
+[ ! -e "$TMP/n.jsonl" ]; ok $? "ulimit -n 16: no profile"
+
+# 60 MB of address space: python3 runs natively; under wss the engine
+# thread's default stack (8 MiB) did not fit, and it stopped with exit 2.
+if [ -x /usr/bin/python3 ]; then
+	(ulimit -v 60000; LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/v.jsonl" /usr/bin/python3 -c 'print(6 * 7)' >"$TMP/v.out" 2>"$TMP/v.err")
+	is "$?:$(cat "$TMP/v.out")" "0:42" "ulimit -v 60000: python3 runs as natively" || sed 's/^/# /' "$TMP/v.err"
+	! grep -q "cannot start the engine thread" "$TMP/v.err"
+	ok $? "ulimit -v 60000: the engine thread starts (a smaller stack)"
+	$PROFILE check "$TMP/v.jsonl"; ok $? "ulimit -v 60000: the profile is complete"
+else
+	for i in 1 2 3; do skip "no /usr/bin/python3"; done
+fi
+done_testing
