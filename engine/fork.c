@@ -98,6 +98,7 @@ static void child_start_locked(void)
 	wss_fmt_reset(&E.out);
 	wss_out_header();
 	E.open_pending = true;
+	E.lazy_open = false; /* it has lived an interval: it writes its profile */
 	/* Recording from here on, then arming: a handler that read pending
 	 * as true is in flight, and is waited for, so the page it opened is
 	 * armed after it (the tick's epoch/in-flight protocol). */

@@ -184,6 +184,7 @@ typedef struct wss_engine {
 	int ending;                /* atomic: an attached measurement's end is in progress or done */
 	const char *attach_end;    /* why measuring ended, for the summary (NULL: not yet) */
 	const char *end_why;      /* why measuring ended before the process did (wss_engine_end), or NULL */
+	bool lazy_open;           /* an exec'd program of a session: no profile unless it had a sample (lifecycle.c) */
 	int attach_ctl;            /* wss attach's watch (attached.c), or -1 */
 	uint64_t attach_scans;     /* maps scans made, and their CPU time */
 	uint64_t attach_scan_ns;

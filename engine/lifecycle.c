@@ -146,9 +146,16 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 		wss_session_set(lpid, lp + 1, false);
 	E.leader = !lp || *lp != ':' || lpid == E.pid;
 	wss_session_used(lp && *lp == ':' && lpid == E.pid); /* notes of its first image's descendants */
-	r = wss_out_open(err, errlen);
-	if (r)
-		return r;
+	/* A program exec'd within a session creates its profile at its first
+	 * sample (wss_out_write): one that ends first writes none. */
+	if (E.leader) {
+		r = wss_out_open(err, errlen);
+		if (r)
+			return r;
+	} else {
+		E.open_pending = true;
+		E.lazy_open = true;
+	}
 	if (!wss_session_leader_path()[0] && !lpid)
 		wss_session_set(E.pid, E.no_profile ? "" : E.path, true);
 	E.err_fd = -1;
@@ -158,7 +165,8 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 			E.err_fd = -1;
 	}
 	wss_out_header();
-	wss_out_write();
+	if (!E.open_pending)
+		wss_out_write();
 	E.epoch = 1;
 	E.t0_ns = wss_clock_ns(CLOCK_MONOTONIC);
 	E.cpu0_ns = wss_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -284,14 +292,18 @@ static void finish(enum finish_how how)
 		wss_out_close_err();
 		return;
 	}
-	if (E.pending || (how != FINISH_EXIT && E.open_pending)) {
-		/* A forked child that has written nothing: it writes nothing
-		 * (an exec'd program writes its own profile), and says why in
-		 * the leader's. */
+	if (E.pending || (E.open_pending && (how != FINISH_EXIT || (E.lazy_open && !E.nsamples)))) {
+		/* A process of the session that has written nothing (a forked
+		 * child, or an exec'd program, that ends or execs before its
+		 * first sample): it writes nothing (an exec'd program writes
+		 * its own profile), and says why in the leader's.  A shell
+		 * script's hundreds of short commands cost no profile each. */
 		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
 		wss_lifecycle_deactivate_locked(how != FINISH_EXEC);
 		wss_engine_unlock(&ls);
 		wss_session_note(NULL, how == FINISH_EXEC ? "exec before its first sample" : "exit before its first sample");
+		if (E.end_why && E.set.summary)
+			wss_log("measuring stopped before the first sample: ", E.end_why, "; the program runs on untracked", NULL);
 		wss_out_close_err();
 		return;
 	}

@@ -130,6 +130,7 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 {
 	static const char tag[] = "{\"type\":\"process\",";
 	static const char prof[] = "\"profile\":\"";
+	static const char exec_first[] = "\"reason\":\"exec before its first sample\"";
 	*with = *without = 0;
 	dir[0] = '\0';
 	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_RDONLY | O_CLOEXEC, 0);
@@ -156,7 +157,11 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 			if (!skip && !strncmp(line, tag, sizeof tag - 1) && !own_note(line)) {
 				const char *p = strstr(line, prof);
 				if (!p) {
-					(*without)++;
+					/* A forked child that exec'd: the program
+					 * it exec'd notes itself, with its profile
+					 * or why it has none. */
+					if (!strstr(line, exec_first))
+						(*without)++;
 				} else {
 					p += sizeof prof - 1;
 					const char *q = strchr(p, '"'), *slash = NULL;
@@ -236,6 +241,6 @@ void wss_session_describe(wss_fmt_t *f)
 	}
 	if (without) {
 		wss_fmt_u64(f, without);
-		wss_fmt_str(f, without == 1 ? " forked child that wrote none" : " forked children that wrote none");
+		wss_fmt_str(f, without == 1 ? " process that wrote none" : " processes that wrote none");
 	}
 }
