@@ -121,6 +121,11 @@ bool wss_fd_identity(int fd, uint64_t *dev, uint64_t *ino);
  * stderr) and the number may now name one of theirs: never write into
  * that.  AS-safe. */
 bool wss_fd_same(int fd, uint64_t dev, uint64_t ino);
+/* Has the file we created at path, open as fd (identity dev, ino), lost
+ * its name: no link left (st_nlink 0: removed, or its directory), or,
+ * when fd is no longer ours (the program closed it), path no longer
+ * names it?  AS-safe. */
+bool wss_file_removed(int fd, uint64_t dev, uint64_t ino, const char *path);
 /* Read up to len - 1 bytes of a small file (/proc, /sys) into buf, NUL
  * terminated.  Returns the length, or <= 0.  AS-safe. */
 long wss_read_small(const char *path, char *buf, size_t len);

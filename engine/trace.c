@@ -107,6 +107,8 @@ static int put_record(const uint8_t *p, size_t n)
 
 static void close_trace(void)
 {
+	if (E.trace_fd >= 0)
+		E.trace_removed = wss_file_removed(E.trace_fd, E.trace_dev, E.trace_ino, E.trace_path);
 	if (trace_fd_ok())
 		wss_sys_close(E.trace_fd);
 	E.trace_fd = -1;
