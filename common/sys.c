@@ -237,3 +237,8 @@ void wss_readlink_exe(char *out, size_t n)
 	long r = wss_sys6(SYS_readlink, (long)"/proc/self/exe", (long)out, (long)n - 1, 0, 0, 0);
 	out[r > 0 ? r : 0] = '\0';
 }
+
+int wss_file_create(int dirfd, const char *name, int flags)
+{
+	return wss_sys_openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0666);
+}

@@ -216,8 +216,7 @@ static int create(void)
 		wss_fmt_cstr(&f);
 		if (f.overflow)
 			return ENAMETOOLONG;
-		int fd = wss_sys_openat(AT_FDCWD, E.trace_path,
-					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+		int fd = wss_file_create(AT_FDCWD, E.trace_path, O_APPEND);
 		r = fd < 0 ? -fd : 0;
 		if (fd >= 0) {
 			E.trace_fd = wss_fd_high(fd); /* the low numbers stay the program's */
