@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/outfile.h"
 #include "common/fmt.h"
 #include "common/pattern.h"
 #include "config/config.h"
@@ -471,26 +472,23 @@ static int open_target(attach_t *a)
 	return 0;
 }
 
-/* The profile: created, never over an existing file (O_EXCL first, so no
- * file can appear between a check and the open); an existing character
- * device or pipe (/dev/null, /dev/stdout on a pipe) is written as it is.
- * Returns the descriptor, or -1 having said why. */
-static int open_output(const char *path)
+/* The profile, by the rule of every file wss writes (cli/outfile.h): a
+ * new file, never over an existing one; an existing FIFO or character
+ * device (/dev/null, /dev/stdout on a pipe) is written as it is, if it is
+ * not another user's planted in a shared directory.  Returns the
+ * descriptor, or -1 with the exit status in *status, having said why. */
+static int open_output(const char *path, int *status)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0 || errno != EEXIST) {
-		if (fd < 0)
-			fprintf(stderr, "wss: %s: %s\n", path, strerror(errno));
-		return fd;
-	}
-	struct stat st;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	fprintf(stderr, "wss: %s: File exists (wss never overwrites a profile)\n", path);
-	return -1;
+	wss_outfile_t o;
+	int r = wss_outfile_open(&o, path, WSS_OUTFILE_NEW);
+	int fd = o.fd;
+	o.fd = -1; /* ours now: closed with the profile */
+	*status = wss_outfile_refused(&o, path) ? WSS_EXIT_REFUSED : EXIT_USAGE;
+	wss_outfile_close(&o, !r);
+	if (r && *status != WSS_EXIT_REFUSED)
+		fprintf(stderr, "wss: %s: %s\n", path,
+			r == EEXIST ? "File exists (wss never overwrites a profile)" : strerror(r));
+	return r ? -1 : fd;
 }
 
 /* Why the target's memory went away: it exited, or it exec'd (the /proc
@@ -739,9 +737,9 @@ int wss_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "wss: attach: /proc/%d/clear_refs: %s\n", (int)a.pid, strerror(r));
 		return EXIT_USAGE;
 	}
-	int fd = open_output(path);
+	int fd = open_output(path, &r);
 	if (fd < 0)
-		return EXIT_USAGE;
+		return r;
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		fprintf(stderr, "wss: %s: %s\n", path, strerror(errno));

@@ -15,7 +15,8 @@ int wss_cmd_attach(int argc, char **argv);
 
 /* Refuse up front what the engine would not do: write over an existing
  * profile, or into a missing or unwritable directory.  Prints the reason
- * and returns 2, or returns 0 (cli/wss.c, shared with wss run). */
+ * and returns 2 (3, WSS_EXIT_REFUSED, for another user's name planted in
+ * a shared directory), or returns 0 (cli/wss.c, shared with wss run). */
 int wss_check_output(const char *output);
 /* The library name (libwss.so, libwss-attach.so) that belongs to this
  * wss: next to an in-tree build, else the one installed in the configured

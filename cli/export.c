@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/outfile.h"
 #include "cli/symbols.h"
 #include "cli/text.h"
 
@@ -441,77 +442,6 @@ static int export_trace(const wss_profile_t *p, wss_sink_t *out)
 	return r ? r : wss_sink_flush(out, true);
 }
 
-/* ---- the output file ---- */
-
-typedef struct outfile {
-	const char *path; /* as given; NULL: stdout */
-	char *target;	  /* the file renamed over (a symbolic link's target) */
-	char *tmp;	  /* the temporary file beside it; NULL: written in place */
-	int fd;
-} outfile_t;
-
-/* Opens the output: stdout, a device or FIFO in place, else a temporary
- * file in the target's directory.  Returns 0 or an errno. */
-static int out_open(outfile_t *o, const char *path)
-{
-	memset(o, 0, sizeof *o);
-	o->path = path;
-	o->fd = 1;
-	if (!path)
-		return 0;
-	struct stat st;
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return EISDIR;
-		if (!S_ISREG(st.st_mode)) {
-			o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-			return o->fd < 0 ? errno : 0;
-		}
-		o->target = realpath(path, NULL);
-	} else if (errno != ENOENT)
-		return errno;
-	else
-		o->target = strdup(path);
-	if (!o->target)
-		return errno;
-	const char *slash = strrchr(o->target, '/');
-	int dirlen = slash ? (int)(slash - o->target) + 1 : 0;
-	if (asprintf(&o->tmp, "%.*s.%s.XXXXXX", dirlen, o->target, o->target + dirlen) < 0) {
-		o->tmp = NULL;
-		return ENOMEM;
-	}
-	if ((o->fd = mkostemp(o->tmp, O_CLOEXEC)) < 0) {
-		free(o->tmp);
-		o->tmp = NULL;
-		return errno;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask); /* as open(2) would have made it */
-	return 0;
-}
-
-/* Closes the output: renamed into place when ok, else removed.  Returns
- * 0 or an errno (the file is then gone). */
-static int out_close(outfile_t *o, bool ok)
-{
-	int r = 0;
-	if (o->fd != 1) {
-		/* On disk before the rename, or a crash could leave it empty. */
-		if (ok && o->tmp && fsync(o->fd))
-			r = errno;
-		if (close(o->fd) && !r)
-			r = errno;
-	}
-	if (o->tmp && ok && !r && rename(o->tmp, o->target))
-		r = errno;
-	if (o->tmp && (!ok || r))
-		unlink(o->tmp);
-	free(o->tmp);
-	free(o->target);
-	return r;
-}
-
 /* ---- the command ---- */
 
 static int usage_error(const char *what, const char *arg)
@@ -563,15 +493,18 @@ int wss_cmd_export(int argc, char **argv)
 		fprintf(stderr, "wss: export: a pprof profile is gzipped binary, not for a terminal: use -o FILE or a redirection\n");
 		return EXIT_USAGE;
 	}
-	outfile_t o;
-	if ((r = out_open(&o, output))) {
-		wss_text_output_error(output, r);
-		out_close(&o, false);
-		return EXIT_USAGE;
+	wss_outfile_t o = {.fd = 1, .dirfd = -1};
+	if (output && (r = wss_outfile_open(&o, output, WSS_OUTFILE_REPLACE))) {
+		bool refused = wss_outfile_refused(&o, output);
+		if (!refused)
+			wss_text_output_error(output, r);
+		wss_outfile_close(&o, false);
+		return refused ? WSS_EXIT_REFUSED : EXIT_USAGE;
 	}
 	wss_profile_t p;
 	if ((r = wss_load_profile_flags(paths[0], &p, fm->load_flags))) {
-		out_close(&o, false);
+		if (output)
+			wss_outfile_close(&o, false);
 		return r;
 	}
 	if (p.npeaks > 1) /* peaks are numbered in time order, as in the report */
@@ -582,7 +515,7 @@ int wss_cmd_export(int argc, char **argv)
 		r = fm->write(&p, &sink);
 	wss_fmt_release(&sink.f);
 	wss_load_release(&p);
-	int closed = out_close(&o, !r);
+	int closed = output ? wss_outfile_close(&o, !r) : 0;
 	if (!r)
 		r = closed;
 	if (r == ENOMEM && !sink.err) {

@@ -23,6 +23,7 @@
 
 #include "cli/analyses.h"
 #include "cli/load.h"
+#include "cli/outfile.h"
 #include "cli/symbols.h"
 #include "cli/text.h"
 #include "common/fmt.h"
@@ -782,44 +783,26 @@ static void write_page(FILE *f, const out_t *data)
 	fputs(t, f);
 }
 
-/* out_path written through a temporary file beside it, renamed over it;
- * the file gets the mode a new file would (0666 less the umask).  Returns
- * 0 or an errno. */
-static int write_atomically(const char *out_path, const out_t *data)
+/* out_path written by the rule of every file wss writes (cli/outfile.h):
+ * replaced whole or not at all.  Returns 0 or an errno (EPERM with o->why
+ * when the rule refused it). */
+static int write_atomically(const char *out_path, const out_t *data, wss_outfile_t *o)
 {
-	size_t n = strlen(out_path);
-	char *tmp = malloc(n + 8);
-	if (!tmp)
-		return ENOMEM;
-	snprintf(tmp, n + 8, "%s.XXXXXX", out_path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		int e = errno;
-		free(tmp);
-		return e;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	FILE *f = fdopen(fd, "w");
-	int e = 0;
-	if (!f || fchmod(fd, 0666 & ~mask))
+	int e = wss_outfile_open(o, out_path, WSS_OUTFILE_REPLACE);
+	int fd = e ? -1 : dup(o->fd);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!e && !f)
 		e = errno;
 	if (f) {
-		if (!e) {
-			write_page(f, data);
-			if (fflush(f) || ferror(f))
-				e = errno ? errno : EIO;
-		}
+		write_page(f, data);
+		if (fflush(f) || ferror(f))
+			e = errno ? errno : EIO;
 		if (fclose(f) && !e)
 			e = errno;
-	} else
+	} else if (fd >= 0)
 		close(fd);
-	if (!e && rename(tmp, out_path))
-		e = errno;
-	if (e)
-		unlink(tmp);
-	free(tmp);
-	return e;
+	int c = wss_outfile_close(o, !e);
+	return e ? e : c;
 }
 
 int wss_html_report(const char *out_path, char *const *paths, size_t n)
@@ -848,8 +831,11 @@ int wss_html_report(const char *out_path, char *const *paths, size_t n)
 		fputs("wss: report: out of memory\n", stderr);
 		return 1;
 	}
-	int e = write_atomically(out_path, &o);
+	wss_outfile_t of;
+	int e = write_atomically(out_path, &o, &of);
 	wss_fmt_release(&o.f);
+	if (e && wss_outfile_refused(&of, out_path))
+		return WSS_EXIT_REFUSED;
 	if (e) {
 		wss_text_output_error(out_path, e);
 		return e == ENOMEM ? 1 : WSS_EXIT_BADINPUT;

@@ -26,6 +26,7 @@
 #include "cli/export.h"
 #include "cli/html.h"
 #include "cli/load.h"
+#include "cli/outfile.h"
 #include "cli/report.h"
 #include "common/sys.h"
 #include "config/config.h"
@@ -232,11 +233,15 @@ static int build_config(wss_config_t *cfg, const char *path)
 }
 
 /* Refuse up front what the library would refuse at start: an existing
- * profile (never overwritten), a missing or unwritable directory. */
+ * profile (never overwritten), a missing or unwritable directory; and
+ * another user's name planted in a shared directory, by the rule of
+ * every file wss writes (WSS_EXIT_REFUSED). */
 int wss_check_output(const char *output)
 {
 	if (!strchr(output, '%')) {
 		struct stat st;
+		if (wss_outfile_planted(output))
+			return WSS_EXIT_REFUSED;
 		if (lstat(output, &st) == 0) {
 			if (S_ISCHR(st.st_mode))
 				return 0; /* /dev/null: no profile at all */

@@ -202,6 +202,14 @@ bool wss_fd_same(int fd, uint64_t dev, uint64_t ino)
 	return wss_fd_identity(fd, &d, &i) && d == dev && i == ino;
 }
 
+bool wss_file_removed(int fd, uint64_t dev, uint64_t ino, const char *path)
+{
+	struct stat st;
+	if (wss_fd_same(fd, dev, ino))
+		return !wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) && st.st_nlink == 0;
+	return wss_sys_failed(wss_sys2(SYS_stat, path, &st)) || st.st_dev != dev || st.st_ino != ino;
+}
+
 long wss_read_small(const char *path, char *buf, size_t len)
 {
 	int fd = wss_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
@@ -235,4 +243,9 @@ const char *wss_errno_text(int e)
 {
 	const char *s = strerrordesc_np(e);
 	return s ? s : "unknown error";
+}
+
+int wss_file_create(int dirfd, const char *name, int flags)
+{
+	return wss_sys_openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0666);
 }

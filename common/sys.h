@@ -109,6 +109,14 @@ uint32_t wss_sys_release_all(void);
 int wss_file_read(const char *path, size_t max, char **buf, size_t *len);
 void wss_file_free(char *buf, size_t max);
 
+/* Create name (relative to dirfd, or AT_FDCWD) as a new file, open for
+ * writing with the given extra flags (O_APPEND): never over an existing
+ * one, never through a symbolic link or into a FIFO (O_EXCL, O_NOFOLLOW),
+ * mode 0666 less the umask, as every file wss writes (docs/report.md,
+ * "Files wss writes").  Returns the descriptor, or a negated errno.
+ * AS-safe. */
+int wss_file_create(int dirfd, const char *name, int flags);
+
 /* Our own descriptors live at WSS_FD_HIGH and above, out of the way of
  * the numbers the program would get natively (and of those a program
  * closes by range without knowing them: preload/fds.c). */
@@ -125,6 +133,11 @@ bool wss_fd_identity(int fd, uint64_t *dev, uint64_t *ino);
  * stderr) and the number may now name one of theirs: never write into
  * that.  AS-safe. */
 bool wss_fd_same(int fd, uint64_t dev, uint64_t ino);
+/* Has the file we created at path, open as fd (identity dev, ino), lost
+ * its name: no link left (st_nlink 0: removed, or its directory), or,
+ * when fd is no longer ours (the program closed it), path no longer
+ * names it?  AS-safe. */
+bool wss_file_removed(int fd, uint64_t dev, uint64_t ino, const char *path);
 /* Read up to len - 1 bytes of a small file (/proc, /sys) into buf, NUL
  * terminated.  Returns the length, or <= 0.  AS-safe. */
 long wss_read_small(const char *path, char *buf, size_t len);

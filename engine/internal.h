@@ -100,9 +100,11 @@ typedef struct wss_engine {
 	uint32_t samples_out;     /* the last sample record in the profile */
 	int cut_err;              /* the profile could not be written: why (an errno) */
 	uint32_t cut_at;          /* ... and the first sample it lacks */
+	bool removed;             /* the profile had lost its name when closed */
 	/* trace.c: the page trace (docs/trace-format.md) */
 	int trace_fd;             /* -1: none open */
 	uint64_t trace_dev, trace_ino;
+	bool trace_removed;       /* the trace had lost its name when closed */
 	uint64_t trace_written;   /* bytes of whole records (and the file header) */
 	uint32_t trace_records;   /* interval records written */
 	uint32_t trace_last;      /* the seq of the last one */

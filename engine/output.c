@@ -342,6 +342,19 @@ static void say_trace(const wss_profile_trace_t *t)
 	wss_out_say("trace: ", wss_fmt_cstr(&f));
 }
 
+/* A profile or trace whose name went while the program ran (its directory
+ * removed, say) was written to a file nobody can open: the path is not
+ * said to hold it. */
+static void say_removed(const char *what, const char *path)
+{
+	char line[PATH_MAX + 80];
+	wss_fmt_t f;
+	wss_fmt_init(&f, line, sizeof line);
+	wss_fmt_str(&f, path);
+	wss_fmt_str(&f, " was removed while the program ran");
+	wss_out_say(what, wss_fmt_cstr(&f));
+}
+
 /* One stderr line of the summary's, when text has one to say. */
 static void say_line(bool (*text)(wss_fmt_t *f, const wss_profile_summary_t *s), const wss_profile_summary_t *sum)
 {
@@ -432,32 +445,42 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_out_say("profile: none (the output is a character device)", "");
 		return;
 	}
-	if (!E.cut_err) {
+	if (E.cut_err) {
+		char line[PATH_MAX + 160];
+		wss_fmt_t f;
+		wss_fmt_init(&f, line, sizeof line);
+		wss_fmt_str(&f, "profile cut at sample ");
+		wss_fmt_u64(&f, E.cut_at);
+		wss_fmt_str(&f, ": ");
+		wss_fmt_str(&f, cut_reason(E.cut_err));
+		wss_fmt_str(&f, " (");
+		wss_fmt_str(&f, E.path);
+		wss_fmt_str(&f, "); measuring stopped there");
+		wss_out_say(wss_fmt_cstr(&f), "");
+		return;
+	}
+	if (E.fd >= 0 ? wss_file_removed(E.fd, E.fd_dev, E.fd_ino, E.path) : E.removed) {
+		say_removed("profile: none: ", E.path);
+	} else {
 		char line[2 * PATH_MAX + 160];
 		wss_fmt_t f;
 		wss_fmt_init(&f, line, sizeof line);
 		wss_fmt_str(&f, E.path);
 		wss_session_describe(&f);
 		wss_out_say("profile: ", wss_fmt_cstr(&f));
-		if (summary && sum->trace)
-			say_trace(sum->trace);
-		return;
 	}
-	char line[PATH_MAX + 160];
-	wss_fmt_t f;
-	wss_fmt_init(&f, line, sizeof line);
-	wss_fmt_str(&f, "profile cut at sample ");
-	wss_fmt_u64(&f, E.cut_at);
-	wss_fmt_str(&f, ": ");
-	wss_fmt_str(&f, cut_reason(E.cut_err));
-	wss_fmt_str(&f, " (");
-	wss_fmt_str(&f, E.path);
-	wss_fmt_str(&f, "); measuring stopped there");
-	wss_out_say(wss_fmt_cstr(&f), "");
+	if (!summary || !sum->trace)
+		return;
+	if (E.trace_fd >= 0 ? wss_file_removed(E.trace_fd, E.trace_dev, E.trace_ino, E.trace_path) : E.trace_removed)
+		say_removed("trace: none: ", E.trace_path);
+	else
+		say_trace(sum->trace);
 }
 
 void wss_out_close(void)
 {
+	if (E.fd >= 0)
+		E.removed = wss_file_removed(E.fd, E.fd_dev, E.fd_ino, E.path);
 	if (E.fd >= 0 && wss_fd_same(E.fd, E.fd_dev, E.fd_ino)) /* never a descriptor the program reused */
 		wss_sys_close(E.fd);
 	E.fd = -1;

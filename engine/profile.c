@@ -628,7 +628,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 			r = ENAMETOOLONG;
 			break;
 		}
-		int f = wss_sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+		int f = wss_file_create(AT_FDCWD, path, O_APPEND);
 		if (f >= 0) {
 			*fd = f;
 			return 0;

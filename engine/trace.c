@@ -107,6 +107,8 @@ static int put_record(const uint8_t *p, size_t n)
 
 static void close_trace(void)
 {
+	if (E.trace_fd >= 0)
+		E.trace_removed = wss_file_removed(E.trace_fd, E.trace_dev, E.trace_ino, E.trace_path);
 	if (trace_fd_ok())
 		wss_sys_close(E.trace_fd);
 	E.trace_fd = -1;
@@ -214,8 +216,7 @@ static int create(void)
 		wss_fmt_cstr(&f);
 		if (f.overflow)
 			return ENAMETOOLONG;
-		int fd = wss_sys_openat(AT_FDCWD, E.trace_path,
-					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+		int fd = wss_file_create(AT_FDCWD, E.trace_path, O_APPEND);
 		r = fd < 0 ? -fd : 0;
 		if (fd >= 0) {
 			E.trace_fd = wss_fd_high(fd); /* the low numbers stay the program's */

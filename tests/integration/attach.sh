@@ -203,6 +203,17 @@ grep -q "^wss: $TMP/nodir/x.jsonl: No such file or directory$" "$TMP/e6"; ok $? 
 touch "$TMP/exists.jsonl"
 "$WSS" attach --method refbits -o "$TMP/exists.jsonl" --duration 100ms $spid 2>/dev/null
 is $? 2 "an existing profile is never overwritten"
+planted refbits "$WSS" attach --method refbits --duration 100ms -o @OUT $spid
+planted inject "$WSS" attach --method inject --duration 100ms -o @OUT $spid
+(umask 077 && "$WSS" attach --method refbits -o "$TMP/mode.jsonl" --duration 100ms $spid 2>/dev/null)
+is "$(stat -c %a "$TMP/mode.jsonl")" 600 "a new profile gets the umask's mode (077: 600)"
+# A FIFO of the user's own is written as it is (its reader gets the profile).
+mkfifo "$TMP/own.fifo"
+timeout 20 cat "$TMP/own.fifo" >"$TMP/own.read" &
+"$WSS" attach --method refbits -o "$TMP/own.fifo" --duration 100ms $spid 2>/dev/null
+is $? 0 "-o a FIFO of the user's own: exit 0"
+wait
+grep -q '"type":"header"' "$TMP/own.read"; ok $? "and its reader gets the profile"
 "$WSS" attach --method refbits 2>/dev/null
 is $? 2 "no pid: exit 2"
 kill $spid

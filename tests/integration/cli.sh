@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 47
+plan 51
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -50,6 +50,7 @@ is "$($PROFILE get "$TMP/sampled.jsonl" header.config_source.track.mode)/$($PROF
 "$WSS" run -o "$TMP/no/such/dir/p.jsonl" -- true 2>"$TMP/err"; is $? 2 "missing output directory exits 2"
 : > "$TMP/exists.jsonl"
 "$WSS" run -o "$TMP/exists.jsonl" -- true 2>"$TMP/err"; is $? 2 "an existing profile is never overwritten"
+planted run "$WSS" run -o @OUT -- true
 
 "$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
 "$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"

@@ -12,7 +12,7 @@
 command -v python3 >/dev/null || bail "python3 is not installed"
 CHECK="python3 $top_srcdir/tests/tap/export_check.py"
 cd "$TMP" || bail "cd $TMP"
-plan 49
+plan 54
 
 # ---- the profiles ----
 WSS_TRACK_BACKEND=mprotect WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/b.jsonl" \
@@ -169,12 +169,16 @@ echo "the old export" >"$TMP/outdir/x.csv"
 sh -c 'trap "" XFSZ; ulimit -f 2; exec "$@"' sh "$WSS" export --format csv -o "$TMP/outdir/x.csv" "$TMP/b.jsonl" 2>"$TMP/err"
 is "$?:$(cat "$TMP/err")" "2:wss: $TMP/outdir/x.csv: File too large" "a write that fails half-way (RLIMIT_FSIZE): one line, exit 2"
 is "$(ls -A "$TMP/outdir"):$(cat "$TMP/outdir/x.csv")" "x.csv:the old export" "and the old file is intact, no temporary file left"
-# Through a symbolic link: its target is replaced, the link stays.
+# A symbolic link of the user's own, in a directory of theirs: its target
+# is replaced (keeping its mode), the link stays.
 ln -s "$TMP/outdir/x.csv" "$TMP/link.csv"
+chmod 600 "$TMP/outdir/x.csv"
 "$WSS" export --format csv -o "$TMP/link.csv" "$TMP/b.jsonl"
 test -L "$TMP/link.csv" && cmp -s "$TMP/outdir/x.csv" "$TMP/b.csv"
-ok $? "-o through a symbolic link writes its target and keeps the link"
+ok $? "-o the user's own symbolic link writes its target and keeps the link"
+is "$(stat -c %a "$TMP/outdir/x.csv")" 600 "the file replaced keeps its mode (600), as open(2) would"
 umask 022
 "$WSS" export --format csv -o "$TMP/mode.csv" "$TMP/b.jsonl"
-is "$(stat -c %a "$TMP/mode.csv")" 644 "the file gets the mode open(2) would give it (umask 022: 644)"
+is "$(stat -c %a "$TMP/mode.csv")" 644 "a new file gets the mode open(2) would give it (umask 022: 644)"
+planted export "$WSS" export --format csv -o @OUT "$TMP/b.jsonl"
 done_testing

@@ -17,7 +17,7 @@ have_chromium=no
 for c in chromium chromium-browser google-chrome; do
 	command -v $c >/dev/null && have_chromium=yes
 done
-plan 68
+plan 74
 
 # browser NAME PAGE [ARGS...]: the page's facts into NAME.b ("key value"
 # lines); its status (1: the page did not render).
@@ -181,7 +181,15 @@ mkdir d.html
 "$WSS" report --html d.html b.jsonl 2>err
 is $? 2 "an output that is a directory: exit 2"
 is "$(cat err)" "wss: d.html: cannot write it: Is a directory" "in one line"
-is "$(ls | grep -c '^d\.html\.')" 0 "and the temporary file is removed"
+is "$(ls -A | grep -c '^\.d\.html\.')" 0 "and the temporary file is removed"
+# A page replaced: a new file renamed over it (a reader of the old one
+# keeps it whole), with the old page's mode; a new page has the umask's.
+"$WSS" report --html mode.html b.jsonl 2>/dev/null && chmod 640 mode.html
+ino=$(stat -c %i mode.html)
+(umask 077 && "$WSS" report --html mode.html b.jsonl 2>/dev/null && "$WSS" report --html new.html b.jsonl 2>/dev/null)
+is "$(stat -c %a mode.html):$(stat -c %a new.html)" "640:600" "a page replaced keeps its mode, a new one gets the umask's"
+[ "$(stat -c %i mode.html)" != "$ino" ]; ok $? "the page is replaced by a rename, never rewritten in place"
+planted html "$WSS" report --html @OUT b.jsonl
 "$WSS" report --html 2>/dev/null
 is $? 2 "--html without a path: usage error"
 "$WSS" report --json --html x.html b.jsonl 2>/dev/null

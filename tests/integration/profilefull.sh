@@ -13,7 +13,7 @@ T=120
 # tests below allow (one repetition was not: a CI run's profile ended, whole,
 # at 144 samples under the limit).
 R="$PROGS/pageramp 3 300"
-plan 20
+plan 24
 
 watch $T $R >"$TMP/native" 2>&1
 [ $? = 0 ] || bail "pageramp fails natively"
@@ -76,6 +76,24 @@ watch $T prlimit --fsize=65536 env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="
 	LD_PRELOAD="$WSS_LIB" sh -c 'head -c 100000 /dev/zero >"$1"; echo "head $?"' sh "$TMP/big" >"$TMP/own.out" 2>"$TMP/own.err"
 native=$(prlimit --fsize=65536 sh -c 'head -c 100000 /dev/zero >"$1"; echo "head $?"' sh "$TMP/big2" 2>/dev/null)
 is "$(cat "$TMP/own.out")" "$native" "the program's own write past the limit ends as natively ($native)"
+
+# ---- the output directory removed while the program runs -----------------
+# The profile and the trace are written on into files nobody can open:
+# stderr says they were removed, never that they are where they were, and
+# the program's status stays its own (spinner exits 3).
+mkdir "$TMP/gone"
+watch $T "$WSS" run --trace -o "$TMP/gone/x.jsonl" -- "$PROGS/spinner" 1 64 >"$TMP/gone.out" 2>"$TMP/gone.err" &
+pid=$!
+n=0
+until [ -s "$TMP/gone/x.trace" ] || [ $n -ge 500 ]; do sleep 0.01; n=$((n + 1)); done
+rm -rf "$TMP/gone"
+wait $pid
+is $? 3 "an output directory removed mid-run: the program's exit status as natively"
+grep -qx "wss: profile: none: $TMP/gone/x.jsonl was removed while the program ran" "$TMP/gone.err"
+ok $? "stderr says the profile was removed, naming it" || sed 's/^/# /' "$TMP/gone.err"
+grep -qx "wss: trace: none: $TMP/gone/x.trace was removed while the program ran" "$TMP/gone.err"
+ok $? "and the trace"
+! grep -Eq "^wss: (profile|trace): $TMP/gone" "$TMP/gone.err"; ok $? "and names neither as written"
 
 # ---- stderr into a pipe that nobody reads ---------------------------------
 # The reader is gone before the program ends: our summary lines meet EPIPE.

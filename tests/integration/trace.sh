@@ -13,7 +13,7 @@
 WSS_TRACK_STACKS=0
 export WSS_TRACK_STACKS
 TRACE="python3 $top_srcdir/tests/tap/tracedump.py"
-plan 37
+plan 39
 
 # phases SCENARIO WINDOW NAME [ENV...]: manual ticks, a trace beside $TMP/NAME.jsonl.
 phases() {
@@ -160,6 +160,23 @@ is "$st" "$nst" "with --trace: the program's exit status as natively"
 cmp -s "$TMP/pr.out" "$TMP/native.out"; ok $? "and its output"
 grep -Eq "^wss: trace: $TMP/pr.trace \([0-9]+ intervals, [0-9]+ pages, [0-9]+ bytes\)\$" "$TMP/pr.err"
 ok $? "stderr says where the trace is and how big" || sed 's/^/# /' "$TMP/pr.err"
+
+# ---- a name planted where the trace goes ----
+# Another user's symbolic link at NAME.trace in a shared directory is never
+# followed: the trace takes the next name, NAME.2.trace.
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+	chmod 711 "$TMP" && mkdir "$TMP/shared" && chmod 1777 "$TMP/shared" || bail "cannot make a shared directory"
+	echo secret >"$TMP/victim" && chmod 600 "$TMP/victim"
+	runuser -u nobody -- ln -s "$TMP/victim" "$TMP/shared/pl.trace" || bail "nobody cannot plant a link"
+	"$WSS" run --trace -o "$TMP/shared/pl.jsonl" -- "$PROGS/pageramp" 1 >/dev/null 2>"$TMP/pl.err"
+	is "$?:$(cat "$TMP/victim"):$(stat -c %a "$TMP/victim")" "0:secret:600" \
+		"a link planted at the trace's name: its target untouched"
+	grep -qx '{"type":"trace","file":"pl.2.trace"}' "$TMP/shared/pl.jsonl" && $TRACE dump "$TMP/shared/pl.2.trace" >/dev/null
+	ok $? "the trace is written under the next name, pl.2.trace"
+else
+	skip "not root: no other user to plant names"
+	skip "not root: no other user to plant names"
+fi
 
 # ---- trace_max ----
 "$WSS" run --trace --trace-max 4KiB --mode exact -o "$TMP/max.jsonl" -- "$PROGS/pageramp" 2 >/dev/null 2>"$TMP/max.err"

@@ -110,3 +110,53 @@ PROFILE="python3 $top_srcdir/tests/tap/profile.py"
 # tests/soak.sh keeps the profiles of a failing run).
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wss-test.XXXXXX") || bail "mktemp failed"
 [ -n "${WSS_TEST_KEEP:-}" ] || trap 'rm -rf "$TMP"' EXIT
+
+# with_out OUT CMD...: runs CMD with each word @OUT replaced by OUT.
+with_out() {
+	_wo_out=$1
+	shift
+	_wo_n=$#
+	for _wo_a; do
+		[ "$_wo_a" = @OUT ] && _wo_a=$_wo_out
+		set -- "$@" "$_wo_a"
+	done
+	shift "$_wo_n"
+	"$@"
+}
+
+# planted NAME CMD...: the rule of every file wss writes (docs/report.md,
+# "Files wss writes") for a command whose output is the word @OUT in CMD.
+# In a sticky directory anyone can write, another user plants a symbolic
+# link to a file of ours and a FIFO with a reader of theirs: both refused
+# at once (one line, exit 3), the file untouched, the reader given
+# nothing.  4 tests; root only (another user plants the names).
+planted() {
+	_pl_name=$1
+	shift
+	if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
+		for _pl_i in 1 2 3 4; do skip "not root: no other user to plant names"; done
+		return
+	fi
+	chmod 711 "$TMP"
+	mkdir -p "$TMP/shared" && chmod 1777 "$TMP/shared" || bail "cannot make a shared directory"
+	_pl_uid=$(id -u nobody)
+	_pl_why="in a sticky directory others can write (wss uses only the user's own or the directory owner's there)"
+	echo secret >"$TMP/victim.$_pl_name" && chmod 600 "$TMP/victim.$_pl_name"
+	_pl_out=$TMP/shared/link.$_pl_name
+	runuser -u nobody -- ln -s "$TMP/victim.$_pl_name" "$_pl_out" || bail "nobody cannot plant a link"
+	with_out "$_pl_out" timeout 20 "$@" >/dev/null 2>"$TMP/planted.err"
+	is "$?:$(cat "$TMP/planted.err")" "3:wss: $_pl_out: not written: a symbolic link of uid $_pl_uid $_pl_why" \
+		"$_pl_name: another user's symbolic link in a shared directory: refused, one line, exit 3"
+	is "$(cat "$TMP/victim.$_pl_name"):$(stat -c %a:%F "$TMP/victim.$_pl_name" "$_pl_out" | tr '\n' :)" \
+		"secret:600:regular file:777:symbolic link:" "$_pl_name: its target untouched, the link left as it was"
+	_pl_out=$TMP/shared/fifo.$_pl_name
+	runuser -u nobody -- mkfifo -m 666 "$_pl_out" || bail "nobody cannot plant a FIFO"
+	timeout 20 runuser -u nobody -- cat "$_pl_out" >"$TMP/planted.read" &
+	_pl_reader=$!
+	with_out "$_pl_out" timeout 20 "$@" >/dev/null 2>"$TMP/planted.err"
+	is "$?:$(cat "$TMP/planted.err")" "3:wss: $_pl_out: not written: a FIFO of uid $_pl_uid $_pl_why" \
+		"$_pl_name: another user's FIFO there: refused at once, one line, exit 3"
+	timeout 5 sh -c ': >"$1"' sh "$_pl_out" # the reader's end of file
+	wait "$_pl_reader"
+	is "$(wc -c <"$TMP/planted.read")" 0 "$_pl_name: and the FIFO's reader got nothing"
+}
