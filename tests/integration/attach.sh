@@ -101,16 +101,19 @@ assert m["name"] == "[anon]" and m["pages"] >= 1000, m' "$TMP/ph.jsonl"
 ok $? "no code series, one thread slot (tid 0), and the largest mapping is the program's buffer"
 
 # 3. Attach and detach 20 times in a row; the program runs on unharmed.
-start_ready many "$A" 0.2 40 2 300,600
+# It runs until told (SIGUSR1): under load the attaches outlasted its 16 s
+# of a fixed 40 rounds, and the last ones found it gone.
+start_ready many "$A" 0.2 usr1 2 300,600
 fails=0
 for i in $(seq 1 20); do
 	"$WSS" attach --method refbits --interval 20ms --duration 100ms -o "$TMP/m$i.jsonl" $pid 2>/dev/null || fails=$((fails + 1))
 	$PROFILE check "$TMP/m$i.jsonl" || fails=$((fails + 1))
 done
 is $fails 0 "20 attaches in a row: each exits 0 with a valid profile"
+kill -USR1 $pid
 wait $pid
 is $? 3 "the program then exits as it would"
-grep -q "^done: 40 rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
+grep -q "^done: [1-9][0-9]* rounds of 2 phases, 2 threads, 0 pages never written$" "$TMP/many.out"; ok $? "with its own output"
 
 # 4. Interrupted: SIGINT ends it with a final sample and the summary.
 start_ready int "$A" 0.5 4 2 100

@@ -3,9 +3,13 @@
  * times; then it prints what it did and exits with status 3.  Its output
  * does not depend on timing, so a run attached to equals one that was not.
  * It prints "ready" (flushed) once its threads run, and each phase's start
- * ("phase PAGES T_NS", T_NS on CLOCK_MONOTONIC) on stderr.
+ * ("phase PAGES T_NS", T_NS on CLOCK_MONOTONIC) on stderr.  ROUNDS "usr1":
+ * rounds until SIGUSR1, at least one (a test that attaches many times,
+ * however slow a loaded machine makes them, then ends it).
  * usage: attachee SECONDS ROUNDS THREADS PAGES[,PAGES...] */
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,13 @@ static volatile uint64_t phase_id;
  * track: a global written every sweep would be a page of its own). */
 static volatile uint64_t *volatile sweeps[64];
 static int nthreads;
+static volatile sig_atomic_t stop_asked;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
 
 static void *worker(void *arg)
 {
@@ -57,7 +68,10 @@ int main(int argc, char **argv)
 	if (argc != 5)
 		return 2;
 	double secs = atof(argv[1]);
-	int rounds = atoi(argv[2]);
+	bool until_usr1 = !strcmp(argv[2], "usr1");
+	int rounds = until_usr1 ? 1 : atoi(argv[2]);
+	if (until_usr1)
+		signal(SIGUSR1, on_usr1);
 	nthreads = atoi(argv[3]);
 	int sizes[64], nsizes = 0, max = 0;
 	for (char *s = strtok(argv[4], ","); s && nsizes < 64; s = strtok(NULL, ","))
@@ -79,7 +93,12 @@ int main(int argc, char **argv)
 		}
 	printf("ready\n");
 	fflush(stdout);
-	for (int r = 0; r < rounds; r++)
+	for (int r = 0;; r++) {
+		if (r >= rounds) {
+			if (!until_usr1 || stop_asked)
+				break;
+			rounds++; /* one more round until SIGUSR1 */
+		}
 		for (int k = 0; k < nsizes; k++) {
 			uint64_t at[64];
 			for (int t = 0; t < nthreads; t++)
@@ -98,6 +117,7 @@ int main(int argc, char **argv)
 					nanosleep(&ms, NULL);
 				}
 		}
+	}
 	phase_pages = 0;
 	for (int t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
