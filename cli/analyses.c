@@ -172,6 +172,7 @@ int wss_pair_open(const char *path, wss_pair_t *p)
 	}
 	p->trace.member_check = p->prof.has_seed;
 	p->trace.seed = p->prof.sampling_seed;
+	p->trace.prof = &p->prof;
 	return 0;
 }
 
@@ -883,29 +884,166 @@ static size_t map_lower(const wss_pagemap_t *m, uint64_t pn)
 	return lo;
 }
 
-/* The trace's pages and the pages they move to (mremap events), so that a
- * window can carry a history to its new address: a pass of its own, then
- * sorted.  Returns 0, ENOMEM, EOVERFLOW or the reader's status. */
-static int win_map(wss_pair_t *p, const wss_scan_t *s, wss_pagemap_t *m)
+/* The pages with history in the window, in address order, for win_map's
+ * replay of the events: each with its newest touch. */
+typedef struct live_page {
+	uint64_t pn, last;
+} live_page_t;
+
+typedef struct live_set {
+	live_page_t *v, *tmp;
+	size_t n, cap, tmp_cap;
+	live_page_t *pend; /* touches since the last merge, unsorted */
+	size_t npend, pend_cap;
+} live_set_t;
+
+static int live_reserve(live_page_t **v, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < n)
+		c *= 2;
+	live_page_t *m = realloc(*v, c * sizeof *m);
+	if (!m)
+		return ENOMEM;
+	*v = m;
+	*cap = c;
+	return 0;
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+	const live_page_t *x = a, *y = b;
+	return x->pn < y->pn ? -1 : x->pn > y->pn ? 1 : x->last < y->last ? -1 : x->last > y->last;
+}
+
+/* The first page at or after pn. */
+static size_t live_lower(const live_set_t *l, uint64_t pn)
+{
+	size_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->v[mid].pn < pn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The pending touches merged in (the newest touch of a page wins), and
+ * the pages out of the window of interval k (newest + n < k) dropped: a
+ * move cannot bring them back into it. */
+static int live_merge(live_set_t *l, uint64_t k, uint64_t n)
+{
+	qsort(l->pend, l->npend, sizeof *l->pend, live_cmp);
+	if (live_reserve(&l->tmp, &l->tmp_cap, l->n + l->npend))
+		return ENOMEM;
+	size_t i = 0, j = 0, o = 0;
+	while (i < l->n || j < l->npend) {
+		live_page_t x;
+		if (j == l->npend || (i < l->n && l->v[i].pn < l->pend[j].pn))
+			x = l->v[i++];
+		else if (i == l->n || l->pend[j].pn < l->v[i].pn)
+			x = l->pend[j++];
+		else
+			x = l->v[i++]; /* the same page: its pending touches follow, newer */
+		if (o && l->tmp[o - 1].pn == x.pn) {
+			if (x.last > l->tmp[o - 1].last)
+				l->tmp[o - 1].last = x.last;
+			continue;
+		}
+		if (x.last + n >= k)
+			l->tmp[o++] = x;
+	}
+	live_page_t *v = l->v;
+	size_t cap = l->cap;
+	l->v = l->tmp;
+	l->cap = l->tmp_cap;
+	l->n = o;
+	l->tmp = v;
+	l->tmp_cap = cap;
+	l->npend = 0;
+	return 0;
+}
+
+/* Removes the pages in [lo, hi) of the array. */
+static void live_cut(live_set_t *l, size_t lo, size_t hi)
+{
+	memmove(l->v + lo, l->v + hi, (l->n - hi) * sizeof *l->v);
+	l->n -= hi - lo;
+}
+
+/* One event on the live pages; a move adds its targets to m. */
+static int live_event(live_set_t *l, const wss_trace_event_t *ev, wss_pagemap_t *m)
+{
+	size_t lo = live_lower(l, ev->from), hi = live_lower(l, ev->from + ev->n);
+	if (ev->type != WSS_TRACE_EV_MOVED) {
+		live_cut(l, lo, hi);
+		return 0;
+	}
+	size_t k = hi - lo;
+	if (live_reserve(&l->tmp, &l->tmp_cap, k))
+		return ENOMEM;
+	for (size_t i = 0; i < k; i++) {
+		uint32_t idx;
+		bool added;
+		l->tmp[i] = (live_page_t){ev->to + (l->v[lo + i].pn - ev->from), l->v[lo + i].last};
+		int r = wss_pagemap_add(m, l->tmp[i].pn, &idx, &added);
+		if (r)
+			return r;
+	}
+	live_cut(l, lo, hi);
+	/* What was at the target is forgotten (win_events), and the moved
+	 * pages take its place, in order: the target range holds nothing
+	 * else now. */
+	live_cut(l, live_lower(l, ev->to), live_lower(l, ev->to + ev->n));
+	if (live_reserve(&l->v, &l->cap, l->n + k))
+		return ENOMEM;
+	size_t at = live_lower(l, ev->to);
+	memmove(l->v + at + k, l->v + at, (l->n - at) * sizeof *l->v);
+	memcpy(l->v + at, l->tmp, k * sizeof *l->v);
+	l->n += k;
+	return 0;
+}
+
+/* The trace's pages and the pages their history moves to (mremap events)
+ * within a window of n, so that the window can carry a history to its new
+ * address: a pass of its own replaying the events on the pages that have
+ * history in the window at the time, then sorted.  A move carries those
+ * pages only, never every page ever seen in its range, so the targets
+ * grow with the pages a move really carries: a few bytes of events
+ * cannot double the map again and again.  Returns 0, ENOMEM, EOVERFLOW
+ * or the reader's status. */
+static int win_map(wss_pair_t *p, const wss_scan_t *s, uint64_t n, wss_pagemap_t *m)
 {
 	uint32_t idx;
 	bool added;
 	int r = 0;
 	for (size_t i = 0; i < s->map.n && !r; i++)
 		r = wss_pagemap_add(m, s->map.pages[i], &idx, &added);
+	live_set_t l = {0};
 	wss_trace_interval_t iv;
 	bool got;
-	int t;
-	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got)
-		for (size_t e = 0; e < iv.nevents && !r; e++) {
-			const wss_trace_event_t *ev = &iv.events[e];
-			if (ev->type != WSS_TRACE_EV_MOVED)
-				continue;
-			size_t known = m->n;
-			for (size_t i = 0; i < known && !r; i++)
-				if (m->pages[i] >= ev->from && m->pages[i] - ev->from < ev->n)
-					r = wss_pagemap_add(m, ev->to + (m->pages[i] - ev->from), &idx, &added);
+	int t = 0;
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
+		/* Touches wait in pend until an event needs them, merged
+		 * sooner when they outgrow the live pages. */
+		if (iv.nevents || l.npend > 2 * l.n + 4096)
+			r = live_merge(&l, iv.seq, n);
+		for (size_t e = 0; e < iv.nevents && !r; e++)
+			r = live_event(&l, &iv.events[e], m);
+		for (size_t j = 0; j < iv.nruns && !r; j++) {
+			if ((r = live_reserve(&l.pend, &l.pend_cap, l.npend + iv.runs[j].n)))
+				break;
+			for (uint64_t pn = iv.runs[j].first; pn < iv.runs[j].first + iv.runs[j].n; pn++)
+				l.pend[l.npend++] = (live_page_t){pn, iv.seq};
 		}
+	}
+	free(l.v);
+	free(l.tmp);
+	free(l.pend);
 	if (r)
 		return r;
 	if (t)
@@ -915,21 +1053,28 @@ static int win_map(wss_pair_t *p, const wss_scan_t *s, wss_pagemap_t *m)
 	return wss_trace_rewind(&p->trace);
 }
 
-/* Interval k's events on the window sets: pages gone, pages moved. */
+/* Interval k's events on the window sets: pages gone, pages moved.  A
+ * move first forgets what was at its target, every page of it, as the
+ * engine untracks the target before the move. */
 static void win_events(const wss_trace_interval_t *iv, const wss_pagemap_t *m, winset_t *d, winset_t *w,
 		       uint64_t n, const uint8_t *top)
 {
 	for (size_t e = 0; e < iv->nevents; e++) {
 		const wss_trace_event_t *ev = &iv->events[e];
+		bool moved = ev->type == WSS_TRACE_EV_MOVED;
+		for (size_t i = map_lower(m, ev->to); moved && i < m->n && m->pages[i] - ev->to < ev->n; i++) {
+			winset_forget(d, (uint32_t)i, iv->seq, n, top);
+			winset_forget(w, (uint32_t)i, iv->seq, n, top);
+		}
 		for (size_t i = map_lower(m, ev->from); i < m->n && m->pages[i] - ev->from < ev->n; i++) {
-			if (ev->type == WSS_TRACE_EV_GONE) {
+			if (!moved) {
 				winset_forget(d, (uint32_t)i, iv->seq, n, top);
 				winset_forget(w, (uint32_t)i, iv->seq, n, top);
 				continue;
 			}
 			uint32_t dst;
 			if (!wss_pagemap_find(m, ev->to + (m->pages[i] - ev->from), &dst))
-				continue; /* win_map added every target */
+				continue; /* no history to carry (win_map) */
 			winset_move(d, (uint32_t)i, dst, iv->seq, n, top);
 			winset_move(w, (uint32_t)i, dst, iv->seq, n, top);
 		}
@@ -941,7 +1086,7 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 {
 	memset(res, 0, sizeof *res);
 	wss_pagemap_t lm = {0};
-	int mr = win_map(p, s, &lm);
+	int mr = win_map(p, s, n, &lm);
 	if (mr) {
 		wss_pagemap_release(&lm);
 		return mr == ENOMEM || mr == EOVERFLOW ? nomem_cmd("window") : mr;

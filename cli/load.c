@@ -21,6 +21,7 @@ typedef struct loader {
 	long line;
 	int status;
 	unsigned flags; /* WSS_LOAD_* */
+	long summary_line; /* the summary's line, 0: none yet */
 } loader_t;
 
 /* "wss: PATH:LINE: what" (no line when line is 0); returns the status. */
@@ -420,6 +421,13 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code) ||
 	    !opt_bool(ld, r, rec, "code_lower_bound", &s.code_lower_bound))
 		return ld->status;
+	/* A duplicated, missing or swapped sample would change every figure
+	 * the reports print: the writer numbers them 1, 2, 3, ... in file
+	 * order, so anything else is not one process's profile. */
+	if (s.seq != (int64_t)p->nsamples + 1)
+		return bad(ld, ld->line,
+			   "sample: \"seq\" %lld, expected %zu (samples are numbered 1, 2, 3, ... in order)",
+			   (long long)s.seq, p->nsamples + 1);
 	const wss_json_t *kinds = NULL;
 	if (!opt_obj(ld, r, rec, "kinds", &kinds))
 		return ld->status;
@@ -770,11 +778,15 @@ static int load_record(loader_t *ld, const wss_json_t *r)
 	if (!type)
 		return bad(ld, ld->line, "not a wss record (%s)",
 			   r->type == WSS_JSON_OBJECT ? "no \"type\"" : "not a JSON object");
-	if (!strcmp(type, "sample"))
+	if (!strcmp(type, "sample")) {
+		if (ld->summary_line)
+			return bad(ld, ld->line, "a sample after the summary (line %ld)", ld->summary_line);
 		return load_sample(ld, r);
+	}
 	if (!strcmp(type, "summary")) {
 		if (ld->p->has_summary)
 			return bad(ld, ld->line, "a second summary");
+		ld->summary_line = ld->line;
 		return load_summary(ld, r);
 	}
 	if (!strcmp(type, "module"))
@@ -813,7 +825,7 @@ int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags)
 	p->summary_samples = p->duration_ns = p->faults = p->summary_rate_max = -1;
 	p->trace_records = p->trace_pages = p->trace_bytes = p->trace_last = -1;
 	p->start_unix_ns = -1;
-	loader_t ld = {p, 0, 0, flags};
+	loader_t ld = {.p = p, .flags = flags};
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return bad(&ld, 0, "%s", strerror(errno));
@@ -858,6 +870,9 @@ int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags)
 		bad(&ld, 0, "%s", strerror(errno));
 	else if (!ld.status && ld.line == 0)
 		bad(&ld, 0, "empty file, not a wss profile");
+	else if (!ld.status && p->has_summary && p->summary_samples != (int64_t)p->nsamples)
+		bad(&ld, ld.summary_line, "summary: \"samples\" %lld, but the profile holds %zu (samples missing)",
+		    (long long)p->summary_samples, p->nsamples);
 	free(buf);
 	fclose(f);
 	if (ld.status)
@@ -904,12 +919,9 @@ bool wss_load_lower_bound(const wss_profile_t *p) { return p->summary_lower_boun
 
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq)
 {
-	/* seq is 1, 2, 3, ... in file order: try the direct index first. */
-	if (seq >= 1 && (size_t)seq <= p->nsamples && p->samples[seq - 1].seq == seq)
+	/* The loader holds seq to 1, 2, 3, ... in file order. */
+	if (seq >= 1 && (size_t)seq <= p->nsamples)
 		return &p->samples[seq - 1];
-	for (size_t k = 0; k < p->nsamples; k++)
-		if (p->samples[k].seq == seq)
-			return &p->samples[k];
 	return NULL;
 }
 

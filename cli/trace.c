@@ -353,6 +353,55 @@ static int read_end(wss_trace_t *t, uint64_t at, size_t hl, size_t len)
 	return 0;
 }
 
+/* The most pages interval iv can list, from its sample in t->prof (the
+ * engine writes the sample before the interval's record), with what the
+ * bound is, or false when the profile has no such sample.  The pages
+ * touched in the interval are among those the sample counted in its
+ * window: at most its data_pages when it is exact, its members touched
+ * (sampled.data) when it is sampled at the interval's level, and its
+ * tracked pages at a finer level than the window's. */
+static bool sample_bound(const wss_trace_t *t, const wss_trace_interval_t *iv, uint64_t *most, const char **what)
+{
+	/* The loader holds the samples' seq to 1, 2, 3, ... (as
+	 * wss_load_sample, which this reader does not link). */
+	if (iv->seq > t->prof->nsamples)
+		return false;
+	const wss_sample_t *s = &t->prof->samples[iv->seq - 1];
+	if (s->rate > 1 && s->rate == (int64_t)1 << iv->level && s->sampled[WSS_SERIES_DATA] >= 0) {
+		*what = "its sample's members touched (sampled.data)";
+		*most = (uint64_t)s->sampled[WSS_SERIES_DATA];
+	} else if (s->rate > 1 && s->tracked >= 0) {
+		*what = "its sample's tracked pages (sampled.tracked)";
+		*most = (uint64_t)s->tracked;
+	} else {
+		*what = "its sample's data_pages";
+		*most = (uint64_t)s->data;
+	}
+	return true;
+}
+
+static int check_sample(wss_trace_t *t, const wss_trace_interval_t *iv)
+{
+	if (!t->prof || !iv->pages)
+		return 0;
+	const char *what;
+	uint64_t most;
+	if (!sample_bound(t, iv, &most, &what))
+		return bad(t, iv->offset,
+			   "interval %" PRIu64 ": %" PRIu64 " pages listed, but the profile has no sample %" PRIu64
+			   ": not this profile's trace?",
+			   iv->seq, iv->pages, iv->seq);
+	if (iv->pages > most)
+		return bad(t, iv->offset,
+			   "interval %" PRIu64 ": %" PRIu64 " pages listed, more than %s allows (%" PRIu64
+			   "): not this profile's trace?",
+			   iv->seq, iv->pages, what, most);
+	return 0;
+}
+
+/* Stops within three pages of a run at a sampled level (one member per
+ * aligned block of 2^level pages), so a run's claimed length costs
+ * nothing here. */
 static int check_members(wss_trace_t *t, const wss_trace_interval_t *iv)
 {
 	if (!t->member_check || iv->level == 0)
@@ -428,7 +477,7 @@ int wss_trace_next(wss_trace_t *t, wss_trace_interval_t *iv, bool *got)
 	if (t->intervals && iv->seq != t->last_seq + 1)
 		return bad(t, at + hl, "interval %" PRIu64 " after %" PRIu64 " (one record per interval, no gap)", iv->seq,
 			   t->last_seq);
-	if ((r = check_members(t, iv)))
+	if ((r = check_members(t, iv)) || (r = check_sample(t, iv)))
 		return r;
 	if (!t->intervals++)
 		t->first_seq = iv->seq;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct wss_profile;
+
 #define WSS_TRACE_HEADER_SIZE 16
 #define WSS_TRACE_VERSION 1
 #define WSS_TRACE_INTERVAL 0x49 /* 'I' */
@@ -76,6 +78,11 @@ typedef struct wss_trace {
 	 * and the trace disagree). */
 	bool member_check;
 	uint64_t seed;
+	/* With prof, the profile the trace belongs to: interval k may list
+	 * no more pages than its sample k says the interval could hold (see
+	 * check_sample in trace.c), so a claimed run of 2^30 pages in a few
+	 * bytes is refused before an analysis walks it. */
+	const struct wss_profile *prof;
 	/* Where reading is, and what it found. */
 	uint64_t off;	     /* the next record's first byte */
 	uint64_t intervals;  /* whole interval records read */
