@@ -12,7 +12,7 @@
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 113
+plan 118
 cd "$TMP" || bail "no scratch directory"
 
 # A profile of 6 samples (lines 3-8) and its summary (line 9), with a trace.
@@ -83,6 +83,8 @@ craft ps 1 'r["page_size"] = 12288'
 refused ps 1 'header: "page_size" 12288 is not a power of two from 4096 to 1 GiB'
 craft iv 1 'r["interval_ns"] = 7200 * 10**9'
 refused iv 1 'header: "interval_ns" 7200000000000 is not from 100 us to 3600 s'
+craft iv2 1 'r["interval_ns"] = (1 << 62) + 1'
+refused iv2 1 'header: "interval_ns" 4611686018427387905 is out of range (2^62 or more)'
 craft wi 1 'r["window_intervals"] = 1 << 40; del r["window_ns"]'
 refused wi 1 'header: "window_intervals" 1099511627776 is not from 1 to 1000000 intervals of at most a week'
 craft wn 1 'r["window_ns"] = 3 * r["interval_ns"]'
