@@ -1142,7 +1142,7 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 		o->x = winset_members(&d, o->level);
 		o->xw = winset_members(&w, o->level);
 		win_estimate(&p->prof, o);
-		res->sum += o->data.est;
+		res->sum = wss_load_sat_addu(res->sum, o->data.est);
 		if (o->data.est > res->peak)
 			res->peak = o->data.est;
 	}
@@ -1173,10 +1173,6 @@ out:
 }
 
 /* Tenths of a page, rounded half up: the profile's avg. */
-static uint64_t avg_tenths(uint64_t sum, size_t n) { return n ? (sum * 10 + n / 2) / n : 0; }
-
-static uint64_t kib_tenths(uint64_t tenths, int64_t ps) { return (tenths * (uint64_t)ps / 1024 + 5) / 10; }
-
 static void win_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, uint64_t n, const win_result_t *res)
 {
 	text_source(out, "window", p);
@@ -1201,12 +1197,12 @@ static void win_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, uint64
 			fprintf(out, " %10s %10s", "-", "-");
 		fprintf(out, " %6llu\n", 1ull << o->level);
 	}
-	uint64_t a = avg_tenths(res->sum, res->n);
+	uint64_t a = wss_load_avg_tenths(res->sum, res->n);
 	int64_t ps = p->prof.page_size;
 	fprintf(out, "Data avg/peak/total: %s%" PRIu64 ".%" PRIu64 "/%" PRIu64 "/%" PRIu64 " pages (%" PRIu64 "/%" PRIu64
 		     "/%" PRIu64 " kB)\n",
-		s->level_max ? "≈ " : "", a / 10, a % 10, res->peak, res->total, kib_tenths(a, ps),
-		kib_tenths(res->peak * 10, ps), kib_tenths(res->total * 10, ps));
+		s->level_max ? "≈ " : "", a / 10, a % 10, res->peak, res->total, wss_load_kb(a, ps),
+		wss_load_kb(res->peak * 10, ps), wss_load_kb(res->total * 10, ps));
 }
 
 static void win_csv(FILE *out, const win_result_t *res, bool writes)
@@ -1245,7 +1241,7 @@ static void win_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, uint64
 			fprintf(out, ",\"data_ci\":[%" PRIu64 ",%" PRIu64 "]", o->data.lo, o->data.hi);
 		fputc('}', out);
 	}
-	uint64_t a = avg_tenths(res->sum, res->n);
+	uint64_t a = wss_load_avg_tenths(res->sum, res->n);
 	fprintf(out, "],\"data\":{\"avg\":%" PRIu64 ".%" PRIu64 ",\"peak\":%" PRIu64 ",\"total\":%" PRIu64
 		     ",\"estimated\":%s}}\n",
 		a / 10, a % 10, res->peak, res->total, s->level_max ? "true" : "false");

@@ -15,9 +15,22 @@
 
 #include "cli/json.h"
 #include "common/profile_version.h"
+#include "config/config.h"
+
+/* What the engine can write, and so what a profile may say
+ * (docs/profile-format.md, "Bounds"): every integer is below 2^62 (146
+ * years of nanoseconds), and a count of pages times the page size is below
+ * 2^63 bytes.  A profile past them was not written by wss; refusing it here
+ * keeps the reports' arithmetic (pages times the page size, times in
+ * tenths, twice an interval) inside 64 bits. */
+#define LOAD_INT_LIMIT ((int64_t)1 << 62)
+#define LOAD_PAGE_SIZE_MIN 4096
+#define LOAD_PAGE_SIZE_MAX ((int64_t)1 << 30)
+#define LOAD_RATE_MAX ((int64_t)1 << WSS_SAMPLE_LEVEL_MAX)
 
 typedef struct loader {
 	wss_profile_t *p;
+	int64_t pages_limit; /* counts of pages are below this: 2^63 bytes of the header's pages */
 	long line;
 	int status;
 	unsigned flags; /* WSS_LOAD_* */
@@ -80,21 +93,43 @@ static char *dup(loader_t *ld, const char *s)
 	return d;
 }
 
-/* A required non-negative integer member. */
-static bool need_int(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+/* A required integer member, 0 <= value < limit; what names the limit in
+ * the error ("2^62", "2^63 bytes of pages"). */
+static bool need_below(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t limit,
+		       const char *what, int64_t *out)
 {
-	if (wss_json_get_int(o, key, out) && *out >= 0)
-		return true;
-	bad(ld, ld->line, "%s: \"%s\" missing or not a non-negative integer", rec, key);
-	return false;
+	if (!wss_json_get_int(o, key, out) || *out < 0) {
+		bad(ld, ld->line, "%s: \"%s\" missing or not a non-negative integer", rec, key);
+		return false;
+	}
+	if (*out >= limit) {
+		bad(ld, ld->line, "%s: \"%s\" %lld is out of range (%s or more)", rec, key, (long long)*out, what);
+		return false;
+	}
+	return true;
 }
 
-/* An optional one: absent is fine (out unchanged), a wrong type is not. */
+/* A required non-negative integer member (a time, an id, a count). */
+static bool need_int(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+{
+	return need_below(ld, o, rec, key, LOAD_INT_LIMIT, "2^62", out);
+}
+
+/* A required count of pages. */
+static bool need_pages(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+{
+	return need_below(ld, o, rec, key, ld->pages_limit, "2^63 bytes of pages", out);
+}
+
+/* Optional ones: absent is fine (out unchanged), a wrong type is not. */
 static bool opt_int(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
 {
-	if (!wss_json_get(o, key))
-		return true;
-	return need_int(ld, o, rec, key, out);
+	return !wss_json_get(o, key) || need_int(ld, o, rec, key, out);
+}
+
+static bool opt_pages(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, int64_t *out)
+{
+	return !wss_json_get(o, key) || need_pages(ld, o, rec, key, out);
 }
 
 static bool need_str(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, char **out)
@@ -148,6 +183,13 @@ static bool opt_ci(loader_t *ld, const wss_json_t *o, const char *rec, const cha
 	if (v->type != WSS_JSON_ARRAY || v->n != 2 || v->items[0]->type != WSS_JSON_NUMBER ||
 	    v->items[1]->type != WSS_JSON_NUMBER || !(v->items[0]->d >= 0) || !(v->items[0]->d <= v->items[1]->d)) {
 		bad(ld, ld->line, "%s: \"%s\" is not an interval [lo, hi] with 0 <= lo <= hi", rec, key);
+		return false;
+	}
+	/* The bounds are counts of pages (an interval's pages or tenths'
+	 * worth): the reports scale them by the page size and by ten. */
+	if (!(v->items[1]->d < (double)ld->pages_limit)) {
+		bad(ld, ld->line, "%s: \"%s\" upper bound %g is out of range (2^63 bytes of pages or more)", rec, key,
+		    v->items[1]->d);
 		return false;
 	}
 	*out = (wss_ci_t){true, v->items[0]->d, v->items[1]->d};
@@ -308,8 +350,21 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	    !opt_str(ld, h, rec, "kernel", &p->kernel) || !opt_str(ld, h, rec, "backend_reason", &p->backend_reason) ||
 	    !opt_str(ld, h, rec, "backend_sees", &p->backend_sees))
 		return ld->status;
-	if (p->page_size == 0)
-		return bad(ld, 1, "header: \"page_size\" is 0");
+	if (p->page_size < LOAD_PAGE_SIZE_MIN || p->page_size > LOAD_PAGE_SIZE_MAX || (p->page_size & (p->page_size - 1)))
+		return bad(ld, 1, "header: \"page_size\" %lld is not a power of two from 4096 to 1 GiB",
+			   (long long)p->page_size);
+	ld->pages_limit = INT64_MAX / p->page_size + 1;
+	/* session.interval's and session.window's range (config/config.h):
+	 * the engine refuses to run outside it. */
+	if (p->interval_ns < (int64_t)WSS_INTERVAL_MIN_NS || p->interval_ns > (int64_t)WSS_INTERVAL_MAX_NS)
+		return bad(ld, 1, "header: \"interval_ns\" %lld is not from 100 us to 3600 s", (long long)p->interval_ns);
+	if (p->window_intervals < 1 || p->window_intervals > (int64_t)WSS_WINDOW_MAX_INTERVALS ||
+	    p->window_intervals > (int64_t)WSS_WINDOW_MAX_NS / p->interval_ns)
+		return bad(ld, 1, "header: \"window_intervals\" %lld is not from 1 to 1000000 intervals of at most a week",
+			   (long long)p->window_intervals);
+	if (p->window_ns >= 0 && p->window_ns != p->window_intervals * p->interval_ns)
+		return bad(ld, 1, "header: \"window_ns\" %lld is not \"window_intervals\" times \"interval_ns\" (%lld)",
+			   (long long)p->window_ns, (long long)(p->window_intervals * p->interval_ns));
 	if (!opt_int(ld, h, rec, "start_unix_ns", &p->start_unix_ns))
 		return ld->status;
 	if (wss_json_get(h, "sampling_seed")) {
@@ -413,12 +468,12 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	const char *rec = "sample";
 	const wss_json_t *sampled, *cost;
 	if (!need_int(ld, r, rec, "seq", &s.seq) || !need_int(ld, r, rec, "t_ns", &s.t_ns) ||
-	    !need_int(ld, r, rec, "data_pages", &s.data) || !opt_int(ld, r, rec, "cpu_ns", &s.cpu_ns) ||
-	    !opt_int(ld, r, rec, "read_pages", &s.read) || !opt_int(ld, r, rec, "write_pages", &s.write) ||
+	    !need_pages(ld, r, rec, "data_pages", &s.data) || !opt_int(ld, r, rec, "cpu_ns", &s.cpu_ns) ||
+	    !opt_pages(ld, r, rec, "read_pages", &s.read) || !opt_pages(ld, r, rec, "write_pages", &s.write) ||
 	    !opt_int(ld, r, rec, "rate", &s.rate) || !opt_cis(ld, r, rec, s.ci) ||
 	    !opt_bool(ld, r, rec, "lower_bound", &s.lower_bound) || !opt_obj(ld, r, rec, "sampled", &sampled) ||
-	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_int(ld, r, rec, "faults", &s.faults) ||
-	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_int(ld, r, rec, "code_pages", &s.code) ||
+	    !opt_obj(ld, r, rec, "cost", &cost) || !opt_pages(ld, r, rec, "faults", &s.faults) ||
+	    !opt_bool(ld, r, rec, "final", &s.final) || !opt_pages(ld, r, rec, "code_pages", &s.code) ||
 	    !opt_bool(ld, r, rec, "code_lower_bound", &s.code_lower_bound))
 		return ld->status;
 	/* A duplicated, missing or swapped sample would change every figure
@@ -436,18 +491,20 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		s.kind_data[k] = -1;
 		if (o && o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "sample: kinds: \"%s\" is not an object", wss_kind_name(k));
-		if (o && !need_int(ld, o, "sample: kinds", "data", &s.kind_data[k]))
+		if (o && !need_pages(ld, o, "sample: kinds", "data", &s.kind_data[k]))
 			return ld->status;
 	}
 	p->has_code |= s.code >= 0;
 	p->code_lower_bound |= s.code_lower_bound;
 	if (s.rate < 1)
 		return bad(ld, ld->line, "sample: \"rate\" is 0 (1 is exact)");
-	if (sampled && (!opt_int(ld, sampled, "sample: sampled", "tracked", &s.tracked) ||
-			!opt_int(ld, sampled, "sample: sampled", "members", &s.members) ||
-			!opt_int(ld, sampled, "sample: sampled", "data", &s.sampled[WSS_SERIES_DATA]) ||
-			!opt_int(ld, sampled, "sample: sampled", "read", &s.sampled[WSS_SERIES_READ]) ||
-			!opt_int(ld, sampled, "sample: sampled", "write", &s.sampled[WSS_SERIES_WRITE])))
+	if (s.rate > LOAD_RATE_MAX || (s.rate & (s.rate - 1)))
+		return bad(ld, ld->line, "sample: \"rate\" %lld is not a power of two up to 2^30", (long long)s.rate);
+	if (sampled && (!opt_pages(ld, sampled, "sample: sampled", "tracked", &s.tracked) ||
+			!opt_pages(ld, sampled, "sample: sampled", "members", &s.members) ||
+			!opt_pages(ld, sampled, "sample: sampled", "data", &s.sampled[WSS_SERIES_DATA]) ||
+			!opt_pages(ld, sampled, "sample: sampled", "read", &s.sampled[WSS_SERIES_READ]) ||
+			!opt_pages(ld, sampled, "sample: sampled", "write", &s.sampled[WSS_SERIES_WRITE])))
 		return ld->status;
 	if (cost && (!opt_int(ld, cost, "sample: cost", "faults_ns", &s.faults_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
@@ -468,19 +525,18 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 	p->nlower += s.lower_bound;
 	if (cost) {
 		p->has_cost = true;
-		p->cost_faults_ns += s.faults_ns > 0 ? s.faults_ns : 0;
-		p->cost_tick_ns += s.tick_ns > 0 ? s.tick_ns : 0;
-		p->cost_change_ns += s.change_ns > 0 ? s.change_ns : 0;
-		p->cost_code_ns += s.code_ns > 0 ? s.code_ns : 0;
-		p->cost_program_ns += s.program_ns > 0 ? s.program_ns : 0;
+		/* Sums over the samples: each term is below 2^62, the sum
+		 * saturates (a run of 146 years' cost is no real one). */
+		p->cost_faults_ns = wss_load_sat_add(p->cost_faults_ns, s.faults_ns);
+		p->cost_tick_ns = wss_load_sat_add(p->cost_tick_ns, s.tick_ns);
+		p->cost_change_ns = wss_load_sat_add(p->cost_change_ns, s.change_ns);
+		p->cost_code_ns = wss_load_sat_add(p->cost_code_ns, s.code_ns);
+		p->cost_program_ns = wss_load_sat_add(p->cost_program_ns, s.program_ns);
 		/* The tick's base: the interval's wall time, as the engine
 		 * says it; a profile of before it said it weighed the tick
 		 * against the program's time or the wall time, the longer. */
 		int64_t wall = s.t_ns - (p->nsamples ? p->samples[p->nsamples - 1].t_ns : 0);
-		if (s.wall_ns > 0)
-			p->cost_base_ns += s.wall_ns;
-		else
-			p->cost_base_ns += s.program_ns > wall ? s.program_ns : wall > 0 ? wall : 0;
+		p->cost_base_ns = wss_load_sat_add(p->cost_base_ns, s.wall_ns > 0 ? s.wall_ns : s.program_ns > wall ? s.program_ns : wall);
 	}
 	const wss_json_t *threads = wss_json_get(r, "threads");
 	if (!threads || threads->type != WSS_JSON_ARRAY)
@@ -493,29 +549,29 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 		rec = "sample: threads[]";
 		if (o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "%s: not an object", rec);
-		if (!need_int(ld, o, rec, "tid", &tid) || !need_int(ld, o, rec, "data_pages", &data) ||
-		    !opt_int(ld, o, rec, "write_pages", &write) || !opt_int(ld, o, rec, "faults", &faults) ||
+		if (!need_int(ld, o, rec, "tid", &tid) || !need_pages(ld, o, rec, "data_pages", &data) ||
+		    !opt_pages(ld, o, rec, "write_pages", &write) || !opt_pages(ld, o, rec, "faults", &faults) ||
 		    !opt_int(ld, o, rec, "cpu_ns", &cpu) || !opt_cis(ld, o, rec, ci) ||
-		    !opt_int(ld, o, rec, "code_pages", &code))
+		    !opt_pages(ld, o, rec, "code_pages", &code))
 			return ld->status;
 		wss_load_thread_t *t = thread_slot(ld, tid);
 		if (!t)
 			return ld->status;
 		t->estimated |= s.rate > 1;
 		t->samples++;
-		t->code_sum += (uint64_t)code;
+		t->code_sum = wss_load_sat_addu(t->code_sum, (uint64_t)code);
 		if ((uint64_t)code > t->code_peak)
 			t->code_peak = (uint64_t)code;
-		t->data_sum += (uint64_t)data;
+		t->data_sum = wss_load_sat_addu(t->data_sum, (uint64_t)data);
 		if ((uint64_t)data > t->data_peak)
 			t->data_peak = (uint64_t)data;
 		if (write >= 0) {
 			t->has_write = true;
-			t->write_sum += (uint64_t)write;
+			t->write_sum = wss_load_sat_addu(t->write_sum, (uint64_t)write);
 			if ((uint64_t)write > t->write_peak)
 				t->write_peak = (uint64_t)write;
 		}
-		t->faults += (uint64_t)faults;
+		t->faults = wss_load_sat_addu(t->faults, (uint64_t)faults);
 		if (cpu >= 0)
 			t->cpu_ns = cpu;
 		if (tid > INT32_MAX)
@@ -553,13 +609,15 @@ static int load_stat(loader_t *ld, const wss_json_t *r, const char *key, wss_sta
 	snprintf(rec, sizeof rec, "summary: %s", key);
 	if (!wss_json_get_num(o, "avg", &avg) || !(avg >= 0))
 		return bad(ld, ld->line, "%s: \"avg\" missing or not a non-negative number", rec);
+	if (!(avg < (double)ld->pages_limit))
+		return bad(ld, ld->line, "%s: \"avg\" %g is out of range (2^63 bytes of pages or more)", rec, avg);
 	/* total null: not known (wss attach cannot tell which pages were read). */
 	const wss_json_t *total = wss_json_get(o, "total");
 	if (total && total->type == WSS_JSON_NULL)
 		st->total = -1;
-	else if (!need_int(ld, o, rec, "total", &st->total))
+	else if (!need_pages(ld, o, rec, "total", &st->total))
 		return ld->status;
-	if (!need_int(ld, o, rec, "peak", &st->peak) ||
+	if (!need_pages(ld, o, rec, "peak", &st->peak) ||
 	    !opt_ci(ld, o, rec, "avg_ci", &st->avg_ci) || !opt_ci(ld, o, rec, "peak_ci", &st->peak_ci) ||
 	    !opt_ci(ld, o, rec, "total_ci", &st->total_ci))
 		return ld->status;
@@ -608,6 +666,9 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 	    load_stat(ld, r, "read", &p->read) || load_stat(ld, r, "write", &p->write) ||
 	    load_stat(ld, r, "code", &p->code))
 		return ld->status;
+	if (p->summary_rate_max > LOAD_RATE_MAX || (p->summary_rate_max > 0 && (p->summary_rate_max & (p->summary_rate_max - 1))))
+		return bad(ld, ld->line, "summary: \"rate_max\" %lld is not a power of two up to 2^30",
+			   (long long)p->summary_rate_max);
 	const wss_json_t *kinds = NULL;
 	if (!opt_obj(ld, r, rec, "kinds", &kinds))
 		return ld->status;
@@ -706,7 +767,7 @@ static int load_peak(loader_t *ld, const wss_json_t *r)
 		return ld->status;
 	const char *rec = "peak";
 	if (!need_int(ld, r, rec, "seq", &k->seq) || !need_str(ld, r, rec, "series", &k->series) ||
-	    !need_int(ld, r, rec, "value", &k->value))
+	    !need_pages(ld, r, rec, "value", &k->value))
 		return ld->status;
 	if (!wss_json_get_num(r, "mean", &k->mean) || !wss_json_get_num(r, "threshold", &k->threshold))
 		return bad(ld, ld->line, "peak: \"mean\" or \"threshold\" missing or not a number");
@@ -733,7 +794,7 @@ static int load_sites(loader_t *ld, const wss_json_t *sites, const char *rec, ws
 		if (o->type != WSS_JSON_OBJECT)
 			return bad(ld, ld->line, "%s: sites[%zu] is not an object", rec, j);
 		if (!need_addr(ld, o, sub, "pc", &st->pc) || !opt_int(ld, o, sub, "stack", &st->stack) ||
-		    !need_int(ld, o, sub, "pages", &st->pages))
+		    !need_pages(ld, o, sub, "pages", &st->pages))
 			return ld->status;
 	}
 	return 0;
@@ -750,7 +811,7 @@ static int load_run_sites(loader_t *ld, const wss_json_t *r)
 		return bad(ld, ld->line, "sites: \"sites\" missing");
 	p->has_sites = true;
 	p->sites_other = 0;
-	if (!opt_int(ld, r, "sites", "other_pages", &p->sites_other))
+	if (!opt_pages(ld, r, "sites", "other_pages", &p->sites_other))
 		return ld->status;
 	return load_sites(ld, sites, "sites", &p->sites, &p->nsites);
 }
@@ -890,7 +951,7 @@ static void stat_from_samples(const wss_profile_t *p, size_t off, wss_stat_t *st
 		int64_t v = *(const int64_t *)((const char *)&p->samples[k] + off);
 		if (v < 0)
 			continue;
-		sum += (uint64_t)v;
+		sum = wss_load_sat_addu(sum, (uint64_t)v);
 		if (v > peak)
 			peak = v;
 	}

@@ -230,8 +230,35 @@ void wss_load_release(wss_profile_t *p);
 void wss_load_stats(wss_profile_t *p);
 
 /* sum / n in tenths of a page, rounded half up, 0 when n is 0: every
- * average the report prints with one decimal (summary and threads). */
-static inline uint64_t wss_load_avg_tenths(uint64_t sum, uint64_t n) { return n ? (sum * 10 + n / 2) / n : 0; }
+ * average the report prints with one decimal (summary and threads).  The
+ * quotient and the remainder apart, so that a sum near 2^64 does not wrap
+ * when it is multiplied by ten. */
+static inline uint64_t wss_load_avg_tenths(uint64_t sum, uint64_t n)
+{
+	return n ? sum / n * 10 + (sum % n * 10 + n / 2) / n : 0;
+}
+
+/* Tenths of a page -> kB, rounded half up.  The loader holds page_size to
+ * a power of two of at least 4 kB, so it is divided first: ten times a
+ * count of pages times the page size can pass 2^64. */
+static inline uint64_t wss_load_kb(uint64_t tenths, int64_t page_size)
+{
+	return (tenths * ((uint64_t)page_size / 1024) + 5) / 10;
+}
+
+/* Sums over the samples, saturating: each term is bounded by the loader
+ * (below 2^62, or 2^63 bytes of pages), but a profile has no bound on its
+ * number of samples.  wss_load_sat_add counts b < 0 (absent) as 0. */
+static inline int64_t wss_load_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return b <= 0 ? a : __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static inline uint64_t wss_load_sat_addu(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 /* Were some of the profile's counts estimated (sampled tracking)?  Are
  * some lower bounds (exact tracking with coarse blocks)? */

@@ -319,7 +319,12 @@ static void encode_sample(pb_t *out, const uint64_t *ids, size_t nids, int64_t p
 		pb_varint(tmp, ids[k]);
 	pb_msg(&sample, 1, tmp); /* location_id, packed, leaf first */
 	pb_varint(tmp, (uint64_t)pages);
-	pb_varint(tmp, (uint64_t)(pages * page_size));
+	/* The loader holds pages times page_size below 2^63; saturate all the
+	 * same, as pprof's values are signed 64-bit. */
+	int64_t bytes;
+	if (__builtin_mul_overflow(pages, page_size, &bytes))
+		bytes = INT64_MAX;
+	pb_varint(tmp, (uint64_t)bytes);
 	pb_msg(&sample, 2, tmp); /* value: pages, bytes */
 	pb_msg(out, 2, &sample);
 	free(sample.b);

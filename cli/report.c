@@ -35,12 +35,6 @@ static void sort_peaks(wss_profile_t *p)
 		qsort(p->peaks, p->npeaks, sizeof *p->peaks, by_seq);
 }
 
-/* pages (in tenths of a page) -> kB, rounded half up. */
-static uint64_t kb(uint64_t tenths, int64_t page_size)
-{
-	return (tenths * (uint64_t)page_size / 1024 + 5) / 10;
-}
-
 typedef struct frames {
 	wss_frame_t *f;
 	size_t n, cap;
@@ -211,8 +205,8 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		double prog = (double)p->cost_program_ns;
 		double base = (double)(p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
 		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
-			100.0 * ((double)(p->cost_faults_ns + p->cost_code_ns) / prog +
-				 (double)(p->cost_tick_ns + p->cost_change_ns) / base),
+			100.0 * (((double)p->cost_faults_ns + (double)p->cost_code_ns) / prog +
+				 ((double)p->cost_tick_ns + (double)p->cost_change_ns) / base),
 			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / base);
 		if (p->cost_change_ns)
 			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / base);
@@ -302,7 +296,7 @@ static void print_estimate(FILE *out, const char *what, int64_t value, bool tent
 	} else {
 		fputs(" (no interval)", out);
 	}
-	fprintf(out, "  %s kB\n", grouped(k, sizeof k, kb(t, ps)));
+	fprintf(out, "  %s kB\n", grouped(k, sizeof k, wss_load_kb(t, ps)));
 }
 
 static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_t ps, bool sampled, bool at_least)
@@ -322,9 +316,9 @@ static void print_stat(FILE *out, const char *name, const wss_stat_t *st, int64_
 		fprintf(out, "%" PRId64, st->total);
 	else
 		fputc('?', out);
-	fprintf(out, " pages (%" PRIu64 "/%" PRIu64 "/", kb((uint64_t)st->avg_tenths, ps), kb((uint64_t)st->peak * 10, ps));
+	fprintf(out, " pages (%" PRIu64 "/%" PRIu64 "/", wss_load_kb((uint64_t)st->avg_tenths, ps), wss_load_kb((uint64_t)st->peak * 10, ps));
 	if (st->total >= 0)
-		fprintf(out, "%" PRIu64, kb((uint64_t)st->total * 10, ps));
+		fprintf(out, "%" PRIu64, wss_load_kb((uint64_t)st->total * 10, ps));
 	else
 		fputc('?', out);
 	fputs(" kB)\n", out);
@@ -359,7 +353,7 @@ static void print_kinds(const wss_profile_t *p, FILE *out, bool sampled)
 		fprintf(out, "  %-18s %12s %10s %10s %10s", wss_kind_name(order[i]),
 			grouped_tenths(a, sizeof a, (uint64_t)st->avg_tenths), grouped(pk, sizeof pk, (uint64_t)st->peak),
 			st->total >= 0 ? grouped(t, sizeof t, (uint64_t)st->total) : "?",
-			grouped(k, sizeof k, kb((uint64_t)st->peak * 10, p->page_size)));
+			grouped(k, sizeof k, wss_load_kb((uint64_t)st->peak * 10, p->page_size)));
 		if (sampled)
 			fprintf(out, "  %s/%s/%s", pm_pct(pa, sizeof pa, (double)st->avg_tenths / 10, &st->avg_ci),
 				pm_pct(pp, sizeof pp, (double)st->peak, &st->peak_ci),
@@ -987,9 +981,9 @@ static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps
 	jw_tenths(w, "avg", st->avg_tenths);
 	jw_int(w, "peak", st->peak);
 	jw_int_or_null(w, "total", st->total);
-	jw_int(w, "avg_kb", (int64_t)kb((uint64_t)st->avg_tenths, ps));
-	jw_int(w, "peak_kb", (int64_t)kb((uint64_t)st->peak * 10, ps));
-	jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)kb((uint64_t)st->total * 10, ps));
+	jw_int(w, "avg_kb", (int64_t)wss_load_kb((uint64_t)st->avg_tenths, ps));
+	jw_int(w, "peak_kb", (int64_t)wss_load_kb((uint64_t)st->peak * 10, ps));
+	jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)wss_load_kb((uint64_t)st->total * 10, ps));
 	if (sampled) {
 		jw_bool(w, "estimated", true);
 		jw_ci(w, "avg_ci", &st->avg_ci);

@@ -5,12 +5,14 @@
 # prefix of a killed run still reads; and a page trace whose interval
 # claims more pages than its sample counted: a run of 2^28 or 2^30 pages in
 # a 39-byte file is refused by every analysis in milliseconds and a few MB,
-# never expanded page by page.  Profiles and traces are written by
-# tests/tap/trace.py, byte for byte from the formats' documents.
+# never expanded page by page.  Numbers outside what wss writes (a page
+# size, an interval, a count of pages past 2^63 bytes) are refused alike:
+# the reports' arithmetic would overflow on them.  Profiles and traces are
+# written by tests/tap/trace.py, byte for byte from the formats' documents.
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 49
+plan 118
 cd "$TMP" || bail "no scratch directory"
 
 # A profile of 6 samples (lines 3-8) and its summary (line 9), with a trace.
@@ -58,6 +60,74 @@ is $? 0 "a prefix without a summary (a killed run): exit 0"
 grep -q "^samples    4$" prefix.out; ok $? "its 4 samples reported"
 "$WSS" export --format csv -o prefix.csv prefix.jsonl 2>/dev/null
 is $? 0 "and exported"
+
+# ---- numbers outside what wss writes (docs/profile-format.md, "Bounds") ----
+# craft NAME LINE CODE: NAME.jsonl, c.jsonl with CODE (Python) run on the
+# record r of line LINE; rs is every record.
+craft() {
+	python3 - "$@" <<'EOF' || bail "could not write $1.jsonl"
+import json, sys
+name, line, code = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rs = [json.loads(l) for l in open("c.jsonl")]
+r = rs[line - 1]
+exec(code)
+open(name + ".jsonl", "w").write("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in rs))
+EOF
+}
+# Each reached an overflow (UBSan) or a wrapped figure before: twice the
+# interval (report's late ticks), the window from its intervals (the
+# reader), the timeline's scale and the kB of a count of pages (report),
+# pages times the page size (pprof), an interval's bound rounded to an
+# integer (report), a rate scaling an estimate.
+craft ps 1 'r["page_size"] = 12288'
+refused ps 1 'header: "page_size" 12288 is not a power of two from 4096 to 1 GiB'
+craft iv 1 'r["interval_ns"] = 7200 * 10**9'
+refused iv 1 'header: "interval_ns" 7200000000000 is not from 100 us to 3600 s'
+craft iv2 1 'r["interval_ns"] = (1 << 62) + 1'
+refused iv2 1 'header: "interval_ns" 4611686018427387905 is out of range (2^62 or more)'
+craft wi 1 'r["window_intervals"] = 1 << 40; del r["window_ns"]'
+refused wi 1 'header: "window_intervals" 1099511627776 is not from 1 to 1000000 intervals of at most a week'
+craft wn 1 'r["window_ns"] = 3 * r["interval_ns"]'
+refused wn 1 'header: "window_ns" 300000000 is not "window_intervals" times "interval_ns" (100000000)'
+craft dp 4 'r["data_pages"] = r["threads"][0]["data_pages"] = 1 << 61'
+refused dp 4 'sample: "data_pages" 2305843009213693952 is out of range (2^63 bytes of pages or more)'
+craft tp 4 'r["threads"][0]["faults"] = -1'
+refused tp 4 'sample: threads[]: "faults" missing or not a non-negative integer'
+craft rt 4 'r["rate"] = 1 << 40'
+refused rt 4 'sample: "rate" 1099511627776 is not a power of two up to 2^30'
+craft ci 4 'r["rate"] = 2; r["ci"] = {"data": [0, 1e300]}'
+refused ci 4 'sample: ci: "data" upper bound 1e+300 is out of range (2^63 bytes of pages or more)'
+craft tn 4 'r["t_ns"] = 1 << 62'
+refused tn 4 'sample: "t_ns" 4611686018427387904 is out of range (2^62 or more)'
+craft av 9 'r["data"]["avg"] = 1e300'
+refused av 9 'summary: data: "avg" 1e+300 is out of range (2^63 bytes of pages or more)'
+craft sp 9 'r["data"]["peak"] = (1 << 63) - 1'
+refused sp 9 'summary: data: "peak" 9223372036854775807 is out of range (2^63 bytes of pages or more)'
+craft rm 9 'r["rate_max"] = 3'
+refused rm 9 'summary: "rate_max" 3 is not a power of two up to 2^30'
+# pprof multiplies a site's pages by the page size.
+craft si 9 'rs.insert(8, {"type": "sites", "sites": [{"pc": "0x1000", "pages": 1 << 51}], "other_pages": 0})'
+"$WSS" export --format pprof -o si.pb si.jsonl 2>si.err
+is "$?:$(cat si.err)" '2:wss: si.jsonl:9: sites: sites[]: "pages" 2251799813685248 is out of range (2^63 bytes of pages or more)' \
+	"a site of 2^51 pages of 4 KiB: export --format pprof refuses it"
+# At the bounds the reports read and print: sums over the samples
+# saturate (costs of 2^62 - 1 ns each), figures of 2^51 - 1 pages are
+# printed whole, in kB too, and a site of as many is its bytes in pprof.
+craft big 3 'big = (1 << 51) - 1
+for x in rs[2:8]:
+    x["data_pages"] = x["threads"][0]["data_pages"] = x["faults"] = x["threads"][0]["faults"] = big
+    x["cost"] = {"faults_ns": (1 << 62) - 1, "tick_ns": (1 << 62) - 1, "program_ns": (1 << 62) - 1, "wall_ns": 1}
+rs[8] = {"type": "sites", "sites": [{"pc": "0x1000", "pages": big}], "other_pages": big}'
+"$WSS" report big.jsonl >big.out 2>big.err
+is "$?:$(cat big.err)" "0:" "figures at the bounds: wss report reads them (exit 0, nothing on stderr)"
+grep -q '^Data avg/peak/total: 2251799813685247.0/2251799813685247/? pages (9007199254740988/9007199254740988/? kB)$' big.out
+ok $? "and prints 2^51 - 1 pages as themselves, and in kB" || grep '^Data' big.out | sed 's/^/# /'
+st=
+for cmd in "report --json" "export --format csv -o big.csv" "export --format pprof -o big.pb" \
+	"export --format perfetto -o big.pf" "report --html big.html"; do
+	"$WSS" $cmd big.jsonl >/dev/null 2>>big.err2; st="$st$? "
+done
+is "$st$(cat big.err2)" "0 0 0 0 0 " "and report --json, export csv, pprof, perfetto and report --html too"
 
 # ---- the trace's intervals against their samples ----
 # hostile NAME PAGES: NAME.trace, one interval of a single run of PAGES
