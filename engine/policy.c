@@ -31,9 +31,10 @@
  * region, so never counted.  The tick arms it and touches it, timing the
  * whole round trip of a first touch on this machine, now. */
 /* Every 50 ms for its first PROBES_EARLY, then every second: each probe
- * is three rounds of arming, harvest and a fault, 50-150 us with the
- * TLB shootdowns a multi-threaded program's other CPUs take, which the
- * tick then paid every interval (15 % of a JVM's steady tick). */
+ * is three rounds of arming, harvest and a fault, 50-150 us with the TLB
+ * shootdowns a multi-threaded program's other CPUs take; the cost of a
+ * touch changes slowly, and a probe every interval would be a fixed part
+ * of every tick. */
 #define PROBE_EVERY_NS 50000000ULL
 #define PROBE_LATER_NS 1000000000ULL
 #define PROBES_EARLY 8

@@ -176,9 +176,9 @@ void wss_tick_fold_counts(uintptr_t a)
 
 /* The run's totals when it went through several sampled levels.  The
  * estimate at the coarsest level alone (wss_tick_total) counts only its
- * members: a burst that raised the level to 1 in 16,384 for a JVM's first
- * interval left a run's totals on 8 pages, +-97 %, where every later
- * interval had eight times as many.  Instead each page counts by its last
+ * members, however briefly that level was in force (a start-up burst's
+ * interval or two), while the finer levels after it had many times as
+ * many members.  Instead each page counts by its last
  * touch t (a total is a count of pages by the interval of their last
  * touch): from t to the end of the run (or to its leaving) every level in
  * force must have had it as a member, for the touch to be known as its
