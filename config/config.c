@@ -1287,6 +1287,19 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			c->test_first_intervals = (uint32_t)n;
 		}
 	}
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_ALL_WRITES"))) {
+		if (!strcmp(v, "on")) {
+			c->test_all_writes = 1;
+		} else if (!strcmp(v, "off")) {
+			c->test_all_writes = -1;
+		} else if (!strcmp(v, "alternate")) {
+			c->test_all_writes = 2;
+		} else {
+			wss_fmt_str(&e, "WSS_TEST_ALL_WRITES: expected on, off or alternate, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		}
+	}
 	/* Test-only: the tick waits this long between arming the pages and
 	 * harvesting their write bits, so that tests can touch pages in that
 	 * window (tests/progs/split.c). */

@@ -119,6 +119,10 @@ typedef struct wss_config {
 	 * at 1 in R (a power of two), then track.sample_rate, so that a test
 	 * runs through two sampled levels as auto does; 0 = off. */
 	uint32_t test_first_level, test_first_intervals;
+	/* Test-only (WSS_TEST_ALL_WRITES=on|off|alternate): sampled intervals
+	 * count every page's writes always (1), never (-1) or every other one
+	 * (2); 0 = auto decides. */
+	int test_all_writes;
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

@@ -34,6 +34,7 @@ typedef struct wss_engine_test {
 	uint64_t sampling_seed;    /* the membership seed, instead of a random one */
 	uint32_t first_level;      /* a fixed rate's first intervals at 1/2^first_level ... */
 	uint32_t first_intervals;  /* ... this many of them */
+	int all_writes;            /* sampled intervals count all writes (sampling.c): 1 always, -1 never, 2 every other one */
 } wss_engine_test_t;
 
 /* What the engine needs of the session's configuration: the preload fills

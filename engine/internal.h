@@ -157,6 +157,18 @@ typedef struct wss_engine {
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
 	uint32_t level_min_sampled; /* the finest sampled level of the run (0: none) */
+	/* All writes (sampling.c): at a sampled level, every page of the
+	 * dense ranges is write-protected and harvested, not only the
+	 * members, so that the writes are counted exactly and only the pages
+	 * read and not written are estimated.  Whether the current interval
+	 * is so, and the first interval of the run of intervals, up to the
+	 * current one, that all observed every write (exact, or all writes;
+	 * 0: the current one does not). */
+	bool all_writes;
+	uint32_t all_writes_from;
+	uint64_t wp_cost_ns;      /* a write to a write-protected page, resolved by the kernel, as the probe measured it */
+	uint64_t aw_writes;       /* the writes the last interval under all writes counted, for its cost */
+	uint64_t last_writes;     /* the last sample's write estimate, for the decision to count all writes */
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
@@ -219,9 +231,11 @@ static inline uint64_t wss_clock_ns(clockid_t id)
 /* A touch to record: the interval and the thread slot; for a harvest, the
  * level whose members were watched in that interval (0: every page): the
  * write bits of other pages are stale (never harvested while outside the
- * sample) and are dropped. */
+ * sample) and are dropped; and the level whose members were armed (0:
+ * every page), when it is not the watched one (all writes: sampling.c):
+ * a page outside it was watched for its writes alone. */
 typedef struct wss_record_arg {
-	uint32_t e, slot, level;
+	uint32_t e, slot, level, armed;
 } wss_record_arg_t;
 
 /* lock.c */
@@ -294,7 +308,7 @@ void wss_writes_window_open(uint32_t k);
 void wss_writes_window_close(void);
 /* Harvest the write bits of [s, e) into interval k.  Returns the backend's
  * result.  Engine lock held, E.harvester set. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t slot);
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t armed, uint32_t slot);
 /* Record the tracked pages of [s, e) (the members of the level in force)
  * as written in interval k, as a harvest that found them would.  Engine
  * lock held. */
@@ -308,11 +322,17 @@ void wss_registry_reset_page(uintptr_t a);
 /* Observe [s, e) for harvest again (backend observe; in a sparse range,
  * attach_sparse and its watched members watched again).  Engine lock. */
 void wss_registry_observe(uintptr_t s, uintptr_t e);
+/* Under all writes, the write bits of the tracked parts of [start,
+ * start + len), into the current interval, before it is unmapped: its
+ * pages written outside the sample count in the run's totals
+ * (tick.c, count_gone_window).  Engine lock held. */
+void wss_registry_harvest_before_unmap(uintptr_t start, size_t len);
 
-/* Harvest [s, e) into interval k, all of it (level 0) or the members of
- * level only, keeping the bits of the members of watched, the level of
- * interval k.  Engine lock held, E.harvester set. */
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched, uint32_t slot);
+/* Harvest [s, e) into interval k: the members of watched, the level whose
+ * members were write-protected in k (0: all of it); armed, the level whose
+ * members were armed in k (wss_record_arg_t).  Engine lock held,
+ * E.harvester set. */
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t armed, uint32_t slot);
 /* Harvest the pages of interval k's touched list that are tracked members
  * of level (the level of k and k + 1) into k; a page that could not be
  * harvested has its range observed again.  Returns how many ranges were.
@@ -359,6 +379,10 @@ void wss_policy_burst_cap(void);
 /* On the engine thread as it starts: the cost of a touch measured now,
  * for the first interval's burst cap.  Engine lock held. */
 void wss_policy_probe_now(void);
+/* Should the next interval, at level, count all writes (sampling.c)?  From
+ * the probe's cost of a kernel-resolved write fault and the writes of the
+ * last sample, against the budget of an interval of wall_ns. */
+bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns);
 
 /* sampling.c */
 /* The seed, the first level, the probe page.  init, after the backend. */
@@ -392,6 +416,15 @@ void wss_sampling_open_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t 
 void wss_sampling_unwatch_others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level);
 void wss_sampling_watch_new(uintptr_t s, uintptr_t e, uint32_t fine, uint32_t coarse);
 void wss_sampling_watch(uintptr_t s, uintptr_t e, uint32_t level);
+/* All writes (sampling.c): the level whose members are write-protected
+ * now (0: every page); did every interval of the window of w intervals
+ * ending at k observe every write; the next interval (interval) at level
+ * counts all writes or not; end all writes now (a sparse range).  Engine
+ * lock held. */
+uint32_t wss_sampling_watched(void);
+bool wss_sampling_all_writes_in(uint32_t k, uint32_t w);
+void wss_sampling_all_writes_next(bool on, uint32_t level, uint32_t interval);
+void wss_sampling_all_writes_off(void);
 /* Arm the members of level in [s, e) (inside an arming section);
  * returns how many could not be. */
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level);

@@ -77,6 +77,7 @@ long wss_engine_munmap(void *addr, size_t len)
 	long r;
 	wss_engine_lock(&ls);
 	wss_code_forget_locked((uintptr_t)addr, len);
+	wss_registry_harvest_before_unmap((uintptr_t)addr, len);
 	RETRY_RELIEVED(r, wss_sys_munmap(addr, len));
 	if (!wss_sys_failed(r)) {
 		wss_engine_untrack_locked((uintptr_t)addr, len);

@@ -149,7 +149,7 @@ int wss_engine_pin(const void *buf, size_t len)
 	/* Announced as a handler's open is (fault.c): the tick waits for it. */
 	uint32_t ticket = wss_engine_opening();
 	wss_pins_tracked_runs(s, e, open_run, &l);
-	wss_record_arg_t r = {wss_fault_enter(), slot, l};
+	wss_record_arg_t r = {wss_fault_enter(), slot, l, 0};
 	wss_engine_open_end(ticket);
 	if (!__atomic_load_n(&E.pending, __ATOMIC_SEQ_CST))
 		wss_pins_tracked_runs(s, e, wss_pins_record_run, &r);
@@ -293,7 +293,7 @@ void wss_pins_record_pinned(uint32_t e)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
 	for (int i = 0; i < pin_n; i++) {
-		wss_record_arg_t r = {e, pin_v[i].slot, l};
+		wss_record_arg_t r = {e, pin_v[i].slot, l, 0};
 		wss_pins_tracked_runs(pin_v[i].s, pin_v[i].e, record_pinned_run, &r);
 	}
 }

@@ -113,6 +113,22 @@ static void probe(uint64_t now)
 	}
 	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
 	E.probes++;
+	/* A backend with both (hybrid): a write to the page write-protected
+	 * alone, which the kernel resolves (all writes: sampling.c).  The
+	 * fault above left it open and written. */
+	if (!E.backend->fault || !E.backend->harvest || !E.backend->watch)
+		return;
+	t = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		if (E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
+			return;
+		uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
+		*(volatile char *)a = 1;
+		uint64_t d = wss_clock_ns(CLOCK_MONOTONIC) - t0;
+		if (d < t)
+			t = d;
+	}
+	E.wp_cost_ns = E.wp_cost_ns ? (3 * E.wp_cost_ns + t) / 4 : t;
 }
 
 void wss_policy_probe_now(void)
@@ -252,6 +268,14 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	uint64_t wall = wall_ns ? wall_ns : 1;
 	uint64_t fcost = faults * E.fault_cost_ns;
 	uint64_t slow = wss_policy_fault_delay(faults, all);
+	/* Under all writes, the kernel's faults on the pages watched alone:
+	 * as many as the pages written (the last count of them), at the
+	 * probe's cost, a delay shared among the threads as the faults'. */
+	if (E.all_writes) {
+		uint64_t wc = E.aw_writes * E.wp_cost_ns;
+		slow += fcost ? (uint64_t)((unsigned __int128)wc * slow / fcost) : wc;
+		fcost += wc;
+	}
 	/* The faults' delay against the interval's wall time, and the base
 	 * wss report divides the faults' total by to read the same share. */
 	E.cost_faults_ns = fcost;
@@ -520,6 +544,30 @@ void wss_policy_burst(void)
 	 * cost, left out of the decision's. */
 	uint64_t t = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	E.change_ns += t;
+}
+
+/* All writes (sampling.c) while the kernel's write faults they add fit a
+ * quarter of the budget, kept while they fit half of it: the rest is the
+ * sample's, whose faults a finer level doubles.  At the writes of the last
+ * sample (estimated, when sampled: a window's writes, at least an
+ * interval's).  Only under auto with a backend that has both faults and
+ * write protection (hybrid), and no sparse range (its pages outside the
+ * sample have no state).  WSS_TEST_ALL_WRITES sets it for tests: always,
+ * never, or every other interval (the next one, E.epoch, when even). */
+bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
+{
+	if (!level || !E.backend->fault || !E.backend->harvest || !E.backend->watch || !E.backend->unwatch ||
+	    wss_sparse_any())
+		return false;
+	if (E.set.test.all_writes)
+		return E.set.test.all_writes == 1 || (E.set.test.all_writes == 2 && E.epoch % 2 == 0);
+	if (E.set.mode != WSS_TRACK_AUTO || E.set.sample_level || !E.wp_cost_ns)
+		return false;
+	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
+	uint64_t allow = (uint64_t)((unsigned __int128)wall_ns * budget / 1000000);
+	uint64_t w = E.all_writes ? E.aw_writes : E.last_writes;
+	uint64_t c = w * E.wp_cost_ns;
+	return c <= (E.all_writes ? allow / 2 : allow / 4);
 }
 
 void wss_policy_init(void)

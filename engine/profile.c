@@ -152,6 +152,8 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 			key_u64(f, "read", s->x[2]);
 		if (s->sets.writes)
 			key_u64(f, "write", s->x[1]);
+		if (s->all_writes)
+			wss_fmt_str(f, ",\"all_writes\":true");
 		wss_fmt_ch(f, '}');
 	}
 	if (s->lower_bound)

@@ -72,6 +72,10 @@ typedef struct wss_profile_sample {
 	uint64_t rate;
 	wss_profile_ci_t ci[3];
 	uint64_t tracked, members, x[3];
+	/* Every page's writes counted (engine/sampling.c, "all writes"): the
+	 * write count is exact, the data the writes plus an estimate of the
+	 * pages read and not written. */
+	bool all_writes;
 	bool lower_bound;         /* exact, but coarse blocks left pages uncounted */
 	uint64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns;
 	uint64_t cost_wall_ns; /* the interval's wall time: the tick's base (0: not said) */

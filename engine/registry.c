@@ -51,12 +51,13 @@ static void disarm_part(uintptr_t s, uintptr_t e, void *arg)
 	E.backend->disarm(s, e);
 }
 
-/* Sampled: the members only (the other pages are not watched). */
+/* Sampled: the members only (the other pages are not watched), or every
+ * page under all writes. */
 static void harvest_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	wss_writes_harvest_sampled(s, e, E.epoch, l, l, 0);
+	wss_writes_harvest_sampled(s, e, E.epoch, wss_sampling_watched(), l, 0);
 }
 
 /* A sparse piece: its members only (the others were never protected). */
@@ -74,7 +75,7 @@ static void harvest_part(uintptr_t s, uintptr_t e, void *arg) { wss_sparse_walk(
 static void observe_dense(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	uint32_t l = wss_sampling_watched();
 	if (l == 0 || !E.backend->watch) {
 		E.backend->observe(s, e);
 		return;
@@ -457,6 +458,15 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		*wss_shadow_rever(b) |= *wss_shadow_rever(a);
 	}
 	wss_engine_untrack_locked(old, oldlen);
+}
+
+void wss_registry_harvest_before_unmap(uintptr_t start, size_t len)
+{
+	uintptr_t s, e;
+	if (!E.all_writes || !tracked_span(start, len, &s, &e))
+		return;
+	E.harvester = wss_sys_gettid();
+	wss_registry_parts(s, e, harvest_part, NULL);
 }
 
 long wss_engine_discard(uintptr_t start, size_t len, int adv)

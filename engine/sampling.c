@@ -50,6 +50,11 @@ void wss_sampling_init(void)
 	E.level_max = l;
 	E.level_min_sampled = l;
 	E.level_used[l] = 1;
+	E.all_writes_from = l ? 0 : 1; /* exact observes every write */
+	/* A fixed rate's first interval counts all writes from the start
+	 * when a test asks (auto starts exact). */
+	if (l && wss_policy_all_writes(l, E.set.interval_ns))
+		wss_sampling_all_writes_next(true, l, 1);
 	if (l)
 		touched_lists(false);
 	wss_policy_init();
@@ -195,6 +200,58 @@ void wss_sampling_watch(uintptr_t s, uintptr_t e, uint32_t level)
 		wss_sampling_members(s, e, level, watch_member, NULL);
 }
 
+/* ---- all writes ---------------------------------------------------------
+ * Under hybrid, a page's first touch costs a protection fault (a signal and
+ * an mprotect: 6.5 us on this project's VMs), its first write a kernel-
+ * resolved write-protect fault (0.85 us: no signal, no VMA change).  So at
+ * a sampled level auto may watch every page of the dense ranges for writes
+ * while it arms the members alone: the writes are counted exactly (the
+ * harvest reads every page), the members' faults see what they always did,
+ * and of the data only the pages read and not written are estimated, from
+ * the members (tick.c).  A program that writes most of what it touches
+ * (a heap, a garbage collector, a runtime's reference counts) then has
+ * most of its working set counted exactly for a fraction of exact
+ * tracking's cost.  The switch is at ticks (tick.c: watched before the
+ * arming, unwatched after the harvest, so that no bit of the interval
+ * ending is lost); a sparse range ends it at once (its pages outside the
+ * sample have no state: sparse.h), and so does a raise of the level from
+ * exact (its leaving pages are unwatched).  E.all_writes_from says since
+ * when every interval observed every write, for windows of several
+ * intervals. */
+uint32_t wss_sampling_watched(void)
+{
+	return E.all_writes ? 0 : __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+}
+
+bool wss_sampling_all_writes_in(uint32_t k, uint32_t w)
+{
+	uint32_t first = k >= w ? k - w + 1 : 1;
+	return E.all_writes_from && E.all_writes_from <= first;
+}
+
+void wss_sampling_all_writes_next(bool on, uint32_t level, uint32_t interval)
+{
+	bool all = on || level == 0;
+	E.all_writes = on && level;
+	if (!all)
+		E.all_writes_from = 0;
+	else if (!E.all_writes_from)
+		E.all_writes_from = interval;
+}
+
+void wss_sampling_all_writes_off(void)
+{
+	if (!E.all_writes)
+		return;
+	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
+	E.all_writes = false;
+	E.all_writes_from = 0;
+	wss_change_begin();
+	for (size_t i = 0; i < E.regions.n; i++)
+		wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, 0, l);
+	wss_change_end();
+}
+
 bool wss_engine_sampled_out(uintptr_t page)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
@@ -234,6 +291,10 @@ void wss_sampling_fork_child(void)
 	E.change_debt_ns = 0; /* the parent's changes are the parent's */
 	E.level_max = l;
 	E.level_min_sampled = 0; /* set again by wss_sampling_set below */
+	/* The child's backend watches the members alone (fork.c). */
+	E.all_writes = false;
+	E.all_writes_from = l ? 0 : 1;
+	E.aw_writes = E.last_writes = 0;
 	E.calm = 0;
 	E.vma_short = false;
 	E.prec_last_ppm = 0;
@@ -383,13 +444,18 @@ void wss_sampling_raise_to(uint32_t f)
 			wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, f, list_touched, &k);
 	}
 	wss_sampling_set(f, k);
+	/* From exact, the pages leaving are unwatched: k's writes are not
+	 * all observed. */
+	if (!E.all_writes)
+		E.all_writes_from = 0;
 	uint64_t armed = 0;
 	wss_change_begin();
 	for (size_t i = 0; i < E.regions.n; i++) {
 		wss_sampling_open_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);
 		/* k is counted at f: the bits of the pages leaving are read by
-		 * no harvest. */
-		wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);
+		 * no harvest (under all writes, every page stays watched). */
+		if (!E.all_writes)
+			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);
 		armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, f);
 	}
 	wss_change_end();
@@ -401,6 +467,7 @@ void wss_sampling_raise_to(uint32_t f)
 
 void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e)
 {
+	wss_sampling_all_writes_off();
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
 	if (E.backend->attach_sparse)
 		E.backend->attach_sparse(s, e);
@@ -475,8 +542,11 @@ void wss_sampling_attach(uintptr_t s, uintptr_t e)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
 	E.backend->attach(s, e, l == 0);
-	/* Sampled: write-protected member by member (backend.h: attach). */
-	if (l)
+	/* Sampled: write-protected member by member (backend.h: attach), or
+	 * all of it under all writes. */
+	if (l && E.all_writes)
+		E.backend->watch(s, e);
+	else if (l)
 		wss_sampling_watch(s, e, l);
 	if (l == 0 || !E.backend->fault)
 		return;

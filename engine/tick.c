@@ -83,6 +83,12 @@ typedef struct count {
 	int kind;
 	uint64_t kpages[WSS_KIND_N], kwrites[WSS_KIND_N];
 	wss_strata_t kst[WSS_KIND_N];
+	/* All writes (sampling.c): every interval of the window observed
+	 * every write; the pages written in it, of every kind, counted on
+	 * every page; each kind's members read and not written, in strata. */
+	bool aw;
+	uint64_t wall, kwall[WSS_KIND_N];
+	wss_strata_t krst[WSS_KIND_N];
 } count_t;
 
 static void count_page(uintptr_t a, void *arg)
@@ -95,6 +101,7 @@ static void count_page(uintptr_t a, void *arg)
 			for (int s = 0; s < 3; s++)
 				wss_strata_add(&c->st[s], 0);
 			wss_strata_add(&c->kst[c->kind], 0);
+			wss_strata_add(&c->krst[c->kind], 0);
 		}
 		return;
 	}
@@ -116,13 +123,17 @@ static void count_page(uintptr_t a, void *arg)
 	uint32_t top = UINT32_MAX;
 	total_note(a, rv, 0, c->kind, c->lw != 0, &top);
 	if (c->lw) {
+		/* Under all writes the written pages are the exact part of
+		 * the average (E.exact_sum): a member counts for the pages
+		 * read and not written alone. */
 		double *cn = wss_shadow_counts(a), wt = (double)(1ULL << c->lw);
-		cn[0] += wt;
-		cn[1] += wrote ? wt : 0;
+		cn[0] += c->aw && wrote ? 0 : wt;
+		cn[1] += wrote && !c->aw ? wt : 0;
 		wss_strata_add(&c->st[0], 1);
 		wss_strata_add(&c->st[1], wrote);
 		wss_strata_add(&c->st[2], !wrote);
 		wss_strata_add(&c->kst[c->kind], 1);
+		wss_strata_add(&c->krst[c->kind], !wrote);
 	}
 	if (wrote)
 		total_note(a, rv, 1, c->kind, c->lw != 0, &top);
@@ -132,6 +143,23 @@ static void count_page(uintptr_t a, void *arg)
 		wss_threads_get(owner)->window_pages++;
 		wss_threads_get(owner)->window_writes += wrote;
 	}
+}
+
+/* Under all writes: a page written in the window, whoever's member, is
+ * counted exactly, in the window's writes and in the run's totals of data
+ * and writes (first counted in an exact window: REVER_E). */
+static void count_written(uintptr_t a, void *arg)
+{
+	count_t *c = arg;
+	uint64_t *w = wss_shadow_written(a);
+	if (!w || !wss_written_in(*w, c->k, c->w))
+		return;
+	c->wall++;
+	c->kwall[c->kind]++;
+	uint8_t *rv = wss_shadow_rever(a);
+	uint32_t top = UINT32_MAX;
+	total_note(a, rv, 0, c->kind, false, &top);
+	total_note(a, rv, 1, c->kind, false, &top);
 }
 
 /* A page leaving tracking in interval k (munmap): touched in the window
@@ -144,6 +172,10 @@ static void count_gone_window(uintptr_t a, int kind, uint32_t k)
 	if (!pg || !wss_page_in_window(pg, k, w, &owner))
 		return;
 	uint32_t lw = wss_sampling_window_level(k, w);
+	if (lw && wss_sampling_all_writes_in(k, w)) {
+		count_t c = {.k = k, .w = w, .kind = kind};
+		count_written(a, &c); /* its writes were harvested (wss_engine_munmap) */
+	}
 	if (lw && !wss_sampling_member(a, lw))
 		return;
 	uint32_t top = UINT32_MAX;
@@ -442,6 +474,7 @@ typedef struct tick {
 	uint64_t once;              /* a change of sample's CPU time: left out of the tick's cost */
 	uint32_t k, w, nt;          /* the interval ending, the window, the thread slots */
 	uint32_t lk, lw, ln, lt;    /* levels: armed in k, counted, next, the trace's */
+	bool awk, awn, aw;          /* all writes (sampling.c): in k, in k + 1, in the whole window counted */
 	uint64_t faults, unarmed;
 	const uintptr_t *listed;    /* k's touched list, when the tick may take it */
 	uint32_t nlisted;
@@ -503,12 +536,16 @@ static void tick_decide(tick_t *x)
 	x->lk = E.level;
 	x->lw = wss_sampling_window_level(x->k, x->w);
 	x->ln = x->lk;
+	x->awk = E.all_writes;
+	x->aw = x->lw && wss_sampling_all_writes_in(x->k, x->w);
 	/* The trace's level for k alone, before the next level is set (the
 	 * set marks it used in k + 1, which a coarser one then claims). */
 	x->lt = wss_sampling_window_level(x->k, 1);
-	if (!x->final)
-		x->ln = wss_policy_next(x->faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED),
-				       E.prev_tick_at ? x->t_start - E.prev_tick_at : x->t_start - E.t0_ns, x->t_start);
+	uint64_t wall = E.prev_tick_at ? x->t_start - E.prev_tick_at : x->t_start - E.t0_ns;
+	if (!x->final) {
+		x->ln = wss_policy_next(x->faults, __atomic_load_n(&E.coarse, __ATOMIC_RELAXED), wall, x->t_start);
+		x->awn = wss_policy_all_writes(x->ln, wall);
+	}
 	/* How late a tick of the clock came (the stderr summary says so
 	 * when much later than asked: output.c). */
 	if (!x->final && E.set.time_base == WSS_ENGINE_WALL) {
@@ -568,10 +605,15 @@ static void tick_arm(tick_t *x)
 	if (!x->final) {
 		/* A finer sample: its new members were not watched (their write
 		 * bits are stale); watched before they are armed, a write of
-		 * theirs from now on is k+1's. */
-		if (x->ln < x->lk)
+		 * theirs from now on is k+1's.  All writes from k + 1: every
+		 * page not watched in k, likewise (the pages watched in k keep
+		 * their bits of k for the harvest).  Under all writes in k,
+		 * every page is watched already. */
+		uint32_t fine = x->awn ? 0 : x->ln;
+		if (!x->awk && fine < x->lk)
 			for (size_t i = 0; i < E.regions.n; i++)
-				wss_sampling_watch_new(E.regions.v[i].start, E.regions.v[i].end, x->ln, x->lk);
+				wss_sampling_watch_new(E.regions.v[i].start, E.regions.v[i].end, fine, x->lk);
+		wss_sampling_all_writes_next(x->awn, x->ln, x->k + 1);
 		wss_arm_begin();
 		if (x->ln == 0) {
 			wss_sampling_set(0, x->k + 1);
@@ -645,13 +687,15 @@ static void tick_harvest(tick_t *x)
 		 * before they were armed (wss_sampling_watch_new): their bits
 		 * are k+1's, for the next tick (read here as stale, a write of
 		 * k+1 after the arming was lost, a review found). */
-		uint32_t lh = x->lk;
-		if (x->listed)
+		/* Under all writes, every page: its pages outside the sample
+		 * are in no list. */
+		uint32_t lh = x->awk ? 0 : x->lk;
+		if (x->listed && !x->awk)
 			x->unarmed += wss_writes_harvest_listed(x->listed, x->nlisted, x->k, x->lk);
 		/* A stack's touches are its writes, in no list (no fault sees
 		 * them): its members are harvested whichever way the rest is. */
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (!x->listed || E.regions.v[i].kind == WSS_KIND_STACK)
+			if (!x->listed || x->awk || E.regions.v[i].kind == WSS_KIND_STACK)
 				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, x->k, lh, x->lk,
 							       E.regions.v[i].owner)) {
 					/* Part of it was not observed (remapped
@@ -662,11 +706,13 @@ static void tick_harvest(tick_t *x)
 				}
 	}
 	/* A coarser sample: the pages that left it, their bits of k read by
-	 * the harvest, are not watched any more. */
-	if (!x->final && x->lk < x->ln && E.backend->unwatch) {
+	 * the harvest, are not watched any more; no more all writes: every
+	 * page outside the sample.  Under all writes in k + 1, all stay. */
+	uint32_t from = x->awk ? 0 : x->lk;
+	if (!x->final && !x->awn && from < x->ln && E.backend->unwatch) {
 		wss_change_begin();
 		for (size_t i = 0; i < E.regions.n; i++)
-			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, x->lk, x->ln);
+			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, from, x->ln);
 		wss_change_end();
 	}
 	wss_fault_list_reset(x->k);
@@ -704,7 +750,8 @@ static void tick_count(tick_t *x)
 	/* What the code's first runs cost the program, at the probe's cost
 	 * of a touch: said, not budgeted (code is never sampled). */
 	x->code_ns = wss_code_take_faults(x->k) * E.fault_cost_ns;
-	x->c = (count_t){.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .hot = E.set.hot_pages > 0, .sets = x->sets};
+	x->c = (count_t){.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .hot = E.set.hot_pages > 0, .sets = x->sets,
+			 .aw = x->aw};
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
 		int kind = E.regions.v[i].kind;
@@ -715,10 +762,13 @@ static void tick_count(tick_t *x)
 		x->ktracked[kind] += n;
 		x->kmembers[kind] += m;
 		x->c.kind = kind;
+		if (x->aw)
+			wss_sampling_members(s, e, 0, count_written, &x->c);
 		wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&x->c.st[j]);
 		wss_strata_break(&x->c.kst[kind]);
+		wss_strata_break(&x->c.krst[kind]);
 	}
 	if (x->tracked > E.tracked_max)
 		E.tracked_max = x->tracked;
@@ -734,6 +784,20 @@ static void tick_count(tick_t *x)
 		for (int k = 1; k < WSS_KIND_N; k++) {
 			x->kest[k] = wss_estimate_strata(x->ktracked[k], x->kmembers[k], x->c.kpages[k], &x->c.kst[k], x->lw);
 			x->kwrite[k] = wss_estimate_pages(x->ktracked[k], x->kmembers[k], x->c.kwrites[k]);
+		}
+		/* All writes: the writes counted, the data their count plus the
+		 * estimate of the pages read and not written, with its interval
+		 * (the writes add no variance). */
+		if (x->aw) {
+			x->est[1] = exact(x->c.wall);
+			x->est[0] = (wss_estimate_t){x->c.wall + x->est[2].est, x->c.wall + x->est[2].lo, x->c.wall + x->est[2].hi};
+			for (int k = 1; k < WSS_KIND_N; k++) {
+				uint64_t w = x->c.kwall[k];
+				wss_estimate_t r = wss_estimate_strata(x->ktracked[k], x->kmembers[k], x->c.kpages[k] - x->c.kwrites[k],
+								       &x->c.krst[k], x->lw);
+				x->kwrite[k] = exact(w);
+				x->kest[k] = (wss_estimate_t){w + r.est, w + r.lo, w + r.hi};
+			}
 		}
 	} else {
 		for (int k = 1; k < WSS_KIND_N; k++) {
@@ -776,6 +840,7 @@ static void tick_emit(tick_t *x)
 		.tracked = x->tracked,
 		.members = x->members,
 		.x = {x->c.pages, x->c.writes, x->c.pages - x->c.writes},
+		.all_writes = x->aw,
 		.lower_bound = x->coarse != 0,
 		.cost_faults_ns = E.cost_faults_ns,
 		.cost_tick_ns = E.tick_cost_ns + E.tick_fixed_ns,
@@ -792,13 +857,37 @@ static void tick_emit(tick_t *x)
 		smp.kinds[k] = (wss_profile_kind_t){x->ktracked[k], x->kest[k].est, w, {x->kest[k].lo, x->kest[k].hi}};
 	}
 	wss_profile_sample_begin(&E.out, &smp);
+	/* Under all writes the sample's figures are not the members' alone:
+	 * each thread has the share of them its members have (a ratio
+	 * estimate), its interval the members' one widened to hold it; with
+	 * no member touched, they are no known thread's (slot 0). */
+	uint64_t md = 0, mw = 0;
+	for (uint32_t s = 0; x->aw && s <= x->nt; s++) {
+		md += wss_threads_get(s)->window_pages;
+		mw += wss_threads_get(s)->window_writes;
+	}
 	bool first = true;
 	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
-		if (t->window_pages || t->faults_k || t->window_code) {
+		bool unknown = x->aw && s == 0 && !md && x->pages;
+		if (t->window_pages || t->faults_k || t->window_code || unknown) {
 			int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
 			wss_estimate_t td = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_pages) : exact(t->window_pages);
 			wss_estimate_t tw = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_writes) : exact(t->window_writes);
+			if (x->aw) {
+				td.est = unknown ? x->pages : md ? (uint64_t)((unsigned __int128)x->pages * t->window_pages / md) : 0;
+				tw.est = unknown ? x->writes
+					 : mw ? (uint64_t)((unsigned __int128)x->writes * t->window_writes / mw) : 0;
+				if (tw.est > td.est)
+					tw.est = td.est;
+				wss_estimate_t *e2[2] = {&td, &tw};
+				for (int i = 0; i < 2; i++) {
+					if (e2[i]->lo > e2[i]->est)
+						e2[i]->lo = e2[i]->est;
+					if (e2[i]->hi < e2[i]->est)
+						e2[i]->hi = e2[i]->est;
+				}
+			}
 			wss_profile_thread_t th = {.tid = tid,
 						   .data_pages = td.est,
 						   .write_pages = tw.est,
@@ -829,7 +918,14 @@ static void tick_emit(tick_t *x)
 		E.exact_sum[0] += x->c.pages;
 		E.exact_sum[1] += x->c.writes;
 		E.exact_sum[2] += x->c.pages - x->c.writes;
+	} else if (x->aw) {
+		/* the members' counts hold the pages read and not written alone (count_page) */
+		E.exact_sum[0] += x->c.wall;
+		E.exact_sum[1] += x->c.wall;
 	}
+	E.last_writes = x->writes;
+	if (x->awk)
+		E.aw_writes = x->aw ? x->c.wall : x->writes;
 	E.nsamples++;
 	E.sum_pages += x->pages;
 	if (x->pages > E.peak_pages)

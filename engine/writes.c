@@ -105,7 +105,17 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 		if (r->level && !wss_sampling_member(a, r->level))
 			continue; /* outside the sample: its bit is stale */
 		uint32_t when = r->e;
-		if (E.backend->fault && !(f & WSS_PF_WPONLY)) {
+		/* All writes (sampling.c): a page outside the armed sample was
+		 * write-protected alone, so its write is the only sign of it,
+		 * and no touch of its is recorded (the members' touches are
+		 * the sample; its write counts in the exact write count).  It
+		 * was written before this harvest reached it: for it, the
+		 * harvest is where e ends, a tick's length at most from the
+		 * epoch move, and every write falls in exactly one interval. */
+		bool alone = r->armed && !wss_sampling_member(a, r->armed);
+		if (alone && E.backend->fault) {
+			/* when = r->e */
+		} else if (E.backend->fault && !(f & WSS_PF_WPONLY)) {
 			wss_page_t *p = wss_shadow_page(a);
 			if (*wss_shadow_wsplit(a) == r->e + 1)
 				when = r->e + 1;
@@ -146,12 +156,12 @@ static void harvest_member(uintptr_t page, void *arg)
 		m->err = err;
 }
 
-int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t level, uint32_t watched, uint32_t slot)
+int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t armed, uint32_t slot)
 {
-	if (!level)
-		return wss_writes_harvest(s, e, k, watched, slot);
-	member_harvest_t m = {{k, slot, watched}, 0};
-	wss_sampling_members(s, e, level, harvest_member, &m);
+	if (!watched)
+		return wss_writes_harvest(s, e, k, 0, armed, slot);
+	member_harvest_t m = {{k, slot, watched, armed}, 0};
+	wss_sampling_members(s, e, watched, harvest_member, &m);
 	return m.err;
 }
 
@@ -164,7 +174,7 @@ uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, u
 	for (uint32_t i = 0; i < n; i++) {
 		if (!wss_sampling_armable(v[i], level))
 			continue;
-		member_harvest_t m = {{k, 0, level}, 0};
+		member_harvest_t m = {{k, 0, level, level}, 0};
 		harvest_member(v[i], &m);
 		if (!m.err)
 			continue;
@@ -179,7 +189,7 @@ uint64_t wss_writes_harvest_listed(const uintptr_t *v, uint32_t n, uint32_t k, u
 
 void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k, uint32_t slot)
 {
-	wss_record_arg_t r = {k, slot, __atomic_load_n(&E.level, __ATOMIC_RELAXED)};
+	wss_record_arg_t r = {k, slot, __atomic_load_n(&E.level, __ATOMIC_RELAXED), 0};
 	wlock_take(E.harvester);
 	harvested(s, e, &r);
 	wlock_give();
@@ -187,9 +197,9 @@ void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k, uint32_t slot)
 
 /* Harvest [s, e) into interval k under wlock.  Returns the backend's
  * result.  Engine lock held. */
-int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t slot)
+int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t armed, uint32_t slot)
 {
-	wss_record_arg_t r = {k, slot, watched};
+	wss_record_arg_t r = {k, slot, watched, armed};
 	wlock_take(E.harvester);
 	int err = E.backend->harvest(s, e, harvested, &r);
 	wlock_give();

@@ -98,7 +98,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 			 .vma_budget = c->test_vma_budget,
 			 .sampling_seed = c->test_sampling_seed,
 			 .first_level = c->test_first_level,
-			 .first_intervals = c->test_first_intervals},
+			 .first_intervals = c->test_first_intervals,
+			 .all_writes = c->test_all_writes},
 	};
 	return 0;
 }
