@@ -820,6 +820,12 @@ static void tick_count(tick_t *x)
 		x->est[2].hi = x->est[2].est;
 }
 
+/* v's part num/den (0 when den is). */
+static uint64_t share(uint64_t v, uint64_t num, uint64_t den)
+{
+	return den ? (uint64_t)((unsigned __int128)v * num / den) : 0;
+}
+
 /* The sample record, the trace, the peaks and the run's sums. */
 static void tick_emit(tick_t *x)
 {
@@ -858,14 +864,17 @@ static void tick_emit(tick_t *x)
 	}
 	wss_profile_sample_begin(&E.out, &smp);
 	/* Under all writes the sample's figures are not the members' alone:
-	 * each thread has the share of them its members have (a ratio
-	 * estimate), its interval the members' one widened to hold it; with
-	 * no member touched, they are no known thread's (slot 0). */
+	 * each thread has the share of its writes and of its pages read and
+	 * not written that its members have of the sample's (a ratio
+	 * estimate; a share of the data where no member of the kind was
+	 * touched), its interval the members' widened to hold it; with no
+	 * member touched, they are no known thread's (slot 0). */
 	uint64_t md = 0, mw = 0;
 	for (uint32_t s = 0; x->aw && s <= x->nt; s++) {
 		md += wss_threads_get(s)->window_pages;
 		mw += wss_threads_get(s)->window_writes;
 	}
+	uint64_t mr = md - mw, rd = x->pages - x->writes;
 	bool first = true;
 	for (uint32_t s = 0; s <= x->nt; s++) {
 		wss_thread_t *t = wss_threads_get(s);
@@ -875,11 +884,9 @@ static void tick_emit(tick_t *x)
 			wss_estimate_t td = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_pages) : exact(t->window_pages);
 			wss_estimate_t tw = x->lw ? wss_estimate_pages(x->tracked, x->members, t->window_writes) : exact(t->window_writes);
 			if (x->aw) {
-				td.est = unknown ? x->pages : md ? (uint64_t)((unsigned __int128)x->pages * t->window_pages / md) : 0;
-				tw.est = unknown ? x->writes
-					 : mw ? (uint64_t)((unsigned __int128)x->writes * t->window_writes / mw) : 0;
-				if (tw.est > td.est)
-					tw.est = td.est;
+				uint64_t p = t->window_pages, w = t->window_writes;
+				tw.est = unknown ? x->writes : share(x->writes, mw ? w : p, mw ? mw : md);
+				td.est = tw.est + (unknown ? rd : share(rd, mr ? p - w : p, mr ? mr : md));
 				wss_estimate_t *e2[2] = {&td, &tw};
 				for (int i = 0; i < 2; i++) {
 					if (e2[i]->lo > e2[i]->est)
