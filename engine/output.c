@@ -255,7 +255,12 @@ void wss_out_summary(wss_profile_summary_t *sum)
 				x += E.total_hist[s][l];
 		}
 		wss_estimate_t t;
-		if (several && s < 2) {
+		/* Every interval of the run observed every write (exact, or all
+		 * writes: sampling.c): the pages written are all counted. */
+		bool all = s == 1 && E.all_writes_from == 1;
+		if (all) {
+			t = (wss_estimate_t){xe, xe, xe};
+		} else if (several && s < 2) {
 			t = wss_estimate_total_levels(xe, lc.n[s], WSS_SAMPLE_LEVEL_MAX + 1, L);
 			/* No page ever left tracking: the run's pages are at
 			 * most those tracked now (a bound, not an estimate). */

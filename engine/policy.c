@@ -267,13 +267,15 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	E.burst_excess = 0;
 	uint64_t wall = wall_ns ? wall_ns : 1;
 	uint64_t fcost = faults * E.fault_cost_ns;
-	uint64_t slow = wss_policy_fault_delay(faults, all);
+	uint64_t slow = wss_policy_fault_delay(faults, all), aw_delay = 0;
 	/* Under all writes, the kernel's faults on the pages watched alone:
 	 * as many as the pages written (the last count of them), at the
-	 * probe's cost, a delay shared among the threads as the faults'. */
+	 * probe's cost, a delay shared among the threads as the faults'.
+	 * No finer sample makes them more (the tick's fixed part, below). */
 	if (E.all_writes) {
 		uint64_t wc = E.aw_writes * E.wp_cost_ns;
-		slow += fcost ? (uint64_t)((unsigned __int128)wc * slow / fcost) : wc;
+		aw_delay = fcost ? (uint64_t)((unsigned __int128)wc * slow / fcost) : wc;
+		slow += aw_delay;
 		fcost += wc;
 	}
 	/* The faults' delay against the interval's wall time, and the base
@@ -319,7 +321,7 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	/* The tick's part a finer sample does not grow: all of it but the
 	 * touched members' re-arming and harvest (member_tick_ns each). */
 	uint64_t per_member = E.member_tick_ns * faults;
-	uint64_t fixed_ns = E.tick_cost_ns > per_member ? E.tick_cost_ns - per_member : 0;
+	uint64_t fixed_ns = (E.tick_cost_ns > per_member ? E.tick_cost_ns - per_member : 0) + aw_delay;
 	uint64_t fixed_ppm = l ? (uint64_t)(((unsigned __int128)fixed_ns * 1000000ULL) / wall) : 0;
 	l = wss_policy_step(l, share_ppm, fixed_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow),
 			    precise);
