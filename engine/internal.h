@@ -68,6 +68,7 @@ typedef struct wss_engine {
 	bool touched_stale;       /* atomic: a page may be open and in no list: the next tick walks every member */
 	/* writes.c */
 	uint32_t wwin;            /* atomic: k + 1 while the tick's write window is open, else 0 */
+	uint32_t wwin_alone;      /* atomic: ... k's armed level when k counted all writes (its other pages were alone), else 0 */
 	int wlock;                /* the write window's lock: 0 free, else the holder's tid */
 	/* fault.c */
 	int changing;             /* futex word: the changer's tid while a change of sample opens or unwatches (wss_change_begin) */
@@ -167,8 +168,8 @@ typedef struct wss_engine {
 	bool all_writes;
 	uint32_t all_writes_from;
 	uint64_t wp_cost_ns;      /* a write to a write-protected page, resolved by the kernel, as the probe measured it */
-	uint64_t aw_writes;       /* the writes the last interval under all writes counted, for its cost */
 	uint64_t last_writes;     /* the last sample's write estimate, for the decision to count all writes */
+	uint32_t aw_hold, aw_backoff; /* ticks before all writes may come back, and the next hold (policy.c) */
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
@@ -302,9 +303,10 @@ void wss_pins_record_pinned(uint32_t e);
 void wss_pins_fork_child(uint32_t old_slot, uint32_t new_slot);
 
 /* writes.c */
-/* Open the write window for the tick ending interval k (k + 1), or close
- * it.  Engine lock held. */
-void wss_writes_window_open(uint32_t k);
+/* Open the write window for the tick ending interval k (k + 1), with
+ * alone the level armed in k when k counted all writes (0: it did not),
+ * or close it.  Engine lock held. */
+void wss_writes_window_open(uint32_t k, uint32_t alone);
 void wss_writes_window_close(void);
 /* Harvest the write bits of [s, e) into interval k.  Returns the backend's
  * result.  Engine lock held, E.harvester set. */

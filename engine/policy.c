@@ -269,11 +269,11 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	uint64_t fcost = faults * E.fault_cost_ns;
 	uint64_t slow = wss_policy_fault_delay(faults, all), aw_delay = 0;
 	/* Under all writes, the kernel's faults on the pages watched alone:
-	 * as many as the pages written (the last count of them), at the
+	 * as many as the pages written (the last sample's), at the
 	 * probe's cost, a delay shared among the threads as the faults'.
 	 * No finer sample makes them more (the tick's fixed part, below). */
 	if (E.all_writes) {
-		uint64_t wc = E.aw_writes * E.wp_cost_ns;
+		uint64_t wc = E.last_writes * E.wp_cost_ns;
 		aw_delay = fcost ? (uint64_t)((unsigned __int128)wc * slow / fcost) : wc;
 		slow += aw_delay;
 		fcost += wc;
@@ -552,10 +552,16 @@ void wss_policy_burst(void)
  * quarter of the budget, kept while they fit half of it: the rest is the
  * sample's, whose faults a finer level doubles.  At the writes of the last
  * sample (estimated, when sampled: a window's writes, at least an
- * interval's).  Only under auto with a backend that has both faults and
- * write protection (hybrid), and no sparse range (its pages outside the
- * sample have no state).  WSS_TEST_ALL_WRITES sets it for tests: always,
- * never, or every other interval (the next one, E.epoch, when even). */
+ * interval's), never before one: the decision is an interval late, and a
+ * program whose writes grow pays one interval of kernel faults at most
+ * before it ends (a random walk over 256 MiB: 47 ms).  So each time the
+ * cost ends it, it may come back only after twice as many ticks as the
+ * last time (at least 4): a program that alternates quiet and busy phases
+ * pays that interval ever more rarely.  Only under auto with a backend
+ * that has both faults and write protection (hybrid), and no sparse range
+ * (its pages outside the sample have no state).  WSS_TEST_ALL_WRITES sets
+ * it for tests: always, never, or every other interval (the next one,
+ * E.epoch, when even). */
 bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 {
 	if (!level || !E.backend->fault || !E.backend->harvest || !E.backend->watch || !E.backend->unwatch ||
@@ -563,13 +569,27 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 		return false;
 	if (E.set.test.all_writes)
 		return E.set.test.all_writes == 1 || (E.set.test.all_writes == 2 && E.epoch % 2 == 0);
-	if (E.set.mode != WSS_TRACK_AUTO || E.set.sample_level || !E.wp_cost_ns)
+	if (E.set.mode != WSS_TRACK_AUTO || E.set.sample_level || !E.wp_cost_ns || !E.nsamples)
 		return false;
 	uint64_t budget = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	uint64_t allow = (uint64_t)((unsigned __int128)wall_ns * budget / 1000000);
-	uint64_t w = E.all_writes ? E.aw_writes : E.last_writes;
-	uint64_t c = w * E.wp_cost_ns;
-	return c <= (E.all_writes ? allow / 2 : allow / 4);
+	/* They may take the sample a level or two coarser: what they cost
+	 * grows with the writes, and so does what they take out of the data
+	 * estimate's variance (the README's pageramp: its data average from
+	 * +-15 % to +-3 % at 1 in 16 instead of 1 in 8). */
+	uint64_t c = E.last_writes * E.wp_cost_ns;
+	if (E.all_writes) {
+		if (c <= allow / 2)
+			return true;
+		E.aw_backoff = E.aw_backoff ? 2 * E.aw_backoff : 4;
+		E.aw_hold = E.aw_backoff;
+		return false;
+	}
+	if (E.aw_hold) {
+		E.aw_hold--;
+		return false;
+	}
+	return c <= allow / 4;
 }
 
 void wss_policy_init(void)

@@ -295,7 +295,8 @@ void wss_sampling_fork_child(void)
 	/* The child's backend watches the members alone (fork.c). */
 	E.all_writes = false;
 	E.all_writes_from = l ? 0 : 1;
-	E.aw_writes = E.last_writes = 0;
+	E.last_writes = 0;
+	E.aw_hold = E.aw_backoff = 0;
 	E.calm = 0;
 	E.vma_short = false;
 	E.prec_last_ppm = 0;

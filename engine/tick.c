@@ -592,7 +592,7 @@ static void tick_arm(tick_t *x)
 	if (E.backend->harvest)
 		E.harvester = wss_sys_gettid();
 	if (x->window)
-		wss_writes_window_open(x->k);
+		wss_writes_window_open(x->k, x->awk ? x->lk : 0);
 	/* A change of level walks every member once: its arming and harvest
 	 * are left out of the tick's cost with the rest of the change (the
 	 * budget weighs what an interval at the new level costs, the list's
@@ -931,8 +931,6 @@ static void tick_emit(tick_t *x)
 		E.exact_sum[1] += x->c.wall;
 	}
 	E.last_writes = x->writes;
-	if (x->awk)
-		E.aw_writes = x->aw ? x->c.wall : x->writes;
 	E.nsamples++;
 	E.sum_pages += x->pages;
 	if (x->pages > E.peak_pages)

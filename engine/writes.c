@@ -49,8 +49,14 @@ void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page))
 		return;
 	wss_page_t *p = wss_shadow_page(page);
 	uint8_t *fl = wss_shadow_flags(page);
+	/* Under all writes in the interval that ended, a page outside its
+	 * armed sample (alone, watched for writes only) has no touch to tell
+	 * by, and its bit may hold a write of that interval: taken likewise
+	 * (set before the window opened, writes.c's open). */
+	uint32_t al = __atomic_load_n(&E.wwin_alone, __ATOMIC_RELAXED);
+	bool alone = al && !wss_sampling_member(page, al);
 	if (!p || !fl || !(wss_flags_load(page, fl) & WSS_PF_TRACKED) ||
-	    (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_ACQUIRE) != win - 1)
+	    (!alone && (uint32_t)__atomic_load_n(&p->cur, __ATOMIC_ACQUIRE) != win - 1))
 		return;
 	int tid = wss_sys_gettid();
 	if (__atomic_load_n(&E.wlock, __ATOMIC_RELAXED) == tid)
@@ -72,7 +78,11 @@ void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page))
 	wlock_give();
 }
 
-void wss_writes_window_open(uint32_t k) { __atomic_store_n(&E.wwin, k + 1, __ATOMIC_SEQ_CST); }
+void wss_writes_window_open(uint32_t k, uint32_t alone)
+{
+	__atomic_store_n(&E.wwin_alone, alone, __ATOMIC_RELAXED);
+	__atomic_store_n(&E.wwin, k + 1, __ATOMIC_SEQ_CST);
+}
 
 /* Closed under wlock: a fault that took the lock inside the window
  * finishes its take and mark before the tick counts the sample. */
@@ -111,10 +121,15 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 		 * the sample; its write counts in the exact write count).  It
 		 * was written before this harvest reached it: for it, the
 		 * harvest is where e ends, a tick's length at most from the
-		 * epoch move, and every write falls in exactly one interval. */
+		 * epoch move, and every write falls in exactly one interval.
+		 * A page alone in e that the tick armed for e + 1 (a finer
+		 * sample) and that faulted in the window had its bit of e
+		 * taken by that fault (wss_engine_split_write): what is found
+		 * now was written after it, in e + 1. */
 		bool alone = r->armed && !wss_sampling_member(a, r->armed);
 		if (alone && E.backend->fault) {
-			/* when = r->e */
+			if (*wss_shadow_wsplit(a) == r->e + 1)
+				when = r->e + 1;
 		} else if (E.backend->fault && !(f & WSS_PF_WPONLY)) {
 			wss_page_t *p = wss_shadow_page(a);
 			if (*wss_shadow_wsplit(a) == r->e + 1)
@@ -122,6 +137,11 @@ static void harvested(uintptr_t s, uintptr_t e, void *arg)
 			else if (wss_page_touched_in(p, r->e))
 				when = r->e;
 			else if ((uint32_t)__atomic_load_n(&p->cur, __ATOMIC_RELAXED) == r->e + 1)
+				when = r->e + 1;
+			/* Armed throughout e and untouched, so not written in e;
+			 * the tick ending e opened it, alone in e + 1 under all
+			 * writes (a coarser sample): written since, in e + 1. */
+			else if (r->e + 1 == E.epoch && E.all_writes && !wss_sampling_member(a, E.level))
 				when = r->e + 1;
 			else
 				continue;
