@@ -63,8 +63,11 @@ static void child_start_locked(void)
 	 * with no recorder. */
 	for (size_t i = 0; i < E.regions.n; i++)
 		wss_sampling_state_pages(E.regions.v[i].start, E.regions.v[i].end, reset_page, NULL);
-	/* The child's backend observes none of the parent's members. */
+	/* The child's backend observes none of the parent's members, and
+	 * watches its members alone (no all writes: sampling.c) when it
+	 * observes the ranges below. */
 	wss_sparse_fork_child();
+	E.all_writes = false;
 	E.nsamples = E.sum_pages = E.peak_pages = E.faults_total = E.coarse_total = 0;
 	memset(E.kind, 0, sizeof E.kind);
 	E.kinds_seen = 0;

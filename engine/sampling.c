@@ -293,7 +293,6 @@ void wss_sampling_fork_child(void)
 	E.level_max = l;
 	E.level_min_sampled = 0; /* set again by wss_sampling_set below */
 	/* The child's backend watches the members alone (fork.c). */
-	E.all_writes = false;
 	E.all_writes_from = l ? 0 : 1;
 	E.last_writes = 0;
 	E.aw_hold = E.aw_backoff = 0;
