@@ -81,6 +81,27 @@ static void probe_written(uintptr_t s, uintptr_t e, void *arg)
 	(void)arg;
 }
 
+/* The least of three writes to the probe page, write-protected again by a
+ * harvest before each (for backends that see writes) and armed too when
+ * armed: UINT64_MAX when it cannot be (not observed, or not armed). */
+static uint64_t probe_touch(bool armed)
+{
+	uintptr_t a = E.probe;
+	uint64_t t = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		if (E.backend->harvest && E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
+			return UINT64_MAX;
+		if (armed && E.backend->arm(a, a + WSS_PAGE_SIZE))
+			return UINT64_MAX;
+		uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
+		*(volatile char *)a = 1;
+		uint64_t d = wss_clock_ns(CLOCK_MONOTONIC) - t0;
+		if (d < t)
+			t = d;
+	}
+	return t;
+}
+
 /* Time one first touch of the probe: armed as a sampled page is (and, for
  * backends that see writes, write-protected again), then written.  On the
  * thread running the tick, engine lock held; its touch counts for no
@@ -94,23 +115,13 @@ static void probe(uint64_t now)
 	    now - E.probe_at_ns < (E.probes < PROBES_EARLY ? PROBE_EVERY_NS : PROBE_LATER_NS))
 		return;
 	E.probe_at_ns = now;
-	uintptr_t a = E.probe;
 	/* The least of three touches: a touch can only be made slower by
 	 * what is not ours (the thread preempted on a busy machine, an
 	 * interrupt), and the budget weighs our cost, not the machine's
 	 * load; then smoothed over probes. */
-	uint64_t t = UINT64_MAX;
-	for (int i = 0; i < 3; i++) {
-		if (E.backend->harvest && E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
-			return; /* not observed any more (a forked child): no figure */
-		if (E.backend->arm(a, a + WSS_PAGE_SIZE))
-			return;
-		uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
-		*(volatile char *)a = 1;
-		uint64_t d = wss_clock_ns(CLOCK_MONOTONIC) - t0;
-		if (d < t)
-			t = d;
-	}
+	uint64_t t = probe_touch(true);
+	if (t == UINT64_MAX)
+		return; /* not observed any more (a forked child): no figure */
 	E.fault_cost_ns = E.fault_cost_ns ? (3 * E.fault_cost_ns + t) / 4 : t;
 	E.probes++;
 	/* A backend with both (hybrid): a write to the page write-protected
@@ -118,17 +129,9 @@ static void probe(uint64_t now)
 	 * fault above left it open and written. */
 	if (!E.backend->fault || !E.backend->harvest || !E.backend->watch)
 		return;
-	t = UINT64_MAX;
-	for (int i = 0; i < 3; i++) {
-		if (E.backend->harvest(a, a + WSS_PAGE_SIZE, probe_written, NULL))
-			return;
-		uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
-		*(volatile char *)a = 1;
-		uint64_t d = wss_clock_ns(CLOCK_MONOTONIC) - t0;
-		if (d < t)
-			t = d;
-	}
-	E.wp_cost_ns = E.wp_cost_ns ? (3 * E.wp_cost_ns + t) / 4 : t;
+	t = probe_touch(false);
+	if (t != UINT64_MAX)
+		E.wp_cost_ns = E.wp_cost_ns ? (3 * E.wp_cost_ns + t) / 4 : t;
 }
 
 void wss_policy_probe_now(void)
