@@ -479,7 +479,7 @@ typedef struct tick {
 	const uintptr_t *listed;    /* k's touched list, when the tick may take it */
 	uint32_t nlisted;
 	bool window, change;        /* the write window is open; the level changes */
-	uint64_t c_arm;             /* CPU time when the arming started */
+	uint64_t c_arm, c_armed;    /* CPU time when the arming started, and when it ended */
 	wss_profile_sets_t sets;
 	count_t c;
 	uint64_t tracked, members, code, code_ns, now, coarse, pages, writes;
@@ -658,6 +658,7 @@ static void tick_arm(tick_t *x)
 		wss_pins_record_pinned(x->k + 1);
 		wss_arm_end();
 		wss_code_arm_locked();
+		x->c_armed = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (E.set.test.harvest_delay_ns) {
 			struct timespec ts = {(time_t)(E.set.test.harvest_delay_ns / 1000000000ULL),
 					      (long)(E.set.test.harvest_delay_ns % 1000000000ULL)};
@@ -724,9 +725,11 @@ static void tick_harvest(tick_t *x)
 	/* What re-arming and harvesting a touched member costs the tick, for
 	 * a burst's raise (wss_policy_burst): from steady ticks that took
 	 * the list (a full walk's cost is every member's, not the touched
-	 * ones'), the arming and harvest alone. */
+	 * ones'), the arming and harvest alone; under all writes the arming
+	 * alone (the harvest scans every page however few members were
+	 * touched: a fixed part). */
 	if (x->listed && !x->change && x->lk && x->lk == x->ln && x->nlisted >= MIN_TOUCHED_FOR_COST) {
-		uint64_t m = (c_end - x->c_arm) / x->nlisted;
+		uint64_t m = ((x->awk ? x->c_armed : c_end) - x->c_arm) / x->nlisted;
 		E.member_tick_ns = E.member_tick_ns ? (E.member_tick_ns * 3 + m) / 4 : m;
 	}
 	/* The harvest records k's touches under uffd-wp: into k's counters,
