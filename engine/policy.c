@@ -552,8 +552,8 @@ void wss_policy_burst(void)
 }
 
 /* All writes (sampling.c) while the kernel's write faults they add fit a
- * quarter of the budget, kept while they fit half of it: the rest is the
- * sample's, whose faults a finer level doubles.  At the writes of the last
+ * quarter of the budget, kept while they fit half of it (the rest is the
+ * sample's, whose faults a finer level doubles), and while they pay (below).  At the writes of the last
  * sample (estimated, when sampled: a window's writes, at least an
  * interval's), never before one: the decision is an interval late, and a
  * program whose writes grow pays one interval of kernel faults at most
@@ -581,8 +581,14 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 	 * estimate's variance (the README's pageramp: its data average from
 	 * +-15 % to +-3 % at 1 in 16 instead of 1 in 8). */
 	uint64_t c = E.last_writes * E.wp_cost_ns;
+	/* And only where they pay: the data estimate's variance comes from
+	 * the pages read and not written alone, R of the data D, but at a
+	 * sample that the share of the budget they take, c, makes coarser
+	 * by about allow / (allow - c); so while R / D < 1 - c / allow. */
+	uint64_t d = E.last_pages, r = d > E.last_writes ? d - E.last_writes : 0;
+	bool pays = c < allow && (unsigned __int128)r * allow < (unsigned __int128)d * (allow - c);
 	if (E.all_writes) {
-		if (c <= allow / 2)
+		if (c <= allow / 2 && pays)
 			return true;
 		E.aw_backoff = E.aw_backoff ? 2 * E.aw_backoff : 4;
 		E.aw_hold = E.aw_backoff;
@@ -592,7 +598,7 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 		E.aw_hold--;
 		return false;
 	}
-	return c <= allow / 4;
+	return c <= allow / 4 && pays;
 }
 
 void wss_policy_init(void)

@@ -294,7 +294,7 @@ void wss_sampling_fork_child(void)
 	E.level_min_sampled = 0; /* set again by wss_sampling_set below */
 	/* The child's backend watches the members alone (fork.c). */
 	E.all_writes_from = l ? 0 : 1;
-	E.last_writes = 0;
+	E.last_writes = E.last_pages = 0;
 	E.aw_hold = E.aw_backoff = 0;
 	E.calm = 0;
 	E.vma_short = false;

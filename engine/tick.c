@@ -934,6 +934,7 @@ static void tick_emit(tick_t *x)
 		E.exact_sum[1] += x->c.wall;
 	}
 	E.last_writes = x->writes;
+	E.last_pages = x->pages;
 	E.nsamples++;
 	E.sum_pages += x->pages;
 	if (x->pages > E.peak_pages)
