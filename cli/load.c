@@ -504,7 +504,8 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 			!opt_pages(ld, sampled, "sample: sampled", "members", &s.members) ||
 			!opt_pages(ld, sampled, "sample: sampled", "data", &s.sampled[WSS_SERIES_DATA]) ||
 			!opt_pages(ld, sampled, "sample: sampled", "read", &s.sampled[WSS_SERIES_READ]) ||
-			!opt_pages(ld, sampled, "sample: sampled", "write", &s.sampled[WSS_SERIES_WRITE])))
+			!opt_pages(ld, sampled, "sample: sampled", "write", &s.sampled[WSS_SERIES_WRITE]) ||
+			!opt_bool(ld, sampled, "sample: sampled", "all_writes", &s.all_writes)))
 		return ld->status;
 	if (cost && (!opt_int(ld, cost, "sample: cost", "faults_ns", &s.faults_ns) ||
 		     !opt_int(ld, cost, "sample: cost", "tick_ns", &s.tick_ns) ||
@@ -523,6 +524,7 @@ static int load_sample(loader_t *ld, const wss_json_t *r)
 			p->rate_max = s.rate;
 	}
 	p->nlower += s.lower_bound;
+	p->nall_writes += s.rate > 1 && s.all_writes;
 	if (cost) {
 		p->has_cost = true;
 		/* Sums over the samples: each term is below 2^62, the sum

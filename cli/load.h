@@ -35,6 +35,7 @@ typedef struct wss_sample {
 	wss_ci_t ci[WSS_SERIES_N];
 	int64_t tracked, members, sampled[WSS_SERIES_N];
 	bool lower_bound; /* exact, but coarse blocks left pages uncounted */
+	bool all_writes;  /* sampled, every page's writes counted: write is a count (engine/sampling.c) */
 	int64_t faults_ns, tick_ns, change_ns, program_ns; /* "cost", -1: absent */
 	int64_t wall_ns;  /* "cost": the interval's wall time, the tick's base; -1: absent (older profiles) */
 	int64_t code_ns;  /* "cost": track.code's first runs, -1: absent */
@@ -171,7 +172,7 @@ typedef struct wss_profile {
 	 * what the engine's own costs (tick, changes) are weighed against:
 	 * the program's time or the interval's wall time, whichever is
 	 * longer (engine/sampling.c, wss_policy_next). */
-	size_t nsampled, nlower;
+	size_t nsampled, nlower, nall_writes;
 	int64_t rate_min, rate_max;
 	bool has_cost;
 	int64_t cost_faults_ns, cost_tick_ns, cost_change_ns, cost_program_ns, cost_code_ns, cost_base_ns;

@@ -192,6 +192,9 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		fputs("\nsampled    ", out);
 		print_rates(p, out);
 		fputs(", estimates with 95 % intervals", out);
+		if (p->nall_writes)
+			fprintf(out, "\nall writes %zu of %zu sampled samples counted every page's writes: their writes are counts",
+				p->nall_writes, p->nsampled);
 	}
 	if (wss_load_lower_bound(p)) {
 		fputs("\ncounts     lower bounds: coarse blocks left touched pages uncounted", out);
@@ -1172,6 +1175,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_int(&w, "rate_max", hi);
 		jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
 		jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
+		jw_int(&w, "all_writes_samples", (int64_t)p->nall_writes);
 		if (p->has_precision) {
 			jw_open(&w, "precision", '{');
 			if (p->precision_target_pct >= 0)

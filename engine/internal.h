@@ -170,6 +170,7 @@ typedef struct wss_engine {
 	uint64_t wp_cost_ns;      /* a write to a write-protected page, resolved by the kernel, as the probe measured it */
 	uint64_t last_writes, last_pages; /* the last sample's write and data estimates, for the decision to count all writes */
 	uint32_t aw_hold, aw_backoff; /* ticks before all writes may come back, and the next hold (policy.c) */
+	uint64_t aw_page_ns;      /* all writes' harvest and count of one tracked page, as measured (0: not yet) */
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */

@@ -475,6 +475,7 @@ typedef struct tick {
 	uint32_t k, w, nt;          /* the interval ending, the window, the thread slots */
 	uint32_t lk, lw, ln, lt;    /* levels: armed in k, counted, next, the trace's */
 	bool awk, awn, aw;          /* all writes (sampling.c): in k, in k + 1, in the whole window counted */
+	uint64_t aw_scan_ns;        /* ... what their harvest and count of every page took */
 	uint64_t faults, unarmed;
 	const uintptr_t *listed;    /* k's touched list, when the tick may take it */
 	uint32_t nlisted;
@@ -693,6 +694,7 @@ static void tick_harvest(tick_t *x)
 		uint32_t lh = x->awk ? 0 : x->lk;
 		if (x->listed && !x->awk)
 			x->unarmed += wss_writes_harvest_listed(x->listed, x->nlisted, x->k, x->lk);
+		uint64_t h0 = x->awk ? wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 		/* A stack's touches are its writes, in no list (no fault sees
 		 * them): its members are harvested whichever way the rest is. */
 		for (size_t i = 0; i < E.regions.n; i++)
@@ -705,6 +707,8 @@ static void tick_harvest(tick_t *x)
 					wss_registry_observe(E.regions.v[i].start, E.regions.v[i].end);
 					x->unarmed++;
 				}
+		if (x->awk)
+			x->aw_scan_ns = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - h0;
 	}
 	/* A coarser sample: the pages that left it, their bits of k read by
 	 * the harvest, are not watched any more; no more all writes: every
@@ -765,8 +769,11 @@ static void tick_count(tick_t *x)
 		x->ktracked[kind] += n;
 		x->kmembers[kind] += m;
 		x->c.kind = kind;
-		if (x->aw)
+		if (x->aw) {
+			uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			wss_sampling_members(s, e, 0, count_written, &x->c);
+			x->aw_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		}
 		wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&x->c.st[j]);
@@ -775,6 +782,13 @@ static void tick_count(tick_t *x)
 	}
 	if (x->tracked > E.tracked_max)
 		E.tracked_max = x->tracked;
+	/* What all writes' scan of every page costs a page, for the policy
+	 * (wss_policy_all_writes): from ticks that harvested and counted
+	 * every page. */
+	if (x->awk && x->aw && x->tracked) {
+		uint64_t per = x->aw_scan_ns / x->tracked;
+		E.aw_page_ns = E.aw_page_ns ? (3 * E.aw_page_ns + per) / 4 : per;
+	}
 
 	x->now = wss_clock_ns(CLOCK_MONOTONIC);
 	x->coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);

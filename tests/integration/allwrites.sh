@@ -136,6 +136,19 @@ EOF2
 	is "$bad" 0 "writes racing 1 ms ticks through a change of level ($1 then $2): none lost, in 5 runs"
 done
 
+# wss report says which samples counted all writes, in text and JSON.
+count_aw() { python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+ss = [r for r in rs if r["type"] == "sample" and r["rate"] > 1]
+print(sum(1 for r in ss if r["sampled"].get("all_writes")), len(ss))' "$1"; }
+set -- $(count_aw "$TMP/on.jsonl")
+"$WSS" report "$TMP/on.jsonl" | grep -qx "all writes $1 of $2 sampled samples counted every page's writes: their writes are counts"
+ok $? "wss report: the samples that counted all writes ($1 of $2)" || "$WSS" report "$TMP/on.jsonl" | sed -n '1,12p' | sed 's/^/# /'
+set -- $(count_aw "$TMP/alt.jsonl")
+is "$("$WSS" report --json "$TMP/alt.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sampling"]["all_writes_samples"])')" "$1" \
+	"wss report --json: sampling.all_writes_samples ($1 of $2, every other one)"
+
 # The switch is the engine's: a bad value is one line and exit 2.
 WSS_TEST_ALL_WRITES=yes LD_PRELOAD="$WSS_LIB" "$PROGS/lifecycle" exit3 2>"$TMP/bad.err"
 is "$?:$(cat "$TMP/bad.err")" '2:wss: WSS_TEST_ALL_WRITES: expected on, off or alternate, got "yes"' \

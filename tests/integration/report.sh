@@ -351,7 +351,7 @@ is $? 0 "--json of a sampled profile"
 python3 - "$TMP/sampled.json" <<'EOF2'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["sampling"] == {"rate_min": 16, "rate_max": 64, "sampled_samples": 3, "exact_samples": 1}, d["sampling"]
+assert d["sampling"] == {"rate_min": 16, "rate_max": 64, "sampled_samples": 3, "exact_samples": 1, "all_writes_samples": 0}, d["sampling"]
 s = d["summary"]["data"]
 assert (s["avg"], s["peak"], s["total"], s["estimated"]) == (10300.0, 24576, 30912, True), s
 assert (s["avg_ci"], s["peak_ci"], s["total_ci"]) == ([9550.5, 11102.5], [22176, 27136], [28416, 33536]), s
