@@ -325,10 +325,10 @@ void wss_registry_reset_page(uintptr_t a);
 /* Observe [s, e) for harvest again (backend observe; in a sparse range,
  * attach_sparse and its watched members watched again).  Engine lock. */
 void wss_registry_observe(uintptr_t s, uintptr_t e);
-/* Under all writes, the write bits of the tracked parts of [start,
- * start + len), into the current interval, before it is unmapped: its
- * pages written outside the sample count in the run's totals
- * (tick.c, count_gone_window).  Engine lock held. */
+/* Exact or under all writes (every write observed), the write bits of
+ * the tracked parts of [start, start + len), into the current interval,
+ * before it is unmapped, mapped over or moved: its pages written count in
+ * the run's totals (tick.c, count_gone_window).  Engine lock held. */
 void wss_registry_harvest_before_unmap(uintptr_t start, size_t len);
 
 /* Harvest [s, e) into interval k: the members of watched, the level whose

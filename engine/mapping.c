@@ -46,6 +46,7 @@ void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long 
 		 * change are one step for the tick. */
 		wss_engine_lock(&ls);
 		wss_code_forget_locked((uintptr_t)addr, len);
+		wss_registry_harvest_before_unmap((uintptr_t)addr, len);
 		RETRY_RELIEVED(r, wss_sys_mmap(addr, len, prot, flags, fd, off));
 		if (!wss_sys_failed((long)r)) {
 			wss_engine_untrack_locked((uintptr_t)r, len);
@@ -160,6 +161,9 @@ void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void
 	wss_engine_lock(&ls);
 	/* mremap needs its source to be one VMA: undo our splits there first. */
 	wss_code_forget_locked((uintptr_t)old, oldlen);
+	/* Under all writes, its pages' bits: a move drops them (the new
+	 * range is watched afresh), a shrink unmaps the tail. */
+	wss_registry_harvest_before_unmap((uintptr_t)old, oldlen);
 	wss_engine_disarm_locked((uintptr_t)old, oldlen);
 	RETRY_RELIEVED(r, wss_sys_mremap(old, oldlen, newlen, flags, want));
 	if (!wss_sys_failed((long)r))

@@ -443,6 +443,7 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 		__atomic_store_n(&pa->cur, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&pa->prev, 0, __ATOMIC_RELAXED);
 		*wss_shadow_written(b) = *wss_shadow_written(a);
+		*wss_shadow_written(a) = 0; /* nor its writes (count_gone_window) */
 		*wss_shadow_wsplit(b) = *wss_shadow_wsplit(a);
 		/* The hits move too: the old address is not a page unmapped
 		 * with its hits (wss_findings_hot_gone). */
@@ -463,7 +464,8 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 void wss_registry_harvest_before_unmap(uintptr_t start, size_t len)
 {
 	uintptr_t s, e;
-	if (!E.all_writes || !tracked_span(start, len, &s, &e))
+	if (!E.backend->harvest || (!E.all_writes && __atomic_load_n(&E.level, __ATOMIC_RELAXED)) ||
+	    !tracked_span(start, len, &s, &e))
 		return;
 	E.harvester = wss_sys_gettid();
 	wss_registry_parts(s, e, harvest_part, NULL);

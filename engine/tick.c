@@ -169,13 +169,20 @@ static void count_gone_window(uintptr_t a, int kind, uint32_t k)
 {
 	uint32_t w = E.set.window_intervals, owner;
 	wss_page_t *pg = wss_shadow_page(a);
-	if (!pg || !wss_page_in_window(pg, k, w, &owner))
+	if (!pg)
 		return;
-	uint32_t lw = wss_sampling_window_level(k, w);
-	if (lw && wss_sampling_all_writes_in(k, w)) {
+	/* Every write of the window observed (exact, or all writes): its
+	 * write counts in the totals, harvested before it went
+	 * (wss_registry_harvest_before_unmap).  Before the touch's test: a
+	 * page outside the sample has no touch recorded, its write is all
+	 * there is of it. */
+	if (wss_sampling_all_writes_in(k, w)) {
 		count_t c = {.k = k, .w = w, .kind = kind};
 		count_written(a, &c); /* its writes were harvested (wss_engine_munmap) */
 	}
+	if (!wss_page_in_window(pg, k, w, &owner))
+		return;
+	uint32_t lw = wss_sampling_window_level(k, w);
 	if (lw && !wss_sampling_member(a, lw))
 		return;
 	uint32_t top = UINT32_MAX;

@@ -136,6 +136,32 @@ EOF2
 	is "$bad" 0 "writes racing 1 ms ticks through a change of level ($1 then $2): none lost, in 5 runs"
 done
 
+# Pages written and gone within their interval (tests/progs/awgone: 4,096
+# pages kept, then three intervals each writing 8,192 new pages and giving
+# them up, each mapping at an address of its own): under all writes their
+# writes are harvested before they go (munmap, a mapping made over them,
+# mremap), so the run's write total is a count of every page written (and
+# the data total holds it).  Before, those outside the sample counted in
+# neither total.
+for how in munmap fixed mremap; do
+	rm -f "$TMP/g.jsonl"
+	env WSS_TRACK_MODE=sampled WSS_TRACK_SAMPLE_RATE=1/16 WSS_TEST_SAMPLING_SEED=12345 WSS_TEST_ALL_WRITES=on \
+		WSS_SESSION_TIME_BASE=manual WSS_SESSION_OUTPUT="$TMP/g.jsonl" LD_PRELOAD="$WSS_LIB" \
+		"$PROGS/awgone" $how 4096 8192 3 >"$TMP/g.out" 2>"$TMP/g.err" || bail "awgone $how failed: $(cat "$TMP/g.err")"
+	res=$(python3 - "$TMP/g.out" "$TMP/g.jsonl" <<'EOF2'
+import json, sys
+want = int(open(sys.argv[1]).read().split()[1])
+t = [r for r in map(json.loads, open(sys.argv[2])) if r["type"] == "summary"][-1]
+w, (wl, wh) = t["write"]["total"], t["write"]["total_ci"]
+d, (dl, dh) = t["data"]["total"], t["data"]["total_ci"]
+print("written %d: write total %d [%d, %d], data total %d [%d, %d]" % (want, w, wl, wh, d, dl, dh))
+# the program's own data page or two: 8 of slack
+sys.exit(0 if want <= w <= want + 8 and wl == w == wh and dl <= want + 8 and want <= dh else 1)
+EOF2
+)
+	ok $? "all writes, pages written then gone ($how): the write total counts them all ($res)"
+done
+
 # wss report says which samples counted all writes, in text and JSON.
 count_aw() { python3 -c '
 import json, sys
