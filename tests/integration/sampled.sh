@@ -153,11 +153,14 @@ python3 -c '
 import json, sys
 t = [r for r in map(json.loads, open(sys.argv[1])) if r["type"] == "summary"][-1]
 p = t["precision"]
-sys.exit(0 if p["target_pct"] == 5.0 and p["intervals"] == 30 and 0 <= p["missed"] <= 30 and p["median_pct"] > 0 else 1)' "$TMP/r16.jsonl"
+# 30 phases, and the start-up and final samples when a member of the
+# pages of the program itself (its heap, its data: their addresses move with
+# ASLR) was touched in them.
+sys.exit(0 if p["target_pct"] == 5.0 and 30 <= p["intervals"] <= 32 and 0 <= p["missed"] <= p["intervals"] and p["median_pct"] > 0 else 1)' "$TMP/r16.jsonl"
 ok $? "r16: the summary has the precision of each interval's data estimate against the 5 % target" ||
 	{ tail -c 600 "$TMP/r16.jsonl"; cat "$TMP/r16.err"; } | sed 's/^/# /'
 if python3 -c 'import json,sys; sys.exit(0 if [r for r in map(json.loads, open(sys.argv[1])) if r["type"] == "summary"][-1]["precision"]["median_pct"] > 5 else 1)' "$TMP/r16.jsonl"; then
-	grep -q "^wss: precision: each interval's data estimate ±[0-9.]* % (median of 30 sampled intervals; [0-9]* missed the ±5.0 % target). track.sample_rate fixes the sample at 1 page in 16. For tighter figures: a finer --sample-rate, or --mode exact$" "$TMP/r16.err"
+	grep -q "^wss: precision: each interval's data estimate ±[0-9.]* % (median of 3[0-2] sampled intervals; [0-9]* missed the ±5.0 % target). track.sample_rate fixes the sample at 1 page in 16. For tighter figures: a finer --sample-rate, or --mode exact$" "$TMP/r16.err"
 	ok $? "r16: stderr says the target was missed, why and what to do"
 else
 	! grep -q "^wss: precision:" "$TMP/r16.err"
