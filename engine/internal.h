@@ -487,6 +487,14 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary);
 void wss_out_close(void);
 void wss_out_close_err(void);
 
+/* tick.c and totals.c: the bits of a page's rever byte (shadow.h): bit 0,
+ * in a sample's read set at least once (the read total); for each series
+ * s (0 data, 1 write, 2 read), first counted in an exact window (REVER_E)
+ * or in a sampled one (REVER_S), for the run's totals. */
+#define REVER_READ 1
+#define REVER_E(s) ((uint8_t)(2U << (2 * (s))))
+#define REVER_S(s) ((uint8_t)(4U << (2 * (s))))
+
 /* tick.c */
 /* End interval E.epoch: arm, harvest, sample (final: no arming).  Engine
  * lock held. */

@@ -558,7 +558,7 @@ void wss_policy_burst(void)
  * sample (estimated, when sampled: a window's writes, at least an
  * interval's), never before one: the decision is an interval late, and a
  * program whose writes grow pays one interval of kernel faults at most
- * before it ends (a random walk over 256 MiB: 47 ms).  So each time the
+ * before it ends.  So each time the
  * cost ends it, it may come back only after twice as many ticks as the
  * last time (at least 4): a program that alternates quiet and busy phases
  * pays that interval ever more rarely.  Only under auto with a backend
@@ -579,13 +579,11 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 	uint64_t allow = (uint64_t)((unsigned __int128)wall_ns * budget / 1000000);
 	/* They may take the sample a level or two coarser: what they cost
 	 * grows with the writes, and so does what they take out of the data
-	 * estimate's variance (the README's pageramp: its data average from
-	 * +-15 % to +-3 % at 1 in 16 instead of 1 in 8). */
+	 * estimate's variance. */
 	/* With the tick's harvest and count of every page of the dense
-	 * ranges, whatever was written (4 ms a tick for 256 MiB on this
-	 * project's VMs: a large heap that is written little would pay more
-	 * for the scan than for the writes): as measured, 60 ns a page before
-	 * any measure. */
+	 * ranges, whatever was written: a large heap written little would
+	 * pay more for the scan than for its writes.  As measured, or
+	 * DEFAULT_AW_PAGE_NS a page before any measure. */
 	uint64_t scan = wss_regions_pages(&E.regions) * (E.aw_page_ns ? E.aw_page_ns : DEFAULT_AW_PAGE_NS);
 	uint64_t c = E.last_writes * E.wp_cost_ns + scan;
 	/* And only where they pay: the data estimate's variance comes from

@@ -426,12 +426,11 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 	wss_sparse_parts(old, old + oldlen, sparse_seen, &sparse);
 	wss_sparse_parts(nw, nw + newlen, sparse_seen, &sparse);
 	/* Nor in a sampled window, for the same reason: carried to the new
-	 * addresses, a member's state landed on pages that are no members
-	 * and a non-member's (none) on members, and the totals lost most of
-	 * the pages moved (an mremap of 8,192 written pages at 1 in 16: a
-	 * data total of 5,520 [4952, 6135] for 28,672 pages).  The pages
-	 * count as gone from the old addresses, as an munmap's do, and start
-	 * afresh at the new ones. */
+	 * addresses, a member's state would land on pages that are no
+	 * members and a non-member's (none) on members, and the totals would
+	 * lose most of the pages moved.  The pages count as gone from the
+	 * old addresses, as an munmap's do, and start afresh at the new
+	 * ones. */
 	bool sampled = wss_sampling_window_level(E.epoch, E.set.window_intervals) != 0;
 	size_t n = sparse || sampled ? 0 : (oldlen < newlen ? oldlen : newlen) >> WSS_PAGE_SHIFT;
 	if (E.set.trace && n)

@@ -202,8 +202,8 @@ void wss_sampling_watch(uintptr_t s, uintptr_t e, uint32_t level)
 
 /* ---- all writes ---------------------------------------------------------
  * Under hybrid, a page's first touch costs a protection fault (a signal and
- * an mprotect: 6.5 us on this project's VMs), its first write a kernel-
- * resolved write-protect fault (0.85 us: no signal, no VMA change).  So at
+ * an mprotect), its first write a kernel-resolved write-protect fault (no
+ * signal, no VMA change: several times cheaper, docs/backends.md).  So at
  * a sampled level auto may watch every page of the dense ranges for writes
  * while it arms the members alone: the writes are counted exactly (the
  * harvest reads every page), the members' faults see what they always did,
@@ -449,8 +449,7 @@ void wss_sampling_raise_to(uint32_t f)
 	/* From exact, the pages leaving are unwatched: k's writes are not
 	 * all observed.  (Not all writes at once: a raise is a burst of
 	 * touches or a large new mapping about to be touched, whose writes
-	 * the last sample's do not predict; at bigmap's 65,536 writes they
-	 * cost 80 ms of one interval.) */
+	 * the last sample's do not predict.) */
 	if (!E.all_writes)
 		E.all_writes_from = 0;
 	uint64_t armed = 0;

@@ -196,9 +196,8 @@ static void uffd_detach(uintptr_t start, uintptr_t end)
  * where the copy completes.  The same holds for any page, in a gap too
  * short to close from here: the kernel clears the protection in the fault,
  * then the store is retried; a scan in between reports the page, protects
- * it again, and the store faults and is reported by the next scan too (1 in
- * 1,000 writes at 1 ms ticks with two threads, none with one:
- * tests/integration/allwrites.sh, docs/backends.md). */
+ * it again, and the store faults and is reported by the next scan too
+ * (docs/backends.md, "uffd-wp"). */
 static int uffd_harvest(uintptr_t start, uintptr_t end, void (*touched)(uintptr_t, uintptr_t, void *), void *arg)
 {
 	if (!ours())

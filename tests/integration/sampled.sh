@@ -112,7 +112,7 @@ between "$avg_ok" 8 10 "the summary's average, peak and total intervals hold the
 # A run through two sampled levels, as auto's first burst makes it: its
 # start-up and first two phases at 1 in 256 (WSS_TEST_FIRST_RATE), the
 # rest at 1 in 16.  The totals count each page by its last touch, at the
-# coarsest level in force since (engine/tick.c, wss_tick_last_touch), not
+# coarsest level in force since (engine/totals.c, wss_tick_last_touch), not
 # the coarsest level's 64 members alone (+-25 % and more): their intervals
 # hold the truth in at least eight of ten runs, within +-15 %.
 lt_ok=0

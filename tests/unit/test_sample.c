@@ -720,7 +720,7 @@ static void test_strata(void)
 	   "half of each successive difference squared; a range of one member: its square");
 }
 
-/* The run's total over several sampled levels (engine/tick.c,
+/* The run's total over several sampled levels (engine/totals.c,
  * wss_tick_last_touch, and wss_estimate_total_levels): each page counts
  * by its last touch seen, 2^M when a member of M, the coarsest level in
  * force from that interval to the end.  schedule: each interval's level.
