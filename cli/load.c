@@ -694,6 +694,13 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 		if (!wss_json_get_num(prec, "median_pct", &p->precision_median_pct))
 			p->precision_median_pct = -1;
 	}
+	const wss_json_t *cen = NULL;
+	if (!opt_obj(ld, r, rec, "census", &cen) ||
+	    (cen && (!opt_str(ld, cen, "summary: census", "off", &p->census_off) ||
+		     !opt_pages(ld, cen, "summary: census", "data", &p->census_data) ||
+		     !opt_pages(ld, cen, "summary: census", "write", &p->census_write))))
+		return ld->status;
+	p->has_census = cen != NULL;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
 		const char *trec = "summary: trace";
@@ -1008,6 +1015,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->trace);
 	free(p->trace_stopped);
 	free(p->precision_note);
+	free(p->census_off);
 	free(p->track_mode);
 	free(p->config_file);
 	free(p->code_off);

@@ -187,6 +187,11 @@ typedef struct wss_profile {
 	bool has_precision;                        /* its "precision": each interval's data estimate against the target */
 	double precision_target_pct, precision_median_pct; /* median -1: not known */
 	int64_t precision_intervals, precision_missed;
+	/* its "census": pages of the data and write totals counted exactly by
+	 * their presence, or why there were none (off) */
+	bool has_census;
+	int64_t census_data, census_write;
+	char *census_off;
 	/* the records added with peaks */
 	wss_module_t *modules;
 	size_t nmodules, modules_cap;

@@ -195,6 +195,13 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		if (p->nall_writes)
 			fprintf(out, "\nall writes %zu of %zu sampled samples counted every page's writes: their writes are counts",
 				p->nall_writes, p->nsampled);
+		if (p->census_off)
+			fprintf(out, "\ncensus     %s", p->census_off);
+		else if (p->has_census)
+			fprintf(out,
+				"\ncensus     %" PRId64 " pages of the data total and %" PRId64
+				" of the write total counted exactly, by their presence in memory",
+				p->census_data, p->census_write);
 	}
 	if (wss_load_lower_bound(p)) {
 		fputs("\ncounts     lower bounds: coarse blocks left touched pages uncounted", out);
@@ -1188,6 +1195,16 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		}
 		if (p->precision_note)
 			jw_str(&w, "precision_note", p->precision_note);
+		if (p->has_census) {
+			jw_open(&w, "census", '{');
+			if (p->census_off)
+				jw_str(&w, "off", p->census_off);
+			else {
+				jw_int(&w, "data", p->census_data);
+				jw_int(&w, "write", p->census_write);
+			}
+			jw_close(&w, '}');
+		}
 		jw_close(&w, '}');
 	}
 	if (wss_load_lower_bound(p))

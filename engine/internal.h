@@ -171,6 +171,19 @@ typedef struct wss_engine {
 	uint64_t last_writes, last_pages; /* the last sample's write and data estimates, for the decision to count all writes */
 	uint32_t aw_hold, aw_backoff; /* ticks before all writes may come back, and the next hold (policy.c) */
 	uint64_t aw_page_ns;      /* all writes' harvest and count of one tracked page, as measured (0: not yet) */
+	/* The census (census.c): whether pages are counted in the totals by
+	 * their presence, why not (NULL: on, or exact tracking), and the
+	 * pages it counted first in the data and write totals. */
+	bool census;
+	const char *census_why;
+	uint64_t census_data, census_write;
+	/* The pages it could not count that may have been touched (present
+	 * before their registration, mapped huge, files' pages), by kind;
+	 * whether files' pages are among them, and the system's count of
+	 * file pages reclaimed when the census began. */
+	uint64_t census_rest, census_rest_kind[WSS_KIND_N];
+	bool census_files;
+	uint64_t census_reclaimed;
 	uint32_t calm;            /* ticks in a row well under the budget */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
@@ -530,6 +543,12 @@ void wss_tick_last_touch(uintptr_t page, int kind, uint32_t K, wss_last_counts_t
 /* The same over every page tracked now, up to the last interval counted,
  * plus the pages gone (E.last_gone). */
 void wss_tick_last_touches(wss_last_counts_t *c);
+/* Page a, present and not before its registration (census.c), counted in
+ * the run's data total exactly, and in the write total when written; rv
+ * its read-ever bits (a scratch byte for a page without state).  Returns
+ * 1 if it was new to the data total, | 2 if new to the write total.
+ * Engine lock held. */
+int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool written);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 
@@ -716,6 +735,33 @@ void wss_code_fork_now(void);
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */
 void wss_fork_child_start(void);
+
+/* ---- census.c: the totals' pages counted by their presence ---- */
+/* On or off for the run (start-up; off under exact tracking, without a
+ * page map, where huge pages come on any fault). */
+void wss_census_init(void);
+/* A forked child starts afresh (after its backend reopened): the pages it
+ * inherited present are not its touches. */
+void wss_census_fork_child(void);
+/* Off from now on, for why (the pages counted so far stay counted). */
+void wss_census_stop(const char *why);
+/* [s, e) is being registered: its pages present now were not touched in
+ * the run as far as the census can tell. */
+void wss_census_register(uintptr_t s, uintptr_t e, int kind);
+/* Count the pages of the tracked ranges in [s, e) present now (before
+ * they may disappear: an munmap, MADV_DONTNEED). */
+void wss_census_count(uintptr_t s, uintptr_t e);
+void wss_census_count_all(void);
+/* The pages of [s, e) were dropped or left tracking: any page present
+ * there later was touched after. */
+void wss_census_dropped(uintptr_t s, uintptr_t e);
+/* [s, e) of kind was unmapped before the census could count it (a
+ * library dlclose unloaded): any of its pages may have been touched. */
+void wss_census_lost(uintptr_t s, uintptr_t e, int kind);
+/* At the end: true when the census ran throughout, and then at most
+ * *rest pages touched in the run (by_kind[kind] of each kind) were
+ * counted neither by it nor in an exact window: the totals' bound. */
+bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind);
 
 /* ---- trace.c: the page trace (docs/trace-format.md) ---- */
 #define WSS_TRACE_END_RUN 1 /* the run ended */

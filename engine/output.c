@@ -156,6 +156,27 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
 }
 
 
+/* The census's bound (census.c): the run touched at most cap pages (those
+ * counted exactly and the rest it could not count), so no estimate or
+ * upper bound of a total is above it.  The total is then nearly a count,
+ * and the one interval's peak estimate, far less sure, is brought within
+ * it (without the census the total is raised to the peak instead). */
+static void census_cap(wss_profile_stat_t *st, uint64_t cap)
+{
+	if (st->total > cap)
+		st->total = cap;
+	if (st->total_ci.hi > cap)
+		st->total_ci.hi = cap;
+	if (st->total_ci.lo > st->total)
+		st->total_ci.lo = st->total;
+	if (st->peak > st->total)
+		st->peak = st->total;
+	if (st->peak_ci.hi > st->total_ci.hi)
+		st->peak_ci.hi = st->total_ci.hi;
+	if (st->peak_ci.lo > st->peak)
+		st->peak_ci.lo = st->peak;
+}
+
 /* The data series by kind: the average and its bounds as the mean of the
  * samples' (which holds whatever their errors share), the peak and its
  * interval as the largest of the samples', the total as the run's (the
@@ -174,7 +195,10 @@ static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *l
 			x += E.kind[k].total_hist[l];
 		wss_estimate_t t = lc ? wss_estimate_total_levels(E.kind[k].total_exact, lc->kind[k], WSS_SAMPLE_LEVEL_MAX + 1, L)
 				      : wss_estimate_total(E.kind[k].total_exact, x, L);
-		if (t.est < E.kind[k].peak)
+		uint64_t rest;
+		const uint64_t *by_kind;
+		bool census = E.level_max && wss_census_rest(&rest, &by_kind);
+		if (t.est < E.kind[k].peak && !census)
 			t.est = E.kind[k].peak;
 		if (t.lo < E.kind[k].peak_lo)
 			t.lo = E.kind[k].peak_lo;
@@ -189,6 +213,8 @@ static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *l
 			.peak_ci = {E.kind[k].peak_lo, E.kind[k].peak_hi},
 			.total_ci = {t.lo, t.hi},
 		};
+		if (census)
+			census_cap(&sum->kinds[k], E.kind[k].total_exact + by_kind[k]);
 	}
 }
 
@@ -234,6 +260,9 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	sum->prec_median_ppm = wss_precision_median(E.prec_hist, E.prec_n);
 	sum->budget_ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	sum->fixed_rate = E.set.sample_level ? 1ULL << E.set.sample_level : 0;
+	sum->census_data = E.census_data;
+	sum->census_write = E.census_write;
+	sum->census_why = E.census ? NULL : E.census_why ? E.census_why : "off";
 	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
@@ -273,8 +302,11 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		 * is not estimated below the peak's estimate, nor bounded below
 		 * the peak's lower bound (the two estimators differ in their
 		 * members and rounding: a run of one sample said peak 5,259,
-		 * total 5,256). */
-		if (t.est < E.peak_est[s].est)
+		 * total 5,256), unless the census bounds it (census_cap). */
+		uint64_t rest;
+		const uint64_t *by_kind;
+		bool census = s < 2 && wss_census_rest(&rest, &by_kind);
+		if (t.est < E.peak_est[s].est && !census)
 			t.est = E.peak_est[s].est;
 		if (t.lo < E.peak_lo[s])
 			t.lo = E.peak_lo[s];
@@ -304,6 +336,8 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		st[s]->sum_lo = lo;
 		st[s]->sum_hi = hi;
 		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};
+		if (census)
+			census_cap(st[s], xe + rest);
 	}
 }
 

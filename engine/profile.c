@@ -332,6 +332,16 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 		wss_fmt_str(f, ",\"sampled\":true");
 		key_u64(f, "rate_max", s->rate_max);
 		precision_json(f, s);
+		wss_fmt_str(f, ",\"census\":{");
+		if (s->census_why) {
+			wss_fmt_str(f, "\"off\":");
+			wss_fmt_json_str(f, s->census_why);
+		} else {
+			wss_fmt_str(f, "\"data\":");
+			wss_fmt_u64(f, s->census_data);
+			key_u64(f, "write", s->census_write);
+		}
+		wss_fmt_ch(f, '}');
 	}
 	if (s->lower_bound)
 		wss_fmt_str(f, ",\"lower_bound\":true");

@@ -139,6 +139,10 @@ typedef struct wss_profile_summary {
 	uint32_t prec_n, prec_missed;
 	uint32_t budget_ppm;          /* session.overhead */
 	uint64_t used_ppm;            /* what the run took of it, as the budget weighs it (0: not measured) */
+	/* The census (engine/census.c): pages of the data and write totals
+	 * counted exactly by their presence, or why none were (NULL: on). */
+	uint64_t census_data, census_write;
+	const char *census_why;
 	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
 	/* The data series by kind (indexed by wss_kind_t), for the kinds
 	 * that had pages tracked in some sample (bit k of kinds_seen). */
