@@ -185,6 +185,7 @@ typedef struct wss_engine {
 	bool census_files;
 	uint64_t census_reclaimed;
 	uint32_t calm;            /* ticks in a row well under the budget */
+	int hold;                 /* wss_hold_t: what held the sample at the last decision (policy.c) */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
 	uint32_t burst_cap;       /* atomic: ... at which a handler wakes the engine thread (0: never) */

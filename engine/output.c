@@ -260,6 +260,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	sum->prec_median_ppm = wss_precision_median(E.prec_hist, E.prec_n);
 	sum->budget_ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	sum->fixed_rate = E.set.sample_level ? 1ULL << E.set.sample_level : 0;
+	sum->hold = E.hold;
 	sum->census_data = E.census_data;
 	sum->census_write = E.census_write;
 	sum->census_why = E.census ? NULL : E.census_why ? E.census_why : "off";

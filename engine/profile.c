@@ -753,16 +753,37 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 		 * it (policy.c: room for what it cannot measure).  (No interval
 		 * judged: no member was touched, the sample too small for the
 		 * program's touches.) */
-		wss_fmt_str(f, ". The ");
-		pct_ppm(f, s->budget_ppm);
-		wss_fmt_str(f, " % budget (session.overhead) held the sample there: auto takes a larger one only while an "
-			       "interval costs under a quarter of it");
-		if (s->used_ppm) {
-			wss_fmt_str(f, " (this run: ");
-			pct_ppm(f, s->used_ppm);
-			wss_fmt_str(f, " % on average)");
+		bool budget = s->hold != WSS_HOLD_SPARSE && s->hold != WSS_HOLD_VMA;
+		/* Calm on average but not for intervals enough in a row (a
+		 * burst, a short run): not the budget's doing. */
+		int hold = s->hold == WSS_HOLD_BUDGET && s->used_ppm && s->used_ppm < s->budget_ppm / 4 ? WSS_HOLD_WAIT
+													  : s->hold;
+		if (s->hold == WSS_HOLD_SPARSE)
+			wss_fmt_str(f, ". A mapping over a gibibyte is always sampled, as coarsely as the kernel's "
+				       "limit on mappings (vm.max_map_count) needs");
+		else if (s->hold == WSS_HOLD_VMA)
+			wss_fmt_str(f, ". The kernel's limit on mappings (vm.max_map_count) held the sample there: each "
+				       "page armed apart takes one");
+		else if (hold == WSS_HOLD_WAIT)
+			wss_fmt_str(f, ". The run ended before auto took a larger sample: it takes one after intervals "
+				       "in a row under a quarter of the ");
+		else
+			wss_fmt_str(f, ". The ");
+		if (budget) {
+			pct_ppm(f, s->budget_ppm);
+			wss_fmt_str(f, " % budget (session.overhead");
+			if (s->used_ppm) {
+				wss_fmt_str(f, "; this run: ");
+				pct_ppm(f, s->used_ppm);
+				wss_fmt_str(f, " % on average");
+			}
+			wss_fmt_str(f, hold == WSS_HOLD_WAIT ? ")"
+								: ") held the sample there: auto takes a larger one only "
+								  "while an interval costs under a quarter of it");
 		}
-		wss_fmt_str(f, ". For tighter figures: --overhead 10%, --interval 1s or --mode exact");
+		wss_fmt_str(f, s->hold == WSS_HOLD_SPARSE || s->hold == WSS_HOLD_VMA
+				       ? ". For tighter figures: --overhead 10% or --interval 1s"
+				       : ". For tighter figures: --overhead 10%, --interval 1s or --mode exact");
 	} else {
 		wss_fmt_str(f, ". The sample is sized for the data estimate (session.precision \u00b1");
 		pct_ppm(f, s->prec_target_ppm);

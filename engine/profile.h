@@ -97,6 +97,15 @@ typedef struct wss_profile_thread {
 
 /* avg/peak/total of one series; avg is sum / samples.  Sampled runs: the
  * intervals of each (avg: the mean of the samples' bounds). */
+/* What held auto's sample where it was at the last decision (policy.c),
+ * for the precision note. */
+typedef enum wss_hold {
+	WSS_HOLD_BUDGET, /* a finer sample would not fit session.overhead */
+	WSS_HOLD_WAIT,   /* a finer one was due after more calm intervals */
+	WSS_HOLD_VMA,    /* the kernel's limit on mappings (vm.max_map_count) */
+	WSS_HOLD_SPARSE, /* a mapping over a gibibyte, always sampled */
+} wss_hold_t;
+
 typedef struct wss_profile_stat {
 	uint64_t sum, peak, total;
 	uint64_t sum_lo, sum_hi;
@@ -144,6 +153,7 @@ typedef struct wss_profile_summary {
 	uint64_t census_data, census_write;
 	const char *census_why;
 	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
+	int hold;                     /* wss_hold_t: what held auto's last sample where it was */
 	/* The data series by kind (indexed by wss_kind_t), for the kinds
 	 * that had pages tracked in some sample (bit k of kinds_seen). */
 	uint32_t kinds_seen;
