@@ -165,7 +165,8 @@ void wss_out_header(void)
 		.code = wss_code_on(),
 		.code_excluded = wss_code_excluded_json(),
 		.code_off = wss_code_off_why(),
-		.session_dir = wss_session_dir_name(),
+		/* Where the others go, when any process can follow. */
+		.session_dir = E.set.follow_fork || E.set.follow_exec ? wss_session_dir_name() : NULL,
 	};
 	wss_profile_header(&E.out, &h);
 }
