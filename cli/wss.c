@@ -278,7 +278,9 @@ static int check_session_dir(const char *output)
 		return 0;
 	if (wss_outfile_planted(dir))
 		return WSS_EXIT_REFUSED;
-	fprintf(stderr, "wss: %s: exists, and the other processes of %s's session would write their profiles there (remove it, or choose another --output)\n",
+	fprintf(stderr,
+		"wss: %s: exists, and the other processes of %s's session would write their profiles there "
+		"(remove it, or choose another --output)\n",
 		dir, output);
 	return EXIT_USAGE;
 }

@@ -83,8 +83,8 @@ void wss_out_say(const char *a, const char *b)
  * first image where the pattern says, every other process of the session
  * in the session directory, under the pattern's file name.  Returns 0 or
  * an errno with the reason in err.  A session directory refused costs this
- * process its profile, not its run: said on stderr and in the leader's
- * profile, and 0. */
+ * process its profile, not its run: a note in the leader's profile says
+ * why (the leader's last stderr line says it once for the session), and 0. */
 int wss_out_open(char *err, size_t errlen)
 {
 	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;

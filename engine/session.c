@@ -7,7 +7,10 @@
  * outlives the leader appends its note after the leader's summary.  A forked
  * child knows the leader from memory; an exec'd program from WSS_LEADER, which
  * the exec wrappers add to the environment they hand the kernel and the
- * constructor removes from the program's before main (preload/exec.c). */
+ * constructor removes from the program's before main (preload/exec.c).
+ * Every profile but the leader's first goes into the session directory
+ * beside it, so a script or a build leaves one file and one directory in
+ * the user's, wherever its processes cd. */
 #include "config.h"
 #include "engine/internal.h"
 
