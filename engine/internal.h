@@ -97,6 +97,7 @@ typedef struct wss_engine {
 	wss_fmt_t out;            /* records not yet written */
 	bool open_pending;        /* a forked child: create the profile on the first write */
 	bool no_profile;          /* the output is a character device (/dev/null): nothing written */
+	const char *no_profile_why; /* or another reason, "(...)", for the stderr line */
 	uint64_t written;         /* bytes of whole records in the profile */
 	uint32_t samples_out;     /* the last sample record in the profile */
 	int cut_err;              /* the profile could not be written: why (an errno) */
@@ -605,13 +606,24 @@ void wss_session_note(const char *profile, const char *reason);
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
-/* The directory a relative output pattern is relative to in this process:
- * the leader's working directory at its start (from its profile's path),
- * so that descendants that change directory (a shell script that cd's,
- * pyenv's shims) write beside the leader's profile, not into other
- * programs' directories.  False (use the working directory) for the leader
- * itself, an absolute pattern, or a leader without a profile.  hook. */
-bool wss_session_output_base(const char *pattern, char *dir, size_t n);
+/* The session directory (docs/config.md, session.output), where this
+ * process's profile goes: absolute, from the leader's profile's path, so
+ * that descendants that change directory (a shell script that cd's, pyenv's
+ * shims) write beside the leader's profile, not into other programs'
+ * directories.  False for the leader's first image (its profile is where
+ * the pattern says) and in a session whose leader wrote no profile.  hook. */
+bool wss_session_dir(char *dir, size_t n);
+/* The session directory's name, relative to the leader's profile's
+ * directory, for the first image's header; NULL in any other process. */
+const char *wss_session_dir_name(void);
+/* Create the session directory dir if it is not there, and open it for
+ * creating profiles in it: never through a link, never another user's.
+ * Returns 0 with the descriptor, or an errno with why it cannot be used
+ * ("is a symbolic link, ...") in reason.  hook. */
+int wss_session_dir_open(const char *dir, int *dirfd, const char **reason);
+/* Say in the leader's profile that this process writes no profile: the
+ * session directory cannot be used, for reason.  hook. */
+void wss_session_note_refused(const char *reason);
 /* Is this an exec'd image of the session's leader (it leads on, and notes
  * its profile in the first image's, the profile to read next)? */
 bool wss_session_exec_image(void);

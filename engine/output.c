@@ -79,26 +79,48 @@ void wss_out_say(const char *a, const char *b)
 		wss_write_own(fd, f.buf, f.len, false);
 }
 
-/* Create this process's profile from the output pattern.  Returns 0 or
- * an errno with the reason in err. */
+/* Create this process's profile from the output pattern: the leader's
+ * first image where the pattern says, every other process of the session
+ * in the session directory, under the pattern's file name.  Returns 0 or
+ * an errno with the reason in err.  A session directory refused costs this
+ * process its profile, not its run: a note in the leader's profile says
+ * why (the leader's last stderr line says it once for the session), and 0. */
 int wss_out_open(char *err, size_t errlen)
 {
 	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;
-	/* A relative pattern is the leader's, relative to where it started. */
-	static char pattern[PATH_MAX + WSS_OUTPUT_MAX];
 	const char *pat = E.set.output;
-	char base[PATH_MAX];
-	if (wss_session_output_base(pat, base, sizeof base)) {
-		wss_fmt_t f;
-		wss_fmt_init(&f, pattern, sizeof pattern);
-		wss_fmt_str(&f, base);
-		wss_fmt_ch(&f, '/');
-		wss_fmt_str(&f, pat);
-		if (!f.overflow)
-			pat = wss_fmt_cstr(&f);
+	char dir[PATH_MAX];
+	int dirfd = AT_FDCWD;
+	bool in_dir = wss_session_dir(dir, sizeof dir);
+	if (in_dir) {
+		const char *why;
+		if (wss_session_dir_open(dir, &dirfd, &why)) {
+			/* The leader's summary says it, once for the session;
+			 * an exec'd image of the leader says it itself. */
+			static char said[PATH_MAX + 160];
+			wss_fmt_t f;
+			wss_fmt_init(&f, said, sizeof said);
+			wss_fmt_ch(&f, '(');
+			wss_fmt_str(&f, dir);
+			wss_fmt_str(&f, ", the session directory, ");
+			wss_fmt_str(&f, why);
+			wss_fmt_ch(&f, ')');
+			E.no_profile_why = wss_fmt_cstr(&f);
+			wss_session_note_refused(why);
+			E.fd = -1;
+			E.no_profile = true;
+			if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+				wss_lifecycle_deactivate_locked(false);
+			return 0;
+		}
+		const char *slash = strrchr(pat, '/');
+		if (slash)
+			pat = slash + 1;
 	}
-	int r = wss_profile_create(pat, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
-				   &E.fd, err, errlen);
+	int r = wss_profile_create(dirfd, in_dir ? dir : NULL, pat, E.pid, E.start_unix_ns / 1000000000ULL, prog,
+				   E.path, sizeof E.path, &E.fd, err, errlen);
+	if (in_dir)
+		wss_sys_close(dirfd);
 	if (r)
 		return r;
 	E.no_profile = E.fd < 0;
@@ -143,6 +165,8 @@ void wss_out_header(void)
 		.code = wss_code_on(),
 		.code_excluded = wss_code_excluded_json(),
 		.code_off = wss_code_off_why(),
+		/* Where the others go, when any process can follow. */
+		.session_dir = E.set.follow_fork || E.set.follow_exec ? wss_session_dir_name() : NULL,
 	};
 	wss_profile_header(&E.out, &h);
 }
@@ -482,7 +506,7 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	if (E.end_why)
 		say_number("measuring stopped after sample ", sum->samples, ": ", E.end_why, "; the program runs on untracked");
 	if (E.no_profile) {
-		wss_out_say("profile: none (the output is a character device)", "");
+		wss_out_say("profile: none ", E.no_profile_why ? E.no_profile_why : "(the output is a character device)");
 		return;
 	}
 	if (E.cut_err) {

@@ -96,6 +96,8 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 		key_str(f, "why", h->code_off);
 		wss_fmt_ch(f, '}');
 	}
+	if (h->session_dir)
+		key_str(f, "session_dir", h->session_dir);
 	wss_fmt_str(f, h->config ? h->config : "");
 	wss_fmt_str(f, "}\n");
 }
@@ -602,8 +604,8 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 		wss_fmt_str(f, ", a lower bound (code opened whole for want of VMAs)");
 }
 
-int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
-		       size_t pathlen, int *fd, char *err, size_t errlen)
+int wss_profile_create(int dirfd, const char *dir, const char *pattern, int pid, uint64_t start_unix_s,
+		       const char *prog, char *path, size_t pathlen, int *fd, char *err, size_t errlen)
 {
 	wss_fmt_t e;
 	wss_fmt_init(&e, err, errlen);
@@ -619,7 +621,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 	/* A character device (/dev/null) is no profile to protect, and no
 	 * profile at all: nothing is written. */
 	struct stat st;
-	if (!wss_sys_failed(wss_sys2(SYS_stat, base, &st)) && S_ISCHR(st.st_mode)) {
+	if (dirfd == AT_FDCWD && !wss_sys_failed(wss_sys2(SYS_stat, base, &st)) && S_ISCHR(st.st_mode)) {
 		wss_fmt_t p;
 		wss_fmt_init(&p, path, pathlen);
 		wss_fmt_str(&p, base);
@@ -630,6 +632,11 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 	for (unsigned n = 1; n <= 1000; n++) {
 		wss_fmt_t p;
 		wss_fmt_init(&p, path, pathlen);
+		if (dir) {
+			wss_fmt_str(&p, dir);
+			wss_fmt_ch(&p, '/');
+		}
+		size_t name = p.len;
 		wss_fmt_str(&p, base);
 		if (n > 1) {
 			wss_fmt_ch(&p, '.');
@@ -640,7 +647,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 			r = ENAMETOOLONG;
 			break;
 		}
-		int f = wss_file_create(AT_FDCWD, path, O_APPEND);
+		int f = wss_file_create(dirfd, dir ? path + name : path, O_APPEND);
 		if (f >= 0) {
 			*fd = f;
 			return 0;

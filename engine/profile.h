@@ -38,6 +38,9 @@ typedef struct wss_profile_header {
 	 * (code_off: why); neither: not asked. */
 	bool code;
 	const char *code_excluded, *code_off;
+	/* The session's leader: where the session's other profiles go,
+	 * relative to this profile's directory; NULL in any other process. */
+	const char *session_dir;
 } wss_profile_header_t;
 
 /* Which sets the backend reports besides data_pages: writes (uffd-wp,
@@ -222,12 +225,14 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
  * figure is within its target and +-100 %. */
 bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s);
 
-/* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
- * mode 0644.  If the expanded name exists (a process that exec'd keeps its
- * pid), ".2", ".3", ... are tried after it.  An existing character device
- * (/dev/null) means no profile: 0 with *fd = -1 and its path.  Returns 0
- * with the fd and the path, or an errno with a reason in err. */
-int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
-		       size_t pathlen, int *fd, char *err, size_t errlen);
+/* Create the profile file from the output pattern, relative to dirfd
+ * (AT_FDCWD, or the session directory, whose path is dir: path then starts
+ * with dir and "/"): O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 less the umask.
+ * If the expanded name exists (a process that exec'd keeps its pid), ".2",
+ * ".3", ... are tried after it.  An existing character device (/dev/null)
+ * means no profile: 0 with *fd = -1 and its path.  Returns 0 with the fd
+ * and the path, or an errno with a reason in err. */
+int wss_profile_create(int dirfd, const char *dir, const char *pattern, int pid, uint64_t start_unix_s,
+		       const char *prog, char *path, size_t pathlen, int *fd, char *err, size_t errlen);
 
 #endif
