@@ -19,8 +19,7 @@ awk '$1 == "SwapTotal:" && $2 != 0 { exit 1 }' /proc/meminfo || skip_all "swap i
 plan 26
 
 # run NAME MODE [ENV...]: the census program under sampled tracking at 1 in
-# 64 (its default), the follow-fork child's profile beside; prints the
-# program's output, then "anon EST LO HI", "census DATA WRITE|off WHY".
+# 64 (its default), its output in NAME.out, its profile NAME.PID.jsonl.
 run() {
 	name=$1 mode=$2
 	shift 2
@@ -101,9 +100,10 @@ between 3072 "$2" "$3" "WSS_TEST_CENSUS=off: the estimate's interval holds the t
 run fork fork WSS_SESSION_FOLLOW_FORK=1
 grep -q "^child 256" "$TMP/fork.out"
 ok $? "fork: the child ran"
-n=$(ls "$TMP"/fork.*.jsonl | wc -l)
-is "$n" 2 "fork: a profile each"
-for p in "$TMP"/fork.*.jsonl; do
+# the child's in the session's directory (docs/config.md, session.output)
+find "$TMP" -name 'fork.*.jsonl' >"$TMP/fork.list"
+is "$(wc -l <"$TMP/fork.list")" 2 "fork: a profile each"
+for p in $(cat "$TMP/fork.list"); do
 	summary "$p" >"$p.sum"
 	set -- $(awk '$1 == "anon" { print $2, $3 }' "$p.sum")
 	case $1 in
