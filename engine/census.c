@@ -9,19 +9,31 @@
  * written.  So a page that was not present when its range was registered,
  * and that is present, anonymous and mapped at page size later, was
  * touched in between; one that is not the zero page was written.  Such
- * pages are counted in the totals exactly, at the moments a range's pages
- * may disappear (before an munmap, a MAP_FIXED over it, an mremap, a
- * MADV_DONTNEED or MADV_FREE) and at the end of the run: one PAGEMAP_SCAN
- * of the ranges, whose cost follows the pages present, not the touches.
+ * pages are counted in the totals exactly, before a call may take them
+ * away (an munmap, a mapping made or moved over them, an mremap, advice
+ * other than the few that keep pages, shmdt, a stack's thread ending, a
+ * range leaving tracking while mapped) and at the end of the run: one
+ * PAGEMAP_SCAN of the ranges, whose cost follows the pages present.
+ * Untracking itself counts nothing: it may follow an unmapping, after
+ * which the addresses may hold someone else's pages.
  *
  * Exact counting elsewhere and estimation of the rest stay unbiased
  * because whether a page is counted here does not depend on the sample:
  * members and other pages become present alike.  The totals are then the
  * pages counted exactly (in exact windows and here: REVER_E, tick.c) plus
  * the Horvitz-Thompson estimate of the pages first counted in a sampled
- * window and not counted exactly, as before.  A page touched and gone
- * (swapped out, or dropped behind our back) before a scan is simply not
- * counted here: the estimate covers it.
+ * window and not counted exactly, as before.
+ *
+ * The rest, the pages touched that the census cannot count, is bounded
+ * (wss_census_rest, the totals' caps): the pages present at their range's
+ * registration; all of a file mapping's and shared memory's pages (not
+ * counted here, and able to leave the mapping unseen: a truncation, a
+ * hole punched, reclaim); a data segment's pages read from its file and
+ * pages mapped huge, as scans see them; a library's data unloaded behind
+ * our back.  A buffer given to a system call counts as touched whether or
+ * not the kernel writes it (pins.c): its pages are read before the call
+ * (wss_census_touch), so that they are present too.  Without swap, a
+ * private anonymous page leaves only through the calls above.
  *
  * What would make a page present without a touch, and what is done:
  * - present before registration (MAP_POPULATE, an mremap's moved pages,
@@ -30,28 +42,34 @@
  * - transparent huge pages (a fault maps 512 pages; a split of one leaves
  *   them all present): mapped huge, a page is skipped; where huge pages
  *   may be allocated on any fault (`enabled` or an mTHP size "always"),
- *   the census is off; MADV_HUGEPAGE, MADV_COLLAPSE, MADV_POPULATE_* and
- *   mlock end it (the pages counted so far stay counted);
+ *   the census is off; MADV_HUGEPAGE (wherever given: jemalloc asks before
+ *   its extent is registered), MADV_COLLAPSE, MADV_POPULATE_*, mlock and
+ *   MAP_LOCKED end it (the pages counted so far stay counted), and memory
+ *   locked before we came keeps it off;
  * - fault-around and the page cache (file pages): not anonymous, skipped;
  * - shared memory (present in another process's touch): its pages are
  *   file pages to PAGEMAP_SCAN, skipped.  A stack's pages count by their
  *   writes alone (registry.c): only those not the zero page.
- * Not seen: a raw mlock(2) or madvise(2) system call that populates a
- *   tracked range (docs/limits.md).
+ * Not seen: such a call made as a raw system call (docs/limits.md); a page
+ * being migrated (compaction, NUMA balancing) during the end's scan is not
+ * present for that moment and is neither counted nor in the rest.
  *
  * Sparse ranges (sparse.h) have per-page state only for their members:
- * the pages counted here are kept as runs in `counted`, so that a page
- * counted before a MADV_DONTNEED and present again at the end counts
- * once (the totals count pages by address).  Engine lock for all. */
+ * the pages counted here are kept as runs in `counted` (data and writes
+ * apart), so that a page counts once in each total (the totals count pages
+ * by address).  Engine lock for all but wss_census_touch. */
 #include "config.h"
 #include "engine/internal.h"
 #include "engine/uffd_compat.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Pages present or swapped at their range's registration, and a sparse
- * range's pages counted here: runs, by address (regions.h; kind unused). */
-static wss_regions_t before, counted;
+ * range's pages counted here in the data total [0] and in the write total
+ * [1]: runs, by address (regions.h; kind unused). */
+static wss_regions_t before, counted[2];
 /* Room for the counted runs of sparse ranges (16 bytes each): past it the
  * census ends rather than grow without bound. */
 #define COUNTED_MAX (1U << 20)
@@ -65,29 +83,67 @@ static int pagemap_fd(void)
 	return pm;
 }
 
+/* Does a file under /sys/kernel/mm/transparent_hugepage say "[always]"? */
+static bool says_always(const char *path)
+{
+	char buf[64];
+	long n = wss_read_small(path, buf, sizeof buf - 1);
+	return n > 0 && (buf[n] = 0, strstr(buf, "[always]") != NULL);
+}
+
 /* Is a transparent huge page (of any size) allocated on a fault in memory
- * that asked for none?  `always` at the top, or an mTHP size "always", or
- * "inherit" under a top `always`. */
+ * that asked for none?  `always` at the top, or an mTHP size's "always"
+ * (each hugepages-<size>kB directory; "inherit" follows the top). */
 static bool thp_on_any_fault(void)
 {
-	static const char *const sizes[] = {"16", "32", "64", "128", "256", "512", "1024", "2048"};
-	char buf[64], path[96];
-	long n = wss_read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof buf - 1);
-	bool top = n > 0 && (buf[n] = 0, strstr(buf, "[always]"));
-	if (top)
+	static const char dir[] = "/sys/kernel/mm/transparent_hugepage";
+	if (says_always("/sys/kernel/mm/transparent_hugepage/enabled"))
 		return true;
-	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-		wss_fmt_t f;
-		wss_fmt_init(&f, path, sizeof path);
-		wss_fmt_str(&f, "/sys/kernel/mm/transparent_hugepage/hugepages-");
-		wss_fmt_str(&f, sizes[i]);
-		wss_fmt_str(&f, "kB/enabled");
-		wss_fmt_cstr(&f);
-		n = wss_read_small(path, buf, sizeof buf - 1);
-		if (n > 0 && (buf[n] = 0, strstr(buf, "[always]")))
-			return true;
-	}
-	return false;
+	int fd = (int)wss_sys3(SYS_open, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	char buf[4096], path[160];
+	bool on = false;
+	long n;
+	while (!on && (n = wss_sys3(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (long o = 0; o < n && !on;) {
+			struct linux_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + o);
+			if (!strncmp(d->name, "hugepages-", 10)) {
+				wss_fmt_t f;
+				wss_fmt_init(&f, path, sizeof path);
+				wss_fmt_str(&f, dir);
+				wss_fmt_ch(&f, '/');
+				wss_fmt_str(&f, d->name);
+				wss_fmt_str(&f, "/enabled");
+				on = says_always(wss_fmt_cstr(&f));
+			}
+			o += d->reclen;
+		}
+	wss_sys_close(fd);
+	return on;
+}
+
+/* Pages locked in memory already (VmLck): a lock made before we came
+ * (mlockall's MCL_FUTURE) populates every mapping made or reprotected. */
+static bool locked(void)
+{
+	char buf[4096];
+	long n = wss_read_small("/proc/self/status", buf, sizeof buf - 1);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *p = strstr(buf, "\nVmLck:");
+	if (!p)
+		return false;
+	for (p += 8; *p == ' ' || *p == '\t'; p++)
+		;
+	return *p != '0';
 }
 
 /* Swap configured (swapped pages and our write-protect markers look alike
@@ -107,31 +163,14 @@ static bool swap_on(void)
 	return *p != '0';
 }
 
-static uint64_t file_reclaimed(void)
-{
-	char buf[8192];
-	long n = wss_read_small("/proc/vmstat", buf, sizeof buf - 1);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	const char *p = strstr(buf, "\npgsteal_file ");
-	if (!p)
-		return UINT64_MAX;
-	uint64_t v = 0;
-	for (p += 15; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
-}
-
 void wss_census_init(void)
 {
 	E.census = false;
 	E.census_why = NULL;
 	E.census_rest = E.census_data = E.census_write = 0;
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
-	E.census_files = false;
-	E.census_reclaimed = file_reclaimed();
-	before.n = counted.n = 0;
+	E.census_final = false;
+	before.n = counted[0].n = counted[1].n = 0;
 	if (E.set.mode == WSS_TRACK_EXACT)
 		return; /* every touch is counted: nothing to add */
 	if (E.set.test.census_off)
@@ -144,6 +183,8 @@ void wss_census_init(void)
 		E.census_why = "off (transparent huge pages on every fault: a fault makes pages present that were not touched)";
 	else if (swap_on())
 		E.census_why = "off (swap is configured: a swapped page looks like one of our write-protect markers)";
+	else if (locked())
+		E.census_why = "off (memory locked: pages present without a touch)";
 	else
 		E.census = true;
 }
@@ -152,9 +193,8 @@ void wss_census_fork_child(void)
 {
 	E.census_data = E.census_write = E.census_rest = 0;
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
-	E.census_files = false;
-	E.census_reclaimed = file_reclaimed();
-	before.n = counted.n = 0;
+	E.census_final = false;
+	before.n = counted[0].n = counted[1].n = 0;
 	/* What the child inherited present was the parent's touch. */
 	for (size_t i = 0; E.census && i < E.regions.n; i++)
 		wss_census_register(E.regions.v[i].start, E.regions.v[i].end, E.regions.v[i].kind);
@@ -220,6 +260,13 @@ void wss_census_register(uintptr_t s, uintptr_t e, int kind)
 {
 	if (!E.census)
 		return;
+	/* A file's or shared memory's pages are not counted here, and may
+	 * leave the mapping unseen (a truncation, a hole punched, reclaim):
+	 * the whole range may have been touched. */
+	if (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED) {
+		rest_add(kind, (e - s) >> WSS_PAGE_SHIFT);
+		return;
+	}
 	struct pm_scan_arg q = {.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT};
 	reg_walk_t w = {kind, true};
 	if (!scan(s, e, &q, add_before, &w) || !w.ok)
@@ -230,18 +277,22 @@ void wss_census_register(uintptr_t s, uintptr_t e, int kind)
 typedef struct census_walk {
 	int kind;
 	bool written;
+	int series;              /* a sparse range's pass: 0 data, 1 write */
 	wss_sparse_part_t *part; /* NULL: a dense range */
 } census_walk_t;
 
+/* A dense page's read-ever bits say what was counted; a sparse range's
+ * pages outside its finest level have none, and are counted once per
+ * series by the runs in counted[]. */
 static void count_page(uintptr_t a, census_walk_t *w)
 {
 	uint8_t none = 0, *rv = &none;
-	/* Only a sparse range's members of its finest level have state. */
 	if (!w->part || (w->part->fine != WSS_SPARSE_NONE && wss_sampling_member(a, w->part->fine)))
 		rv = wss_shadow_rever(a);
 	if (!rv)
 		return;
-	int got = wss_tick_count_present(a, rv, w->kind, w->written);
+	bool data = !w->part || w->series == 0, write = w->written && (!w->part || w->series == 1);
+	int got = wss_tick_count_present(a, rv, w->kind, data, write);
 	E.census_data += got & 1;
 	E.census_write += got >> 1;
 }
@@ -264,15 +315,26 @@ static void count_new(uintptr_t s, uintptr_t e, void *arg)
 	census_walk_t *w = arg;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
 		count_page(a, w);
-	if (w->part && (counted.n >= COUNTED_MAX || wss_regions_insert(&counted, s, e, 0)))
+	wss_regions_t *c = &counted[w->series];
+	if (w->part && (c->n >= COUNTED_MAX || wss_regions_insert(c, s, e, 0)))
 		wss_census_stop("ended (no room for the pages counted in sparse ranges)");
 }
 
-static void count_sparse_new(uintptr_t s, uintptr_t e, void *arg) { less(&counted, s, e, count_new, arg); }
+/* A sparse range's run: data, then (written) writes, each once a page. */
+static void count_sparse_new(uintptr_t s, uintptr_t e, void *arg)
+{
+	census_walk_t *w = arg;
+	w->series = 0;
+	less(&counted[0], s, e, count_new, w);
+	if (w->written) {
+		w->series = 1;
+		less(&counted[1], s, e, count_new, w);
+	}
+}
 
-/* A run that may hold touched pages the census cannot count: into the
- * rest (files': mapped in this process, so at most these were touched,
- * as long as no page of a file was reclaimed meanwhile). */
+/* A run that may hold touched pages the census cannot count (a data
+ * segment's pages read from its file, pages mapped huge): into the rest,
+ * as often as a scan sees them (a bound, not a count). */
 static void rest_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	census_walk_t *w = arg;
@@ -283,8 +345,9 @@ static void present(uintptr_t s, uintptr_t e, uint64_t cat, void *arg)
 {
 	census_walk_t *w = arg;
 	if (cat & (PAGE_IS_FILE | PAGE_IS_HUGE)) {
-		E.census_files |= (cat & PAGE_IS_FILE) != 0;
-		less(&before, s, e, rest_run, w);
+		/* A file's or shared memory's ranges are in the rest whole. */
+		if (w->kind != WSS_KIND_FILE && w->kind != WSS_KIND_SHARED)
+			less(&before, s, e, rest_run, w);
 		return;
 	}
 	w->written = !(cat & PAGE_IS_PFNZERO);
@@ -329,7 +392,12 @@ void wss_census_count(uintptr_t s, uintptr_t e)
 	}
 }
 
-void wss_census_count_all(void) { wss_census_count(0, WSS_ADDR_LIMIT); }
+void wss_census_count_all(void)
+{
+	wss_census_count(0, WSS_ADDR_LIMIT);
+	/* The bound holds only with every page present at the end seen. */
+	E.census_final = E.census && __atomic_load_n(&E.measuring, __ATOMIC_RELAXED);
+}
 
 void wss_census_dropped(uintptr_t s, uintptr_t e)
 {
@@ -337,20 +405,36 @@ void wss_census_dropped(uintptr_t s, uintptr_t e)
 		wss_regions_remove(&before, s, e);
 }
 
+void wss_census_lost(uintptr_t s, uintptr_t e, int kind)
+{
+	if (E.census)
+		rest_add(kind, (e - s) >> WSS_PAGE_SHIFT);
+}
+
 bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind)
 {
-	/* Off or ended: what was touched since is bounded by nothing here.
-	 * A page of a file reclaimed system-wide may have been one of ours,
-	 * unmapped behind our back. */
-	if (!E.census || swap_on() || (E.census_files && file_reclaimed() != E.census_reclaimed))
+	/* Off, ended, or a summary before the end's count (a profile cut
+	 * short): what was touched since is bounded by nothing here. */
+	if (!E.census || !E.census_final || swap_on())
 		return false;
 	*rest = E.census_rest;
 	*by_kind = E.census_rest_kind;
 	return true;
 }
 
-void wss_census_lost(uintptr_t s, uintptr_t e, int kind)
+/* A buffer a system call is given (pins.c) counts as touched, though the
+ * kernel may fill only its start (a short read): its tracked readable
+ * pages are read here, before the call, so that each is present and
+ * counted like any page touched.  A read maps the zero page where there
+ * is none: no memory, no change to what the program sees. */
+void wss_census_touch(uintptr_t s, uintptr_t e)
 {
-	if (E.census)
-		rest_add(kind, (e - s) >> WSS_PAGE_SHIFT);
+	if (!__atomic_load_n(&E.census, __ATOMIC_RELAXED))
+		return;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint8_t *fl = wss_shadow_flags(a);
+		uint8_t f = fl ? wss_flags_load(a, fl) : 0;
+		if ((f & WSS_PF_TRACKED) && (f & PROT_READ) && !(f & WSS_PF_WPONLY))
+			(void)*(volatile const char *)a;
+	}
 }

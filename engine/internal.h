@@ -179,12 +179,11 @@ typedef struct wss_engine {
 	const char *census_why;
 	uint64_t census_data, census_write;
 	/* The pages it could not count that may have been touched (present
-	 * before their registration, mapped huge, files' pages), by kind;
-	 * whether files' pages are among them, and the system's count of
-	 * file pages reclaimed when the census began. */
+	 * before their registration, mapped huge, files' and shared
+	 * memory's), by kind; whether the end's count ran (the bound needs
+	 * it). */
 	uint64_t census_rest, census_rest_kind[WSS_KIND_N];
-	bool census_files;
-	uint64_t census_reclaimed;
+	bool census_final;
 	uint32_t calm;            /* ticks in a row well under the budget */
 	int hold;                 /* wss_hold_t: what held the sample at the last decision (policy.c) */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
@@ -546,11 +545,11 @@ void wss_tick_last_touch(uintptr_t page, int kind, uint32_t K, wss_last_counts_t
  * plus the pages gone (E.last_gone). */
 void wss_tick_last_touches(wss_last_counts_t *c);
 /* Page a, present and not before its registration (census.c), counted in
- * the run's data total exactly, and in the write total when written; rv
+ * the run's data total exactly (data), and in the write total (write); rv
  * its read-ever bits (a scratch byte for a page without state).  Returns
  * 1 if it was new to the data total, | 2 if new to the write total.
  * Engine lock held. */
-int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool written);
+int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool data, bool write);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 
@@ -771,6 +770,10 @@ void wss_census_dropped(uintptr_t s, uintptr_t e);
 /* [s, e) of kind was unmapped before the census could count it (a
  * library dlclose unloaded): any of its pages may have been touched. */
 void wss_census_lost(uintptr_t s, uintptr_t e, int kind);
+/* Read the tracked readable pages of [s, e) (a buffer pinned for a system
+ * call, which counts as touched whatever the kernel does with it), so that
+ * they are present.  AS-safe. */
+void wss_census_touch(uintptr_t s, uintptr_t e);
 /* At the end: true when the census ran throughout, and then at most
  * *rest pages touched in the run (by_kind[kind] of each kind) were
  * counted neither by it nor in an exact window: the totals' bound. */

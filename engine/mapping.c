@@ -41,6 +41,10 @@ void *wss_engine_mmap(void *addr, size_t len, int prot, int flags, int fd, long 
 {
 	wss_lockstate_t ls;
 	void *r;
+	/* A locked mapping is populated whenever it gains access (an
+	 * mprotect): present without a touch. */
+	if (flags & MAP_LOCKED)
+		wss_engine_populating("ended (MAP_LOCKED: pages present without a touch)");
 	if (flags & MAP_FIXED) {
 		/* It may replace tracked pages: the call and the registry
 		 * change are one step for the tick. */
@@ -96,6 +100,9 @@ void *wss_engine_shmat(int id, const void *addr, int flg)
 	/* Under the lock: with SHM_REMAP it replaces whatever was mapped
 	 * there, in one step with the registry as a MAP_FIXED mmap. */
 	wss_engine_lock(&ls);
+	/* What it replaces leaves with the call: counted first. */
+	if ((flg & SHM_REMAP) && addr && !wss_sys_failed(wss_sys3(SYS_shmctl, id, IPC_STAT, &ds)))
+		wss_census_count(wss_page_down((uintptr_t)addr), wss_page_up((uintptr_t)addr + ds.shm_segsz));
 	RETRY_RELIEVED(r, (void *)wss_sys3(SYS_shmat, id, addr, flg));
 	if (!wss_sys_failed((long)r) && !wss_sys_failed(wss_sys3(SYS_shmctl, id, IPC_STAT, &ds)) && ds.shm_segsz) {
 		uintptr_t s = (uintptr_t)r, e = wss_page_up(s + ds.shm_segsz);
@@ -166,6 +173,9 @@ void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void
 	/* Under all writes, its pages' bits: a move drops them (the new
 	 * range is watched afresh), a shrink unmaps the tail. */
 	wss_registry_harvest_before_unmap((uintptr_t)old, oldlen);
+	/* What a fixed target replaces leaves with the call: counted first. */
+	if (flags & MREMAP_FIXED)
+		wss_census_count(wss_page_down((uintptr_t)want), wss_page_up((uintptr_t)want + newlen));
 	wss_engine_disarm_locked((uintptr_t)old, oldlen);
 	RETRY_RELIEVED(r, wss_sys_mremap(old, oldlen, newlen, flags, want));
 	if (!wss_sys_failed((long)r))

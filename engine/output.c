@@ -185,12 +185,16 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
  * upper bound of a total is above it.  The total is then nearly a count,
  * and the one interval's peak estimate, far less sure, is brought within
  * it (without the census the total is raised to the peak instead). */
-static void census_cap(wss_profile_stat_t *st, uint64_t cap)
+static void census_cap(wss_profile_stat_t *st, uint64_t exact, uint64_t cap)
 {
 	if (st->total > cap)
 		st->total = cap;
 	if (st->total_ci.hi > cap)
 		st->total_ci.hi = cap;
+	/* The estimate of the rest above the bound (a member or two at a
+	 * coarse rate): the pages counted are all it can stand behind. */
+	if (st->total_ci.lo > cap)
+		st->total_ci.lo = exact;
 	if (st->total_ci.lo > st->total)
 		st->total_ci.lo = st->total;
 	if (st->peak > st->total)
@@ -238,7 +242,7 @@ static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *l
 			.total_ci = {t.lo, t.hi},
 		};
 		if (census)
-			census_cap(&sum->kinds[k], E.kind[k].total_exact + by_kind[k]);
+			census_cap(&sum->kinds[k], E.kind[k].total_exact, E.kind[k].total_exact + by_kind[k]);
 	}
 }
 
@@ -362,7 +366,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		st[s]->sum_hi = hi;
 		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};
 		if (census)
-			census_cap(st[s], xe + rest);
+			census_cap(st[s], xe, xe + rest);
 	}
 }
 

@@ -136,8 +136,10 @@ int wss_engine_pin(const void *buf, size_t len)
 	 * loads.  The level cannot change in between: that is an arming
 	 * section, which waited for us or which we waited for. */
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	if (l && !wss_sampling_count(s, e, l))
+	if (l && !wss_sampling_count(s, e, l)) {
+		wss_census_touch(s, e);
 		return i + 1;
+	}
 	/* Open, then read the epoch (the handler's order), then record.  A
 	 * page recorded in this interval is not necessarily open (a tick may
 	 * have armed it after a handler of the new interval recorded it), so
@@ -155,6 +157,7 @@ int wss_engine_pin(const void *buf, size_t len)
 		wss_pins_tracked_runs(s, e, wss_pins_record_run, &r);
 	wss_fault_exit(r.e);
 	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	wss_census_touch(s, e);
 	return i + 1;
 }
 

@@ -16,7 +16,12 @@
 #define WSS_MADV_POPULATE_READ 22
 #define WSS_MADV_POPULATE_WRITE 23
 #define WSS_MADV_COLLAPSE 25
-#define WSS_MADV_PAGEOUT 21
+/* Advice that keeps the pages (4.14, 5.4, 6.13), for the census. */
+#define WSS_MADV_WIPEONFORK 18
+#define WSS_MADV_KEEPONFORK 19
+#define WSS_MADV_COLD 20
+#define WSS_MADV_GUARD_INSTALL 102
+#define WSS_MADV_GUARD_REMOVE 103
 
 /* Call fn on each part of [s, e) covered by a tracked region. */
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
@@ -263,21 +268,15 @@ static void sparse_no_room(uintptr_t s, uintptr_t whole_e)
 		E.backend->detach(s, whole_e);
 	E.huge_n++;
 	E.huge_bytes += whole_e - s;
+	wss_census_count(s, whole_e); /* its pages stay; they leave the count */
 	wss_engine_untrack_locked(s, whole_e - s);
 }
-
-/* wss_engine_move_locked is untracking what the moved pages replaced. */
-static bool moving;
 
 void wss_engine_untrack_locked(uintptr_t start, size_t len)
 {
 	uintptr_t s, e;
 	if (!tracked_span(start, len, &s, &e))
 		return;
-	/* Its pages still present were touched (a stack at its thread's
-	 * end, a library's data at dlclose), unless a move put them there. */
-	if (!moving)
-		wss_census_count(s, e);
 	/* Counted before any flag is cleared: a handler that finds its page
 	 * untracked runs the access again (fault.c, data_retry). */
 	__atomic_add_fetch(&E.released, 1, __ATOMIC_RELEASE);
@@ -348,7 +347,9 @@ void wss_engine_protect_locked(uintptr_t start, size_t len, int prot)
 	if (!tracked_span(start, len, &s, &e))
 		return;
 	if (prot & PROT_EXEC) {
-		/* Code is not data: stop tracking it. */
+		/* Code is not data: stop tracking it (its pages counted first:
+		 * untracking counts none, as it may follow an unmapping). */
+		wss_census_count(s, e);
 		wss_engine_untrack_locked(s, e - s);
 		return;
 	}
@@ -394,6 +395,8 @@ static void detach_part(uintptr_t s, uintptr_t e, void *arg)
 /* Its pages leave tracking: the tick skips them in the touched lists. */
 void wss_engine_exclude_locked(uintptr_t start, size_t len)
 {
+	if (E.tracking)
+		wss_census_count(wss_page_down(start), wss_page_up(start + len));
 	disarm_parts(start, len);
 	if (E.tracking)
 		wss_registry_parts(wss_page_down(start), wss_page_up(start + len), detach_part, NULL);
@@ -428,10 +431,7 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 			wss_engine_untrack_locked(old + newlen, oldlen - newlen);
 		return;
 	}
-	/* The pages at nw are the moved ones, not touches there. */
-	moving = true;
 	wss_engine_untrack_locked(nw, newlen);
-	moving = false;
 	wss_engine_track_locked(nw, newlen, prot, kind);
 	/* The history follows the data: a page touched in this interval
 	 * says so at its new address, where no touched list holds it (the
@@ -513,34 +513,67 @@ static const char *populates(int adv)
 	return NULL;
 }
 
+/* Advice that leaves every page where it was: nothing for the census to
+ * count before it.  Any other may take pages away (MADV_DONTNEED, FREE,
+ * REMOVE, PAGEOUT, GUARD_INSTALL, advice newer than this list). */
+static bool keeps_pages(int adv)
+{
+	switch (adv) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_WILLNEED:
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+	case MADV_MERGEABLE:
+	case MADV_UNMERGEABLE:
+	case MADV_NOHUGEPAGE:
+	case MADV_DONTDUMP:
+	case MADV_DODUMP:
+	case WSS_MADV_WIPEONFORK:
+	case WSS_MADV_KEEPONFORK:
+	case WSS_MADV_COLD:
+	case WSS_MADV_GUARD_REMOVE:
+		return true;
+	}
+	return false;
+}
+
+/* Advice after which the range's pages are gone: a page present there
+ * later was touched after. */
+static bool drops_pages(int adv)
+{
+	return adv == MADV_DONTNEED || adv == WSS_MADV_DONTNEED_LOCKED || adv == MADV_REMOVE ||
+	       adv == WSS_MADV_GUARD_INSTALL;
+}
+
 long wss_engine_discard(uintptr_t start, size_t len, int adv)
 {
 	uintptr_t s, e;
 	wss_lockstate_t ls;
 	bool dontneed = adv == MADV_DONTNEED || adv == WSS_MADV_DONTNEED_LOCKED;
 	bool harvest = dontneed && E.backend && E.backend->harvest;
-	/* Advice that takes pages away (MADV_REMOVE frees a shared page,
-	 * MADV_PAGEOUT reclaims a file's) or makes them present. */
-	bool census = __atomic_load_n(&E.census, __ATOMIC_RELAXED) &&
-		      (dontneed || adv == MADV_FREE || adv == MADV_REMOVE || adv == WSS_MADV_PAGEOUT || populates(adv));
+	bool census = __atomic_load_n(&E.census, __ATOMIC_RELAXED) && (populates(adv) || !keeps_pages(adv));
 	if ((!harvest && !census) || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
 		return wss_sys_madvise((void *)start, len, adv);
 	wss_engine_lock(&ls);
+	/* Wherever it is given: jemalloc asks for huge pages on an extent
+	 * before the extent is registered (opt.thp), and the range is ours
+	 * from then on. */
+	if (populates(adv))
+		wss_census_stop(populates(adv));
 	if (!tracked_span(start, len, &s, &e) || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {
 		wss_engine_unlock(&ls);
 		return wss_sys_madvise((void *)start, len, adv);
 	}
 	/* The pages present go with the advice: counted first. */
-	if (populates(adv))
-		wss_census_stop(populates(adv));
-	else
-		wss_census_count(s, e);
+	wss_census_count(s, e);
 	if (harvest) {
 		E.harvester = wss_sys_gettid();
 		wss_registry_parts(s, e, harvest_part, NULL);
 	}
 	long r = wss_sys_madvise((void *)start, len, adv);
-	if (dontneed)
+	if (r == 0 && drops_pages(adv))
 		wss_census_dropped(s, e);
 	if (harvest)
 		wss_registry_parts(s, e, observe_part, NULL);

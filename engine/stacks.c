@@ -48,6 +48,7 @@ void wss_engine_untrack_stack(void *lo, size_t len)
 		return;
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
+	wss_census_count(s, e); /* the thread's last writes, before glibc keeps or frees the stack */
 	wss_engine_untrack_kind_locked(s, e - s, WSS_KIND_STACK);
 	wss_engine_unlock(&ls);
 }

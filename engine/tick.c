@@ -65,14 +65,15 @@ static void total_note(uintptr_t a, uint8_t *rv, int s, int kind, bool sampled, 
 	}
 }
 
-int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool written)
+int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool data, bool write)
 {
 	uint32_t top = UINT32_MAX;
 	uint8_t old = *rv;
-	total_note(a, rv, 0, kind, false, &top);
-	if (written)
+	if (data)
+		total_note(a, rv, 0, kind, false, &top);
+	if (write)
 		total_note(a, rv, 1, kind, false, &top);
-	return (int)!(old & REVER_E(0)) | (int)(written && !(old & REVER_E(1))) << 1;
+	return (int)(data && !(old & REVER_E(0))) | (int)(write && !(old & REVER_E(1))) << 1;
 }
 
 /* One sample's count over the pages of the window's sample. */

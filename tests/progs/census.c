@@ -13,6 +13,13 @@
  *   fork      as basic; the child (measured with follow_fork) writes 256
  *             pages of a new mapping and prints "child N"
  *   sparse    one page written in every MiB of a 2 GiB reservation
+ *   replace   1024 pages written, 512 of them replaced by a MAP_FIXED
+ *             MAP_POPULATE mapping never touched; two 512-page mappings
+ *             written, one moved onto the other (mremap MREMAP_FIXED)
+ *   shortread a read(2) of a pipe's 10 bytes into a 512-page buffer: the
+ *             buffer counts as touched (the kernel could write all of it)
+ *   sparsedrop 1024 pages of a 2 GiB reservation read, dropped
+ *             (MADV_DONTNEED), then written: data and write 1024 each
  * usage: census MODE */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,8 +131,47 @@ int main(int argc, char **argv)
 			pause_a_while();
 		}
 		n = 2048;
+	} else if (!strcmp(m, "replace")) {
+		char *a = map(1024, 0);
+		for (size_t i = 0; i < 1024; i++)
+			a[i * PAGE] = 1;
+		pause_a_while();
+		if (mmap(a, 512 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1,
+			 0) != a)
+			return 1;
+		char *b = map(512, 0), *c = map(512, 0);
+		for (size_t i = 0; i < 512; i++)
+			b[i * PAGE] = c[i * PAGE] = 1;
+		pause_a_while();
+		if (mremap(c, 512 * PAGE, 512 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, b) != b)
+			return 1;
+		pause_a_while();
+		n = 2048;
+	} else if (!strcmp(m, "shortread")) {
+		char *buf = map(512, 0);
+		int fd[2];
+		if (pipe(fd) || write(fd[1], "0123456789", 10) != 10)
+			return 1;
+		for (int round = 0; round < 2; round++) {
+			if (round == 0 && read(fd[0], buf, 512 * PAGE) != 10)
+				return 1;
+			pause_a_while();
+		}
+		n = 512;
+	} else if (!strcmp(m, "sparsedrop")) {
+		char *p = map(2UL << 18, MAP_NORESERVE);
+		for (size_t i = 0; i < 1024; i++)
+			sink += p[i * 64 * PAGE];
+		pause_a_while();
+		madvise(p, (2UL << 18) * PAGE, MADV_DONTNEED);
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < 1024; i++)
+				p[i * 64 * PAGE] = 1;
+			pause_a_while();
+		}
+		n = 1024;
 	} else {
-		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse\n");
+		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse|replace|shortread|sparsedrop\n");
 		return 2;
 	}
 	printf("anon %lu\n", n);
