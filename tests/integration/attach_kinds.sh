@@ -88,6 +88,21 @@ for l in open(sys.argv[1]):
         k = r["kinds"]
         print(k["shared"]["peak"], k["file"]["peak"])' "$TMP/k.jsonl")" "16384 320" "summary: the peaks of shared (16384) and file (320)"
 
+# Detached while the program runs on: its file, read meanwhile and after
+# its exit, holds what it holds without wss (a page written and protected
+# again stays dirty: the kernel writes it back).
+cp "$TMP/f0" "$TMP/detached"
+start_ready dt "$K" "$TMP/detached" 2 1.5
+"$WSS" attach --method inject --interval 100ms --duration 1s -o "$TMP/dt.jsonl" $pid 2>"$TMP/dt.err"
+is $? 0 "attached for 1 s, detached" || sed 's/^/# /' "$TMP/dt.err"
+is "$(grep -c libwss-attach "/proc/$pid/maps")" 0 "nothing of wss is left in the process"
+cmp "$TMP/alone" "$TMP/detached" >/dev/null
+ok $? "its file, while it runs on, holds what it holds without wss"
+wait $pid
+is $? 3 "it exits as it would"
+cmp "$TMP/alone" "$TMP/detached" >/dev/null
+ok $? "and its file after its exit"
+
 # The kinds off: nothing of them is tracked.
 start_ready off "$K" "$TMP/attached" 1 0.5
 WSS_TRACK_SHARED=0 WSS_TRACK_FILE_MMAP=0 WSS_TRACK_STACKS=0 \
