@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,20 +62,40 @@ int wss_write_own(int fd, const void *buf, size_t len, bool regular)
 	return r;
 }
 
+bool wss_fs_pseudo(long type)
+{
+	switch (type) {
+	case SYSFS_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case HUGETLBFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case BPF_FS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
 /* In a process wss attached to (preload/attach.c), the tool's memory is
- * shared anonymous memory, which the scan of the process's mappings leaves
- * out (it tracks private memory: engine/attached.c), and every allocation
- * is listed so that detaching gives all of it back.  The list is a table
- * of slots claimed with a compare-and-swap (AS-safe as the allocator must
- * be), itself shared memory. */
+ * shared anonymous memory, and every allocation is listed: detaching gives
+ * all of it back, and the scan of the process's mappings leaves out what
+ * the list holds (engine/attached.c: the program's own shared memory is
+ * tracked).  The list is a table of slots claimed with a compare-and-swap
+ * (AS-safe as the allocator must be), itself shared memory; own_top bounds
+ * the slots ever claimed, so that reading the list costs the allocations
+ * the tool has held at once, not the table. */
 typedef struct own_alloc {
 	uintptr_t p;
 	size_t len;
 } own_alloc_t;
-#define OWN_MAX 65536
+#define OWN_MAX WSS_SYS_OWN_SLOTS
 static bool own_shared;
 static own_alloc_t *own;
 static uint32_t own_lost; /* allocations the full table could not list */
+static size_t own_top;
 
 int wss_sys_alloc_attached(void)
 {
@@ -84,6 +105,7 @@ int wss_sys_alloc_attached(void)
 		return ENOMEM;
 	own = t;
 	own_lost = 0;
+	own_top = 0;
 	__atomic_store_n(&own_shared, true, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -94,7 +116,11 @@ static void own_note(uintptr_t p, size_t len)
 		uintptr_t zero = 0;
 		if (!__atomic_load_n(&own[i].p, __ATOMIC_RELAXED) &&
 		    __atomic_compare_exchange_n(&own[i].p, &zero, p, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-			own[i].len = len;
+			__atomic_store_n(&own[i].len, len, __ATOMIC_RELEASE);
+			size_t top = __atomic_load_n(&own_top, __ATOMIC_RELAXED);
+			while (top <= i && !__atomic_compare_exchange_n(&own_top, &top, i + 1, true, __ATOMIC_RELEASE,
+									__ATOMIC_RELAXED))
+				;
 			return;
 		}
 	}
@@ -103,7 +129,8 @@ static void own_note(uintptr_t p, size_t len)
 
 static void own_forget(uintptr_t p)
 {
-	for (size_t i = 0; i < OWN_MAX; i++)
+	size_t top = __atomic_load_n(&own_top, __ATOMIC_ACQUIRE);
+	for (size_t i = 0; i < top; i++)
 		if (__atomic_load_n(&own[i].p, __ATOMIC_RELAXED) == p) {
 			__atomic_store_n(&own[i].p, 0, __ATOMIC_RELEASE);
 			return;
@@ -115,13 +142,30 @@ uint32_t wss_sys_release_all(void)
 	if (!__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))
 		return 0;
 	__atomic_store_n(&own_shared, false, __ATOMIC_RELEASE);
-	for (size_t i = 0; i < OWN_MAX; i++)
+	for (size_t i = 0; i < own_top; i++)
 		if (own[i].p)
 			wss_sys_munmap((void *)own[i].p, own[i].len);
 	uint32_t lost = own_lost;
 	wss_sys_munmap(own, OWN_MAX * sizeof *own);
 	own = NULL;
 	return lost;
+}
+
+size_t wss_sys_own_list(wss_own_t *out, size_t max)
+{
+	if (!__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE) || !max)
+		return 0;
+	size_t n = 0, top = __atomic_load_n(&own_top, __ATOMIC_ACQUIRE);
+	out[n++] = (wss_own_t){(uintptr_t)own, (uintptr_t)own + OWN_MAX * sizeof *own};
+	for (size_t i = 0; i < top && n < max; i++) {
+		uintptr_t p = __atomic_load_n(&own[i].p, __ATOMIC_ACQUIRE);
+		size_t len = __atomic_load_n(&own[i].len, __ATOMIC_ACQUIRE);
+		/* (a slot claimed whose length is not stored yet: its start
+		 * alone places the mapping) */
+		if (p)
+			out[n++] = (wss_own_t){p, p + (len ? len : 1)};
+	}
+	return n;
 }
 
 void *wss_sys_alloc(size_t len)

@@ -89,6 +89,12 @@ int wss_write_all(int fd, const void *buf, size_t len);
  * errno.  AS-safe. */
 int wss_write_own(int fd, const void *buf, size_t len, bool regular);
 
+/* Whether a file system of statfs type `type` holds no data of the
+ * program's in its "regular files": kernel interfaces (a PCI resource in
+ * sysfs maps device memory) and huge pages (never ours to split).  Such a
+ * mapping is never tracked.  AS-safe. */
+bool wss_fs_pseudo(long type);
+
 /* Anonymous private memory for the tool's own use, never tracked: returns
  * NULL on failure.  AS-safe. */
 void *wss_sys_alloc(size_t len);
@@ -100,6 +106,14 @@ void wss_sys_free(void *p, size_t len);
  * Returns 0 or ENOMEM.  init. */
 int wss_sys_alloc_attached(void);
 uint32_t wss_sys_release_all(void);
+/* Attached: the tool's memory as listed now, the list's own table first,
+ * one [start, end) per allocation, in out[0..max); returns how many (0
+ * when not attached).  At most WSS_SYS_OWN_SLOTS + 1.  AS-safe. */
+#define WSS_SYS_OWN_SLOTS 65536
+typedef struct wss_own {
+	uintptr_t start, end;
+} wss_own_t;
+size_t wss_sys_own_list(wss_own_t *out, size_t max);
 
 /* Read the whole file at path (any kind that read(2) works on: a pipe from
  * `<(...)` too) into a buffer from wss_sys_alloc.  Returns 0 with the

@@ -6,21 +6,46 @@
  * write faults the kernel resolves by itself (no signal, no handler, and
  * no system call can fail on a protected page).
  *
- * What is tracked: private writable mappings that are not executable,
- * less the main stack and the kernel's, as `wss run` tracks: the brk heap
- * ([heap], kind heap, with track.heap), the loaded objects' writable
- * segments (.data and .bss, as the loader's list gives their extents:
- * data; the executable's with track.data_segments, libraries' with
- * track.library_data), and the rest, anonymous memory and private file
- * mappings (anon, with track.anon_mmap).  An anonymous mapping right after
- * a library's data is not taken for its .bss by adjacency: the kernel puts
- * a program's mapping there as readily, and merges it with a .bss of the
- * same flags (a 256 MiB table after libm's data was lost so).  Left out:
- * the tool's own memory (shared anonymous memory while attached,
- * common/sys.c), our library's writable segments, and thread stacks, which
- * `wss run` does not track either: a writable anonymous mapping right
- * above an inaccessible one of at most 64 KiB (the guard glibc, and most
- * runtimes, put below a thread's stack) is taken for one.
+ * What is tracked, each kind as `wss run` decides it where a mapping is
+ * made (preload/mman.c), here from /proc/self/maps: writable mappings that
+ * are not executable.  Private: the brk heap ([heap], kind heap, with
+ * track.heap), the loaded objects' writable segments (.data and .bss, as
+ * the loader's list gives their extents: data; the executable's with
+ * track.data_segments, libraries' with track.library_data), stacks (the
+ * main [stack] and threads', kind stack, with track.stacks), mappings of
+ * regular files (file, with track.file_mmap), and the rest, anonymous
+ * memory (anon, with track.anon_mmap).  Shared: shared memory (MAP_SHARED
+ * anonymous memory, System V, memfd, tmpfs files: kind shared, with
+ * track.shared) and regular files' mappings (file, with track.file_mmap).
+ * Asynchronous write protection takes any kind of memory (the kernel's
+ * vma_can_userfault allows every VMA when write protection is the only
+ * mode and asynchronous), and a write to a protected page of a shared or
+ * file mapping goes on as without it (the kernel clears the marker and
+ * makes the page writable as for any write fault: page_mkwrite, dirty
+ * accounting), so what reaches the file is the program's alone.
+ *
+ * A thread's stack is a writable anonymous mapping right above an
+ * inaccessible one of at most 64 KiB (the guard glibc, and most runtimes,
+ * put below it).  A stack is safe to protect: a write to a protected page
+ * faults and the kernel resolves it itself, whoever writes, the thread
+ * (its calls' frames), the kernel (a signal frame, a system call's output
+ * through copy_to_user, get_user_pages), even with every signal blocked;
+ * no handler of ours runs, so nothing of the program's stack is ever
+ * needed to resolve it.  A stack the C library keeps for reuse after its
+ * thread ended (glibc's stack cache) stays mapped and so tracked; glibc
+ * gives its pages back (MADV_DONTNEED, all but the top 16 KiB), which
+ * drops their markers, and the harvest counts only pages that hold data
+ * (wss_uffd_present_only), so that is no write.  One it unmaps leaves at
+ * the next scan.
+ *
+ * An anonymous mapping right after a library's data is not taken for its
+ * .bss by adjacency: the kernel puts a program's mapping there as readily,
+ * and merges it with a .bss of the same flags (a 256 MiB table after
+ * libm's data was lost so).  Left out: the tool's own memory (all of it
+ * shared anonymous memory while attached, listed by common/sys.c, and the
+ * engine thread's stack), our library's writable segments, mappings of
+ * devices, kernel interfaces and huge pages (as under `wss run`), and the
+ * kernel's ([vvar]).
  *
  * The loader's list is read under the engine lock (dl_iterate_phdr takes
  * the loader's lock), against the lock order of a preloaded library
@@ -32,9 +57,12 @@
  * registered at the tick after it appears; what the program wrote there
  * meanwhile is what the kernel has made present of it (an anonymous page
  * is present once written; read, it maps the shared zero page; a file
- * page written is the process's own copy): those pages count as written
- * in the interval that ends (seed_written).  A page written there and
- * then given back (MADV_DONTNEED) before the tick is not seen.  A range the program
+ * page written through a private mapping is the process's own copy):
+ * those pages count as written in the interval that ends (seed_written).
+ * A page of shared memory or of a shared file mapping is the page cache's
+ * whether it was written or only read, so those writes are not seen.  A
+ * page written there and then given back (MADV_DONTNEED) before the tick
+ * is not seen.  A range the program
  * unmapped and mapped again at the same place between two ticks is no
  * longer registered: the harvest says so (EPERM) and the tick observes it
  * again (tick.c), so its writes in that interval are lost, not misplaced. */
@@ -45,14 +73,32 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 
 #define MAPS_MAX (256UL << 20)
 #define GUARD_MAX (64UL << 10)
 
 static wss_attach_track_t what;
+
+/* The tool's own memory (common/sys.c), listed right after
+ * /proc/self/maps was read and sorted by address: the scan frees lists of
+ * its own while it parses, and a mapping freed after the read is still
+ * ours.  The buffer is taken once, for as many as the list can hold. */
+static wss_own_t *own;
+static size_t nown;
+static uintptr_t own_table; /* the list's own table: its line gives shm_dev */
+/* The device of the kernel's internal tmpfs, where the files behind
+ * shared anonymous memory, System V segments and memfds live (those of
+ * huge pages live on a hugetlbfs): the device of the tool's memory. */
+static uint64_t shm_dev;
+static bool shm_dev_known;
+/* An address in the engine thread's stack (0 before it runs). */
+static uintptr_t engine_sp;
 
 typedef struct span {
 	uintptr_t s, e;
@@ -144,6 +190,9 @@ static uint64_t ctl_dev, ctl_ino;
 void wss_attached_init(const wss_attach_track_t *w, const char *fifo, int controller)
 {
 	what = *w;
+	wss_uffd_present_only();
+	engine_sp = 0;
+	shm_dev_known = false;
 	E.attached = true;
 	wss_census_stop("off (attached: the pages present were touched before)");
 	E.attach_end = NULL;
@@ -224,6 +273,147 @@ static int add_pieces(spans_t *out, uintptr_t s, uintptr_t e, int kind)
 	return 0;
 }
 
+static void own_sift(size_t i, size_t n)
+{
+	for (size_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && own[c + 1].start > own[c].start)
+			c++;
+		if (own[i].start >= own[c].start)
+			return;
+		wss_own_t t = own[i];
+		own[i] = own[c];
+		own[c] = t;
+	}
+}
+
+static int read_own(void)
+{
+	if (!own && !(own = wss_sys_alloc((WSS_SYS_OWN_SLOTS + 1) * sizeof *own)))
+		return ENOMEM;
+	nown = wss_sys_own_list(own, WSS_SYS_OWN_SLOTS + 1);
+	own_table = nown ? own[0].start : 0;
+	/* Heapsort: thousands of entries in a large process, every tick. */
+	for (size_t i = nown / 2; i-- > 0;)
+		own_sift(i, nown);
+	for (size_t n = nown; n > 1; n--) {
+		wss_own_t t = own[0];
+		own[0] = own[n - 1];
+		own[n - 1] = t;
+		own_sift(0, n - 1);
+	}
+	return 0;
+}
+
+static bool own_overlaps(uintptr_t s, uintptr_t e)
+{
+	size_t lo = 0, hi = nown;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (own[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nown && own[lo].start < e;
+}
+
+static bool prefixed(const char *name, size_t nlen, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return nlen >= n && !memcmp(name, prefix, n);
+}
+
+/* The kind of a writable mapping of a file, named as /proc/self/maps
+ * names it (" (deleted)" once unlinked), on device dev, as `wss run`
+ * decides from the descriptor mapped (preload/mman.c): a tmpfs file mapped
+ * shared is shared memory, any other regular file's mapping a file
+ * mapping; a device, a kernel interface or huge pages, nothing. */
+static int file_kind(const char *name, size_t nlen, bool shared, uint64_t dev)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof deleted - 1;
+	int tmpfs = shared ? (what.shared ? WSS_KIND_SHARED : WSS_KIND_NONE) : (what.file_mmap ? WSS_KIND_FILE : WSS_KIND_NONE);
+	int file = what.file_mmap ? WSS_KIND_FILE : WSS_KIND_NONE;
+	if (nlen > dlen && !memcmp(name + nlen - dlen, deleted, dlen)) {
+		/* No path to look at: by where the file lived.  The kernel's
+		 * tmpfs ("/dev/zero", "/SYSV...", "/memfd:..."), /dev/shm's,
+		 * or a file system on a block device (major number not 0),
+		 * whose files are regular ones. */
+		if ((shm_dev_known && dev == shm_dev) || (dev >> 32 == 0 && prefixed(name, nlen, "/dev/shm/")))
+			return tmpfs;
+		return dev >> 32 ? file : WSS_KIND_NONE;
+	}
+	char path[4096];
+	if (nlen >= sizeof path)
+		return WSS_KIND_NONE;
+	memcpy(path, name, nlen);
+	path[nlen] = 0;
+	struct stat st;
+	struct statfs sf;
+	if (wss_sys_failed(wss_sys2(SYS_stat, path, &st)) || !S_ISREG(st.st_mode) ||
+	    wss_sys_failed(wss_sys2(SYS_statfs, path, &sf)) || wss_fs_pseudo((long)sf.f_type))
+		return WSS_KIND_NONE;
+	return (long)sf.f_type == TMPFS_MAGIC ? tmpfs : file;
+}
+
+/* Whether [s, e) lies wholly in loaded objects' writable segments. */
+static bool in_objs(uintptr_t s, uintptr_t e)
+{
+	for (size_t i = 0; i < objs.n && s < e; i++)
+		if (objs.v[i].s <= s && objs.v[i].e > s)
+			s = objs.v[i].e;
+	return s >= e;
+}
+
+/* One line of /proc/self/maps. */
+typedef struct maps_line {
+	uintptr_t s, e;
+	char perms[4];
+	uint64_t dev; /* major << 32 | minor */
+	const char *name;
+	size_t nlen;
+} maps_line_t;
+
+/* Parse the line at *p, *p then at the next one; false for one that is
+ * not a mapping's. */
+static bool maps_line(const char **p, const char *end, maps_line_t *l)
+{
+	const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+	const char *next = nl ? nl + 1 : end, *q = *p;
+	*p = next;
+	l->s = hex(&q);
+	if (*q != '-')
+		return false;
+	q++;
+	l->e = hex(&q);
+	while (*q == ' ')
+		q++;
+	memcpy(l->perms, q, sizeof l->perms);
+	skip_field(&q); /* perms */
+	skip_field(&q); /* offset */
+	uint64_t major = hex(&q);
+	q += *q == ':';
+	l->dev = major << 32 | hex(&q);
+	skip_field(&q); /* device */
+	skip_field(&q); /* inode */
+	l->name = q;
+	l->nlen = (size_t)((nl ? nl : end) - q);
+	return true;
+}
+
+/* The device of the kernel's internal tmpfs, from the line of the tool's
+ * list table (shared anonymous memory). */
+static void find_shm_dev(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	maps_line_t l;
+	while (!shm_dev_known && own_table && p < end)
+		if (maps_line(&p, end, &l) && l.s == own_table) {
+			shm_dev = l.dev;
+			shm_dev_known = true;
+		}
+}
+
 /* The spans of the mappings listed in buf that are tracked, in address
  * order. */
 static int wanted(const char *buf, size_t len, spans_t *out)
@@ -231,36 +421,40 @@ static int wanted(const char *buf, size_t len, spans_t *out)
 	const char *p = buf, *end = buf + len;
 	uintptr_t prev_e = 0;
 	bool prev_guard = false;
+	maps_line_t l;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *next = nl ? nl + 1 : end;
-		uintptr_t s = hex(&p);
-		if (*p != '-') {
-			p = next;
+		if (!maps_line(&p, end, &l))
 			continue;
-		}
-		p++;
-		uintptr_t e = hex(&p);
-		while (*p == ' ')
-			p++;
-		char perms[4] = {p[0], p[1], p[2], p[3]};
-		skip_field(&p); /* perms */
-		skip_field(&p); /* offset */
-		skip_field(&p); /* device */
-		skip_field(&p); /* inode */
-		const char *name = p;
-		size_t nlen = (size_t)((nl ? nl : end) - name);
-		bool anon = nlen == 0;
-		bool guard = anon && perms[0] == '-' && perms[1] == '-' && perms[2] == '-' && e - s <= GUARD_MAX;
-		bool data = perms[0] == 'r' && perms[1] == 'w' && perms[2] != 'x' && perms[3] == 'p';
-		bool stack = anon && prev_guard && prev_e == s; /* a thread's stack, above its guard */
+		uintptr_t s = l.s, e = l.e;
+		const char *name = l.name, *perms = l.perms;
+		size_t nlen = l.nlen;
+		bool anon = nlen == 0, named = prefixed(name, nlen, "[anon:");
+		bool guard = (anon || named) && perms[0] == '-' && perms[1] == '-' && perms[2] == '-' && e - s <= GUARD_MAX;
+		bool writable = perms[0] == 'r' && perms[1] == 'w' && perms[2] != 'x', shared = perms[3] == 's';
+		bool stack = (anon || named) && !shared && prev_guard && prev_e == s; /* a thread's, above its guard */
 		prev_guard = guard;
 		prev_e = e;
-		p = next;
-		bool heap = nlen == 6 && !memcmp(name, "[heap]", 6), named = nlen > 6 && !memcmp(name, "[anon:", 6);
-		if (!data || stack || (!anon && name[0] != '/' && !heap && !named))
-			continue; /* [stack], [vvar], [vsyscall], ... */
-		int kind = heap ? (what.heap ? WSS_KIND_HEAP : WSS_KIND_NONE) : (what.anon_mmap ? WSS_KIND_ANON : WSS_KIND_NONE);
+		if (!writable || (engine_sp >= s && engine_sp < e))
+			continue;
+		int kind;
+		if (shared) {
+			if (own_overlaps(s, e))
+				continue;
+			kind = prefixed(name, nlen, "[anon_shmem:") ? (what.shared ? WSS_KIND_SHARED : WSS_KIND_NONE)
+			       : name[0] == '/'			   ? file_kind(name, nlen, true, l.dev)
+								   : WSS_KIND_NONE;
+		} else if (stack || (nlen == 7 && !memcmp(name, "[stack]", 7))) {
+			kind = what.stacks ? WSS_KIND_STACK : WSS_KIND_NONE;
+		} else if (nlen == 6 && !memcmp(name, "[heap]", 6)) {
+			kind = what.heap ? WSS_KIND_HEAP : WSS_KIND_NONE;
+		} else if (anon || named) {
+			kind = what.anon_mmap ? WSS_KIND_ANON : WSS_KIND_NONE;
+		} else if (name[0] == '/') {
+			/* (a loaded object's data: its own kind, no file to look at) */
+			kind = in_objs(s, e) ? WSS_KIND_NONE : file_kind(name, nlen, false, l.dev);
+		} else {
+			continue; /* [vvar], [vsyscall], ... */
+		}
 		if (add_pieces(out, s, e, kind))
 			return ENOMEM;
 	}
@@ -298,7 +492,11 @@ static int read_wanted(spans_t *want)
 	if (r)
 		return r;
 	want->n = 0;
-	r = wanted(buf, len, want);
+	r = read_own();
+	if (!r) {
+		find_shm_dev(buf, len);
+		r = wanted(buf, len, want);
+	}
 	wss_file_free(buf, MAPS_MAX);
 	return r;
 }
@@ -403,8 +601,19 @@ int wss_attached_scan_locked(void)
 	return r;
 }
 
+void wss_attached_engine_stack_locked(uintptr_t sp)
+{
+	engine_sp = sp;
+	size_t i = wss_regions_lower_bound(&E.regions, sp);
+	if (i < E.regions.n && E.regions.v[i].start <= sp)
+		wss_engine_untrack_locked(E.regions.v[i].start, E.regions.v[i].end - E.regions.v[i].start);
+}
+
 void wss_attached_release(void)
 {
+	wss_sys_free(own, own ? (WSS_SYS_OWN_SLOTS + 1) * sizeof *own : 0);
+	own = NULL;
+	nown = 0;
 	spans_t *all[] = {&objs, &want, &want2, &have, &gone, &gone2, &added, &skipped, &tmp};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		spans_free(all[i]);

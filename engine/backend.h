@@ -89,5 +89,9 @@ void wss_uffd_close(void);
 /* Was the page at page written since its last harvest?  Protects it
  * again, atomically with the answer (one PAGEMAP_SCAN).  AS-safe. */
 bool wss_uffd_take_written(uintptr_t page);
+/* Attached to a running process (engine/attached.c): from now on the
+ * harvest counts only pages that hold data (present or swapped), not the
+ * holes the program's MADV_DONTNEED leaves.  init. */
+void wss_uffd_present_only(void);
 
 #endif

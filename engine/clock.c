@@ -382,6 +382,8 @@ static void *engine_main(void *arg)
 		/* The cost of a touch, before the first interval's touches. */
 		wss_lockstate_t ls;
 		wss_engine_lock(&ls);
+		if (E.attached)
+			wss_attached_engine_stack_locked((uintptr_t)__builtin_frame_address(0));
 		if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 			wss_policy_probe_now();
 		wss_engine_unlock(&ls);
@@ -466,8 +468,8 @@ int wss_engine_start(void)
 	/* Attached too, the C library allocates the thread's stack: glibc
 	 * keeps its thread descriptor (and list links a forked child
 	 * rewrites) there, which must be private memory, and reuses the
-	 * stack after the join.  The scan leaves it out as a thread's stack
-	 * (engine/attached.c: above its guard page). */
+	 * stack after the join.  The scan leaves it out, found by an address
+	 * in it when the thread starts (wss_attached_engine_stack_locked). */
 	/* Placed before it first runs, where the program's only thread runs
 	 * (engine_place): started anywhere else, the CPU it ran on would keep
 	 * the address space loaded. */

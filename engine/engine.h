@@ -85,7 +85,7 @@ typedef struct wss_engine_start {
 /* What an attached engine tracks of the process's mappings
  * (engine/attached.c): the session's track.* keys. */
 typedef struct wss_attach_track {
-	bool heap, anon_mmap, data_segments, library_data;
+	bool heap, anon_mmap, data_segments, library_data, shared, file_mmap, stacks;
 } wss_attach_track_t;
 /* Attached (preload/attach.c): follow /proc/self/maps, watch the wss
  * attach process and end if it goes (fifo: a FIFO only wss attach holds

@@ -675,6 +675,9 @@ void wss_attached_init(const wss_attach_track_t *w, const char *fifo, int contro
 int wss_attached_scan_locked(void);
 /* Has the wss attach process gone (killed) without detaching? */
 bool wss_attached_orphaned(void);
+/* On the engine thread at its start: its stack (sp within it) is the
+ * tool's, left out of tracking from now on.  Engine lock held. */
+void wss_attached_engine_stack_locked(uintptr_t sp);
 void wss_attached_release(void);
 
 /* libdata.c */

@@ -187,6 +187,18 @@ static void uffd_detach(uintptr_t start, uintptr_t end)
 	sys_ioctl(uffd, UFFDIO_UNREGISTER, &range);
 }
 
+/* Attached, a written page is one that holds data (present or swapped).
+ * The kernel reports a hole with no write-protect marker as written, and
+ * MADV_DONTNEED drops the markers of anonymous memory with its pages: no
+ * hook of ours sees the call in a process wss attach measures, and glibc
+ * gives back every stack of a thread that ends so (8 MiB: 2,048 pages
+ * counted written at the next harvest).  A hole is left unprotected: a
+ * write there later makes a page of its own, unprotected, seen then; a
+ * read maps the zero page, skipped until it is written. */
+static uint64_t harvest_anyof;
+
+void wss_uffd_present_only(void) { harvest_anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED; }
+
 /* The pages written since the last harvest, write-protected again as they
  * are reported.  Not a page that maps the zero page: a page read before it
  * is first written maps it (its write-protect marker kept), and its first
@@ -212,6 +224,7 @@ static int uffd_harvest(uintptr_t start, uintptr_t end, void (*touched)(uintptr_
 			.vec_len = sizeof vec / sizeof *vec,
 			.category_inverted = PAGE_IS_PFNZERO,
 			.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PFNZERO,
+			.category_anyof_mask = harvest_anyof,
 			.return_mask = PAGE_IS_WRITTEN,
 		};
 		long r = sys_ioctl(pagemap, PAGEMAP_SCAN, &a);

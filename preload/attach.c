@@ -151,7 +151,15 @@ WSS_ATTACH_EXPORT const char *wss_attach_start(const char *settings)
 		return fail(err, NULL);
 	}
 	started = true;
-	wss_attach_track_t w = {cfg.track_heap, cfg.track_anon_mmap, cfg.track_data_segments, cfg.track_library_data};
+	wss_attach_track_t w = {
+		.heap = cfg.track_heap,
+		.anon_mmap = cfg.track_anon_mmap,
+		.data_segments = cfg.track_data_segments,
+		.library_data = cfg.track_library_data,
+		.shared = cfg.track_shared,
+		.file_mmap = cfg.track_file_mmap,
+		.stacks = cfg.track_stacks,
+	};
 	wss_engine_attach_begin(&w, wss_config_getenv(envp_buf, "WSS_ATTACH_FIFO"), controller);
 	wss_engine_on_tick(wss_engine_attach_tick);
 	const char *d = wss_config_getenv(envp_buf, "WSS_ATTACH_DURATION_NS");

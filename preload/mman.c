@@ -27,26 +27,6 @@ void wss_mman_init(bool anon, bool shared, bool files)
 	track_files = files;
 }
 
-/* A file system whose "regular files" are no data of the program's:
- * kernel interfaces (a PCI resource in sysfs maps device memory) and huge
- * pages (never ours to split). */
-static bool pseudo_fs(long type)
-{
-	switch (type) {
-	case SYSFS_MAGIC:
-	case PROC_SUPER_MAGIC:
-	case HUGETLBFS_MAGIC:
-	case DEBUGFS_MAGIC:
-	case TRACEFS_MAGIC:
-	case BPF_FS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case CGROUP_SUPER_MAGIC:
-	case CGROUP2_SUPER_MAGIC:
-		return true;
-	}
-	return false;
-}
-
 /* The kind a new mapping is tracked as (WSS_KIND_NONE: left alone).  Never
  * code (track.code), stacks, huge pages, or the unwinder's pool; of files,
  * only regular ones on real or tmpfs file systems (a device's or a kernel
@@ -78,7 +58,7 @@ static int mapping_kind(int prot, int flags, int fd)
 	struct stat st;
 	struct statfs sf;
 	if (wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) || !S_ISREG(st.st_mode) ||
-	    wss_sys_failed(wss_sys2(SYS_fstatfs, fd, &sf)) || pseudo_fs((long)sf.f_type))
+	    wss_sys_failed(wss_sys2(SYS_fstatfs, fd, &sf)) || wss_fs_pseudo((long)sf.f_type))
 		return WSS_KIND_NONE;
 	if (shared && (long)sf.f_type == TMPFS_MAGIC)
 		return track_shared ? WSS_KIND_SHARED : WSS_KIND_NONE;

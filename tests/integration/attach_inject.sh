@@ -13,6 +13,10 @@
 # to each; dlopen.sh counts library data.
 WSS_TRACK_LIBRARY_DATA=0
 export WSS_TRACK_LIBRARY_DATA
+# Nor its threads' stacks (track.stacks), where each keeps its count of
+# sweeps; attach_kinds.sh counts stacks, shared memory and file mappings.
+WSS_TRACK_STACKS=0
+export WSS_TRACK_STACKS
 cd "$TMP" || bail "cd $TMP"
 A=$PROGS/attachee
 

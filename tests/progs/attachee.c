@@ -22,8 +22,9 @@
 static char *buf;
 static volatile int phase_pages; /* 0: stop */
 static volatile uint64_t phase_id;
-/* Per thread: its count of sweeps, on its own stack (which wss does not
- * track: a global written every sweep would be a page of its own). */
+/* Per thread: its count of sweeps, on its own stack (which the tests
+ * leave untracked, track.stacks off: a global written every sweep would be
+ * a page of its own). */
 static volatile uint64_t *volatile sweeps[64];
 static int nthreads;
 static volatile sig_atomic_t stop_asked;
