@@ -208,11 +208,17 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 		if (width(peak[k]) > wp)
 			wp = width(peak[k]);
 	}
-	fprintf(out, "%s%8s  %-16s  ", prefix, "pid", "program");
+	int wn = width("program");
+	for (size_t k = 0; k < top; k++)
+		if (width(s->rows[k].program) > wn)
+			wn = width(s->rows[k].program);
+	if (wn > 24)
+		wn = 24;
+	fprintf(out, "%s%8s  %-*s  ", prefix, "pid", wn, "program");
 	pad(out, "data peak, pages", wp);
 	fputs("  data total\n", out);
 	for (size_t k = 0; k < top; k++) {
-		fprintf(out, "%s%8" PRId64 "  %-16.16s  ", prefix, s->rows[k].pid, s->rows[k].program);
+		fprintf(out, "%s%8" PRId64 "  %-*.*s  ", prefix, s->rows[k].pid, wn, wn, s->rows[k].program);
 		pad(out, peak[k], wp);
 		fprintf(out, "  %s\n", total[k]);
 	}
