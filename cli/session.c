@@ -87,27 +87,32 @@ static int by_peak_desc(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Has pid been seen among notes[0..n) or as the first profile's? */
-static bool seen_pid(const wss_profile_t *first, size_t n, int64_t pid)
+static int by_value(const void *a, const void *b)
 {
-	if (pid == first->pid)
-		return true;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct values of v[0..n), sorted in place: a build's notes run to
+ * tens of thousands, too many to compare in pairs. */
+static size_t distinct(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof *v, by_value);
+	size_t d = 0;
 	for (size_t k = 0; k < n; k++)
-		if (first->procs[k].pid == pid)
-			return true;
-	return false;
+		d += !k || v[k] != v[k - 1];
+	return d;
 }
 
 int wss_session_build(wss_profile_t *first, wss_session_t *s)
 {
 	memset(s, 0, sizeof *s);
 	size_t cap = 0;
-	/* Which pids have a profile read: the rows' pids, checked at the end. */
-	int r = add_row(s, first, &cap);
+	int64_t *pids = malloc((first->nprocs + 1) * sizeof *pids);
+	int r = pids ? add_row(s, first, &cap) : ENOMEM;
 	for (size_t k = 0; !r && k < first->nprocs; k++) {
 		const wss_process_note_t *n = &first->procs[k];
-		if (!seen_pid(first, k, n->pid))
-			s->processes++;
+		pids[k] = n->pid;
 		if (!n->profile)
 			continue;
 		wss_profile_t p;
@@ -122,19 +127,19 @@ int wss_session_build(wss_profile_t *first, wss_session_t *s)
 		}
 	}
 	if (r) {
+		free(pids);
 		wss_session_release(s);
 		return r;
 	}
-	s->processes++; /* the first profile's own */
+	pids[first->nprocs] = first->pid;
+	s->processes = distinct(pids, first->nprocs + 1);
 	s->profiles = s->nrows;
-	/* A pid with a row wrote a profile; the others wrote none (or none
-	 * that could be read). */
-	for (size_t k = 0; k < s->nrows; k++) {
-		bool dup = false;
-		for (size_t j = 0; j < k && !dup; j++)
-			dup = s->rows[j].pid == s->rows[k].pid;
-		s->with += !dup;
-	}
+	/* A pid with a row wrote a profile (one per image that lived an
+	 * interval); the others wrote none, or none that could be read. */
+	for (size_t k = 0; k < s->nrows; k++)
+		pids[k] = s->rows[k].pid;
+	s->with = distinct(pids, s->nrows);
+	free(pids);
 	s->without = s->processes > s->with ? s->processes - s->with : 0;
 	qsort(s->rows, s->nrows, sizeof *s->rows, by_peak_desc);
 	return 0;
