@@ -8,6 +8,7 @@
  * before sampling existed, byte for byte. */
 #include "config.h"
 #include "cli/report.h"
+#include "cli/session.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -842,6 +843,16 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	fputc('\n', out);
 	print_summary(p, out);
 	fputc('\n', out);
+	if (wss_session_wanted(p)) {
+		wss_session_t s;
+		if (wss_session_build(p, &s)) {
+			wss_sym_close(syms);
+			return ENOMEM;
+		}
+		wss_session_text(&s, out, "");
+		wss_session_release(&s);
+		fputc('\n', out);
+	}
 	print_threads(p, out);
 	fputc('\n', out);
 	print_timeline(p, out, false);
@@ -1177,6 +1188,54 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 	return 0;
 }
 
+/* The session's table (cli/session.c), for the first profile of a
+ * session of several. */
+static int json_session(wss_profile_t *p, jw_t *w)
+{
+	if (!wss_session_wanted(p))
+		return 0;
+	wss_session_t s;
+	if (wss_session_build(p, &s))
+		return ENOMEM;
+	jw_open(w, "session", '{');
+	jw_int(w, "processes", (int64_t)s.processes);
+	jw_int(w, "processes_with_profile", (int64_t)s.with);
+	jw_int(w, "processes_without", (int64_t)s.without);
+	jw_int(w, "profiles", (int64_t)s.profiles);
+	jw_int(w, "unreadable", (int64_t)s.unreadable);
+	jw_int(w, "no_summary", (int64_t)s.no_summary);
+	jw_int(w, "total_pages", (int64_t)s.total);
+	jw_int(w, "shared_pages", (int64_t)s.shared);
+	if (s.estimated) {
+		wss_ci_t t = {true, (double)s.total_lo, (double)s.total_hi}, sh = {true, (double)s.shared_lo, (double)s.shared_hi};
+		jw_bool(w, "estimated", true);
+		jw_ci(w, "total_ci", &t);
+		jw_ci(w, "shared_ci", &sh);
+	}
+	jw_int(w, "page_size", s.page_size);
+	jw_open(w, "top", '[');
+	for (size_t k = 0; k < s.nrows && k < WSS_SESSION_TOP; k++) {
+		const wss_session_row_t *r = &s.rows[k];
+		jw_open(w, NULL, '{');
+		jw_int(w, "pid", r->pid);
+		jw_str(w, "program", r->program);
+		jw_str(w, "profile", r->path);
+		jw_int(w, "data_peak", r->data.peak);
+		jw_int_or_null(w, "data_total", r->data.total);
+		jw_int_or_null(w, "shared_total", r->shared);
+		if (r->sampled) {
+			jw_bool(w, "estimated", true);
+			jw_ci(w, "peak_ci", &r->data.peak_ci);
+			jw_ci(w, "total_ci", &r->data.total_ci);
+		}
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+	wss_session_release(&s);
+	return 0;
+}
+
 int wss_report_json(wss_profile_t *p, FILE *out)
 {
 	sort_peaks(p);
@@ -1269,6 +1328,11 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		jw_close(&w, '}');
 	}
 	jw_close(&w, '}');
+	if (json_session(p, &w)) {
+		wss_sym_close(syms);
+		wss_fmt_release(&w.f);
+		return ENOMEM;
+	}
 
 	jw_open(&w, "threads", '[');
 	for (size_t k = 0; k < p->nthreads; k++) {

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -19,15 +20,18 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/analyses.h"
 #include "cli/attach.h"
 #include "cli/export.h"
 #include "cli/html.h"
+#include "cli/json.h"
 #include "cli/load.h"
 #include "cli/outfile.h"
 #include "cli/report.h"
+#include "cli/session.h"
 #include "common/pattern.h"
 #include "common/sys.h"
 #include "config/config.h"
@@ -91,8 +95,9 @@ static void usage(FILE *to)
 	      "Settings: defaults < session file < WSS_<SECTION>_<KEY> variables < flags.\n"
 	      "\n"
 	      "wss report prints what a profile says: the run, the working set's\n"
-	      "avg/peak/total, threads, a timeline, the peaks with the call stacks that\n"
-	      "first touched their pages, and the hot pages; --json prints the same as one\n"
+	      "avg/peak/total, the session's table (for a session's first profile),\n"
+	      "threads, a timeline, the peaks with the call stacks that first touched\n"
+	      "their pages, and the hot pages; --json prints the same as one\n"
 	      "JSON document.  --html OUT.html writes one self-contained page instead: the\n"
 	      "same and a zoomable timeline, threads over time, flame graphs of the\n"
 	      "first-touch stacks, the trace's heat map and miss-ratio curves, and the\n"
@@ -285,6 +290,92 @@ static int check_session_dir(const char *output)
 	return EXIT_USAGE;
 }
 
+/* Is the profile at path the one the program's first image wrote: its
+ * header's pid, started after t0_ns (not an earlier run's under a
+ * recycled pid)? */
+static bool first_profile_is(const char *path, pid_t pid, int64_t t0_ns)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, f);
+	fclose(f);
+	wss_json_doc_t doc;
+	wss_json_error_t err;
+	bool is = false;
+	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
+		int64_t p, t;
+		const char *type = wss_json_get_str(doc.root, "type");
+		is = type && !strcmp(type, "header") && wss_json_get_int(doc.root, "pid", &p) && p == pid &&
+		     (!wss_json_get_int(doc.root, "start_unix_ns", &t) || t >= t0_ns - 1000000000);
+		wss_json_free(&doc);
+	}
+	free(line);
+	return is;
+}
+
+/* The session's first profile, from the output pattern: %p is the
+ * program's pid (exec keeps it); %t (its start) and %n (its argv[0],
+ * which a script's interpreter replaces) are only known to it, so they
+ * match anything, and the header says which file is its.  A name taken
+ * before gets ".2", ".3", ... (engine/profile.c).  Returns a malloc'd
+ * path, or NULL. */
+static char *find_first_profile(const char *pattern, pid_t pid, int64_t t0_ns)
+{
+	char g[3 * WSS_OUTPUT_MAX + 32];
+	size_t o = 0;
+	for (const char *p = pattern; *p && o < sizeof g - 32; p++) {
+		if (*p == '%' && p[1] == 'p')
+			o += (size_t)snprintf(g + o, sizeof g - o, "%d", (int)pid);
+		else if (*p == '%' && p[1] == 't')
+			o += (size_t)snprintf(g + o, sizeof g - o, "[0-9]*-[0-9]*");
+		else if (*p == '%' && p[1] == 'n')
+			g[o++] = '*';
+		else if (*p == '%')
+			g[o++] = '%';
+		else {
+			if (strchr("*?[]\\{},", *p))
+				g[o++] = '\\';
+			g[o++] = *p;
+			continue;
+		}
+		p++;
+	}
+	snprintf(g + o, sizeof g - o, "{,.[1-9]*}");
+	glob_t gl;
+	char *found = NULL;
+	if (glob(g, GLOB_BRACE | GLOB_NOSORT, NULL, &gl) == 0) {
+		for (size_t k = 0; k < gl.gl_pathc && !found; k++)
+			if (first_profile_is(gl.gl_pathv[k], pid, t0_ns))
+				found = strdup(gl.gl_pathv[k]);
+		globfree(&gl);
+	}
+	return found;
+}
+
+/* After the program: when its session wrote profiles of other processes,
+ * their table on stderr (the first process's engine then printed only its
+ * profile's line: engine/output.c).  Silent when there is nothing to sum
+ * or nothing can be read: the program's exit status is what matters. */
+static void run_session_table(const char *pattern, pid_t pid, int64_t t0_ns)
+{
+	char *path = find_first_profile(pattern, pid, t0_ns);
+	wss_profile_t p;
+	if (!path || wss_load_profile(path, &p)) {
+		free(path);
+		return;
+	}
+	wss_session_t s;
+	if (wss_session_wanted(&p) && !wss_session_build(&p, &s)) {
+		wss_session_text(&s, stderr, "wss: ");
+		wss_session_release(&s);
+	}
+	wss_load_release(&p);
+	free(path);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *values[NFLAGS] = {NULL};
@@ -423,6 +514,12 @@ static int cmd_run(int argc, char **argv)
 	 * to us alone. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	/* The engine leaves the session's table to us (engine/output.c). */
+	char self[24];
+	snprintf(self, sizeof self, "%d", (int)getpid());
+	setenv("WSS_RUN_PID", self, 1);
 	child = fork();
 	if (child < 0) {
 		perror("wss: fork");
@@ -448,6 +545,8 @@ static int cmd_run(int argc, char **argv)
 			perror("wss: waitpid");
 			return 1;
 		}
+	if (cfg.report_summary)
+		run_session_table(cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))

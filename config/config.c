@@ -1158,7 +1158,7 @@ static bool from_flag(char *const *envp, const char *name, size_t n)
 
 bool wss_config_is_ours(const char *entry)
 {
-	static const char *const p[] = {"WSS_CONFIG=", "WSS_RUN_FLAGS=", "WSS_TEST_", NULL};
+	static const char *const p[] = {"WSS_CONFIG=", "WSS_RUN_FLAGS=", "WSS_RUN_PID=", "WSS_TEST_", NULL};
 	for (int i = 0; p[i]; i++)
 		if (!strncmp(entry, p[i], strlen(p[i])))
 			return true;

@@ -77,6 +77,10 @@ typedef struct wss_engine_start {
 	/* The session leader's profile (WSS_LEADER, "" when it writes none)
 	 * in a process exec'd within a session; NULL in the leader itself. */
 	const char *leader;
+	/* WSS_RUN_PID: the pid of the `wss run` that started the session (0:
+	 * none).  Its direct child, the leader, leaves a session of several
+	 * profiles to its table. */
+	int run_pid;
 	/* Attached to a running process (wss attach): the header's reason for
 	 * the backend, which the caller has set to uffd-wp; NULL otherwise. */
 	const char *attach_reason;

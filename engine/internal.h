@@ -43,6 +43,7 @@ typedef struct wss_engine {
 	bool measuring;           /* atomic: arming, recording, sampling */
 	bool finished;
 	bool leader;              /* the session's first process: the one that prints the summary */
+	bool run_table;           /* wss run waits for it, and prints the table of a session of several */
 	bool peaks;               /* peak detection (peaks.enabled) */
 	bool sites;               /* first-touch sites and stacks: peaks, and a backend with faults */
 	const wss_backend_t *backend;
@@ -605,6 +606,9 @@ void wss_session_note(const char *profile, const char *reason);
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
+/* Has another process of the session (not this program's own exec'd
+ * images) noted a profile in the leader's? */
+bool wss_session_others(void);
 /* The session directory (docs/config.md, session.output), where this
  * process's profile goes: absolute, from the leader's profile's path, so
  * that descendants that change directory (a shell script that cd's, pyenv's

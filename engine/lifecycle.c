@@ -146,6 +146,9 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (lp && *lp == ':')
 		wss_session_set(lpid, lp + 1, false);
 	E.leader = !lp || *lp != ':' || lpid == E.pid;
+	/* Not a session started inside this one (system()'s shell): its
+	 * parent is no wss run. */
+	E.run_table = E.leader && s->run_pid > 0 && s->run_pid == wss_sys0(SYS_getppid);
 	wss_session_used(lp && *lp == ':' && lpid == E.pid); /* notes of its first image's descendants */
 	/* A program exec'd within a session creates its profile at its first
 	 * sample (wss_out_write): one that ends first writes none. */

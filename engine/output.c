@@ -455,11 +455,15 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	 * process says where its profile was cut. */
 	if (!E.set.summary || (!E.leader && !E.cut_err && !E.end_why))
 		return;
+	/* A session of several profiles: `wss run` prints their table after
+	 * the program (cli/session.c), where this process is one line;
+	 * the warnings and the profile's line stay. */
+	bool figures = summary && E.leader && !(E.run_table && wss_session_others());
 	summary = summary && E.leader;
-	if (summary && sum->rate_max > 1) {
+	if (figures && sum->rate_max > 1) {
 		say_number("sampled: 1 page in ", sum->rate_max,
 			   " at most; counts are estimates (\u00b1: 95 % interval of avg/peak/total)", "", "");
-	} else if (summary && sum->lower_bound) {
+	} else if (figures && sum->lower_bound) {
 		wss_out_say("exact tracking ran out of VMAs and opened coarse blocks: the counts are lower bounds", "");
 	}
 	/* Ticks much later than asked: the engine thread got no CPU (a
@@ -494,7 +498,7 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_out_say(wss_fmt_cstr(&f), "");
 	}
 	static const char *const series[] = {"data", "read", "write", "insn"};
-	for (int i = 0; summary && i < 4; i++) {
+	for (int i = 0; figures && i < 4; i++) {
 		if ((i == 1 && !sum->sets.reads) || (i == 2 && !sum->sets.writes) || (i == 3 && !sum->code))
 			continue;
 		char line[512];
@@ -503,7 +507,7 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 		wss_profile_summary_text(&f, sum, series[i]);
 		wss_out_say(wss_fmt_cstr(&f), "");
 	}
-	if (summary) {
+	if (figures) {
 		say_line(wss_profile_kinds_text, sum);
 		say_line(wss_profile_precision_text, sum);
 	}

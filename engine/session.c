@@ -318,13 +318,29 @@ void wss_session_note_refused(const char *reason)
 
 bool wss_session_exec_image(void) { return leader_path[0] && !leader_own && leader_pid == E.pid; }
 
-void wss_session_describe(wss_fmt_t *f)
+/* Counted once, at the end: the stderr lines ask twice. */
+static const session_counts_t *session_counts(void)
 {
 	static session_counts_t c;
-	if (!session_used || !session_count(&c) || (!c.with && !c.without))
+	static int counted; /* 0 not yet, 1 counted, -1 unreadable */
+	if (!counted)
+		counted = session_used && session_count(&c) ? 1 : -1;
+	return counted > 0 ? &c : NULL;
+}
+
+bool wss_session_others(void)
+{
+	const session_counts_t *c = session_counts();
+	return c && c->with;
+}
+
+void wss_session_describe(wss_fmt_t *f)
+{
+	const session_counts_t *c = session_counts();
+	if (!c || (!c->with && !c->without))
 		return;
-	uint64_t with = c.with, without = c.without;
-	const char *dir = c.dir;
+	uint64_t with = c->with, without = c->without;
+	const char *dir = c->dir;
 	/* A note's relative path is the leader profile's directory's: said
 	 * from where the user named it. */
 	const char *lp = leader_own ? E.path : leader_path, *ls = strrchr(lp, '/');
@@ -355,7 +371,7 @@ void wss_session_describe(wss_fmt_t *f)
 	}
 	/* Said once here rather than by each process refused: a script's
 	 * every command would repeat it. */
-	if (c.refused) {
+	if (c->refused) {
 		char sdir[PATH_MAX];
 		wss_fmt_t d;
 		wss_fmt_init(&d, sdir, sizeof sdir);
@@ -365,10 +381,10 @@ void wss_session_describe(wss_fmt_t *f)
 		if (!dir_of(ld ? ld + 1 : leader_path, &d))
 			return;
 		wss_fmt_str(f, "; ");
-		wss_fmt_u64(f, c.refused);
+		wss_fmt_u64(f, c->refused);
 		wss_fmt_str(f, " of them because ");
 		wss_fmt_str(f, sdir);
 		wss_fmt_str(f, ", the session directory, ");
-		wss_fmt_str(f, c.why);
+		wss_fmt_str(f, c->why);
 	}
 }

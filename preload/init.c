@@ -74,6 +74,8 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 		fail("out of memory setting up the engine", "");
 	wss_engine_start_t s = {.argc = argc, .argv = argv, .set = &set, .runtime = wss_runtime_detect(),
 				.leader = wss_exec_take_leader()};
+	for (const char *v = wss_config_getenv(envp, "WSS_RUN_PID"); v && *v >= '0' && *v <= '9' && s.run_pid < 1 << 22; v++)
+		s.run_pid = s.run_pid * 10 + (*v - '0');
 	/* A descriptor limit this low (ulimit -n) leaves the program no room
 	 * to share: the profile, the userfaultfd and pagemap descriptors, the
 	 * engine's /proc file and stderr copy, the unwinder's pipe would take

@@ -126,7 +126,11 @@ ok $? "the last line counts them" || sed 's/^/# /' err
 mkdir wr
 "$WSS" run --interval 20ms -o "$TMP/wr/p.%p.jsonl" -- bash -c 'for i in 1 2 3; do sleep 0.1; done' >out 2>err
 is $? 0 "wss run: a shell that runs three programs, each for five intervals"
-is "$(grep -c . err)" 5 "one summary, the session on its last line"
+# Its session wrote several profiles: the leader prints its profile's
+# line only, and wss run the session's table after it (4 profiles).
+is "$(grep -c . err)" 9 "one summary: the profile's line, then the session's table"
+is "$(grep -c '^wss: data avg' err)" 0 "the leader's own figures are a line of the table"
+is "$(sed -n 2p err | cut -c1-35)" "wss: session: 4 processes, 4 with a" "the table after the profile's line"
 grep -q "^wss: profile: $TMP/wr/p\.\([0-9]*\)\.jsonl, which lists 3 more profiles from this session (in $TMP/wr/p\.\1\.d/)\$" err
 ok $? "naming the session directory and the list" || sed 's/^/# /' err
 leader=$(sed -n 's/^wss: profile: \([^,]*\),.*/\1/p' err)

@@ -1,0 +1,241 @@
+/* The session's table: the first profile's process notes name the
+ * session's other profiles (resolved by the loader relative to the first
+ * profile, so a session moved whole still reads); each is loaded in turn,
+ * kept as one row of figures and released, so a build of a thousand
+ * processes holds one profile at a time.  Totals are summed per process:
+ * pages two processes touched, shared memory above all, count in each. */
+#include "config.h"
+#include "cli/session.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/text.h"
+
+bool wss_session_wanted(const wss_profile_t *first)
+{
+	for (size_t k = 0; k < first->nprocs; k++)
+		if (first->procs[k].profile && first->procs[k].pid != first->pid)
+			return true;
+	return false;
+}
+
+/* The interval of a figure, or the figure itself where it was counted. */
+static void bounds(int64_t v, const wss_ci_t *ci, double *lo, double *hi)
+{
+	*lo = ci->present ? ci->lo : (double)v;
+	*hi = ci->present ? ci->hi : (double)v;
+}
+
+static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
+{
+	if (s->nrows == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		wss_session_row_t *v = realloc(s->rows, c * sizeof *v);
+		if (!v)
+			return ENOMEM;
+		s->rows = v;
+		*cap = c;
+	}
+	wss_load_stats(p);
+	const char *exe = p->exe ? p->exe : "?", *slash = strrchr(exe, '/');
+	wss_session_row_t *r = &s->rows[s->nrows];
+	*r = (wss_session_row_t){
+		.pid = p->pid,
+		.program = strdup(slash ? slash + 1 : exe),
+		.path = strdup(p->path),
+		.data = p->data,
+		.shared = p->kinds[WSS_KIND_SHARED].present ? p->kinds[WSS_KIND_SHARED].total : -1,
+		.shared_ci = p->kinds[WSS_KIND_SHARED].total_ci,
+		.sampled = wss_load_sampled(p),
+	};
+	if (!r->program || !r->path) {
+		free(r->program);
+		free(r->path);
+		return ENOMEM;
+	}
+	s->nrows++;
+	if (s->page_size <= 0)
+		s->page_size = p->page_size;
+	if (r->data.total < 0) {
+		s->no_summary++;
+		return 0;
+	}
+	double lo, hi;
+	bounds(r->data.total, &r->data.total_ci, &lo, &hi);
+	s->total = wss_load_sat_addu(s->total, (uint64_t)r->data.total);
+	s->total_lo = wss_load_sat_addu(s->total_lo, (uint64_t)floor(lo));
+	s->total_hi = wss_load_sat_addu(s->total_hi, (uint64_t)ceil(hi));
+	if (r->shared > 0) {
+		bounds(r->shared, &r->shared_ci, &lo, &hi);
+		s->shared = wss_load_sat_addu(s->shared, (uint64_t)r->shared);
+		s->shared_lo = wss_load_sat_addu(s->shared_lo, (uint64_t)floor(lo));
+		s->shared_hi = wss_load_sat_addu(s->shared_hi, (uint64_t)ceil(hi));
+	}
+	s->estimated |= r->data.total_ci.present || r->shared_ci.present;
+	return 0;
+}
+
+static int by_peak_desc(const void *a, const void *b)
+{
+	const wss_session_row_t *x = a, *y = b;
+	if (x->data.peak != y->data.peak)
+		return x->data.peak < y->data.peak ? 1 : -1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct values of v[0..n), sorted in place: a build's notes run to
+ * tens of thousands, too many to compare in pairs. */
+static size_t distinct(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof *v, by_value);
+	size_t d = 0;
+	for (size_t k = 0; k < n; k++)
+		d += !k || v[k] != v[k - 1];
+	return d;
+}
+
+int wss_session_build(wss_profile_t *first, wss_session_t *s)
+{
+	memset(s, 0, sizeof *s);
+	size_t cap = 0;
+	int64_t *pids = malloc((first->nprocs + 1) * sizeof *pids);
+	int r = pids ? add_row(s, first, &cap) : ENOMEM;
+	for (size_t k = 0; !r && k < first->nprocs; k++) {
+		const wss_process_note_t *n = &first->procs[k];
+		pids[k] = n->pid;
+		if (!n->profile)
+			continue;
+		wss_profile_t p;
+		int lr = wss_load_profile(n->profile, &p);
+		if (lr == 1)
+			r = ENOMEM;
+		else if (lr)
+			s->unreadable++;
+		else {
+			r = add_row(s, &p, &cap);
+			wss_load_release(&p);
+		}
+	}
+	if (r) {
+		free(pids);
+		wss_session_release(s);
+		return r;
+	}
+	pids[first->nprocs] = first->pid;
+	s->processes = distinct(pids, first->nprocs + 1);
+	s->profiles = s->nrows;
+	/* A pid with a row wrote a profile (one per image that lived an
+	 * interval); the others wrote none, or none that could be read. */
+	for (size_t k = 0; k < s->nrows; k++)
+		pids[k] = s->rows[k].pid;
+	s->with = distinct(pids, s->nrows);
+	free(pids);
+	s->without = s->processes > s->with ? s->processes - s->with : 0;
+	qsort(s->rows, s->nrows, sizeof *s->rows, by_peak_desc);
+	return 0;
+}
+
+void wss_session_release(wss_session_t *s)
+{
+	for (size_t k = 0; k < s->nrows; k++) {
+		free(s->rows[k].program);
+		free(s->rows[k].path);
+	}
+	free(s->rows);
+	memset(s, 0, sizeof *s);
+}
+
+/* "≈ 12,345UNIT ± 3.1 % (48.2 MiB)", or "12,345UNIT (48.2 MiB)" where
+ * counted (no MiB for ps 0), "?" without a value. */
+static const char *figure(char *buf, size_t n, int64_t v, const char *unit, const wss_ci_t *ci, bool approx,
+			  int64_t ps)
+{
+	char g[32];
+	if (v < 0)
+		return "?";
+	int len = snprintf(buf, n, "%s%s%s", approx ? "\u2248 " : "", wss_text_grouped(g, sizeof g, (uint64_t)v), unit);
+	if (ci && ci->present && v > 0 && len > 0 && (size_t)len < n)
+		len += snprintf(buf + len, n - (size_t)len, " \u00b1 %.1f %%",
+				100.0 * fmax((double)v - ci->lo, ci->hi - (double)v) / (double)v);
+	if (ps > 0 && len > 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, " (%.1f MiB)", (double)v * (double)ps / (1 << 20));
+	return buf;
+}
+
+/* Display width of UTF-8 text: its bytes less continuation bytes. */
+static int width(const char *s)
+{
+	int w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void pad(FILE *out, const char *s, int w)
+{
+	fputs(s, out);
+	for (int k = width(s); k < w; k++)
+		fputc(' ', out);
+}
+
+void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
+{
+	size_t top = s->nrows < WSS_SESSION_TOP ? s->nrows : WSS_SESSION_TOP;
+	fprintf(out, "%ssession: %zu process%s, %zu with a profile", prefix, s->processes, s->processes == 1 ? "" : "es",
+		s->with);
+	if (s->without)
+		fprintf(out, " and %zu that wrote none", s->without);
+	if (s->unreadable)
+		fprintf(out, " (%zu profile%s could not be read)", s->unreadable, s->unreadable == 1 ? "" : "s");
+	if (s->nrows > top)
+		fprintf(out, "; the %zu largest data peaks of %zu profiles:\n", top, s->nrows);
+	else
+		fprintf(out, "; %s by data peak:\n", s->nrows == 1 ? "its profile" : "the profiles");
+	char peak[WSS_SESSION_TOP][96], total[WSS_SESSION_TOP][96];
+	int wp = width("data peak, pages");
+	for (size_t k = 0; k < top; k++) {
+		const wss_session_row_t *r = &s->rows[k];
+		figure(peak[k], sizeof peak[k], r->data.peak, "", &r->data.peak_ci, r->sampled, s->page_size);
+		if (r->data.total < 0)
+			snprintf(total[k], sizeof total[k], "? (no summary: still running, or killed)");
+		else
+			figure(total[k], sizeof total[k], r->data.total, "", &r->data.total_ci, r->sampled, s->page_size);
+		if (width(peak[k]) > wp)
+			wp = width(peak[k]);
+	}
+	int wn = width("program");
+	for (size_t k = 0; k < top; k++)
+		if (width(s->rows[k].program) > wn)
+			wn = width(s->rows[k].program);
+	if (wn > 24)
+		wn = 24;
+	fprintf(out, "%s%8s  %-*s  ", prefix, "pid", wn, "program");
+	pad(out, "data peak, pages", wp);
+	fputs("  data total\n", out);
+	for (size_t k = 0; k < top; k++) {
+		fprintf(out, "%s%8" PRId64 "  %-*.*s  ", prefix, s->rows[k].pid, wn, wn, s->rows[k].program);
+		pad(out, peak[k], wp);
+		fprintf(out, "  %s\n", total[k]);
+	}
+	char t[96], sh[96];
+	wss_ci_t tci = {s->estimated, (double)s->total_lo, (double)s->total_hi};
+	wss_ci_t sci = {s->estimated, (double)s->shared_lo, (double)s->shared_hi};
+	fprintf(out, "%ssession total: %s, the sum of the processes' data totals (each process counts the pages it touched",
+		prefix, figure(t, sizeof t, (int64_t)s->total, " pages", &tci, s->estimated, s->page_size));
+	if (s->no_summary)
+		fprintf(out, "; %zu profile%s without a summary left out", s->no_summary, s->no_summary == 1 ? "" : "s");
+	fputs(")\n", out);
+	fprintf(out, "%s%s (%.1f %%) of it shared memory, counted in each process that touched it\n", prefix,
+		figure(sh, sizeof sh, (int64_t)s->shared, " pages", &sci, s->estimated && s->shared, 0),
+		s->total ? 100.0 * (double)s->shared / (double)s->total : 0.0);
+}

@@ -1,0 +1,64 @@
+/* The session's table (docs/report.md, "The session"): every profile a
+ * session wrote, read through the first one's process notes, summed into
+ * the session's total and its shared memory, with the processes of the
+ * largest data peaks.  `wss run` prints it on stderr when the program
+ * ends, `wss report` in its header section and as --json's "session". */
+#ifndef WSS_CLI_SESSION_H
+#define WSS_CLI_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/load.h"
+
+/* The processes the table lists, largest data peak first. */
+#define WSS_SESSION_TOP 5
+
+/* One profile of the session (one program image: a process that exec'd
+ * has one per image that lived an interval). */
+typedef struct wss_session_row {
+	int64_t pid;
+	char *program;	     /* the header's exe, its file name only */
+	char *path;	     /* the profile, as a path from here */
+	wss_stat_t data;     /* peak and total (total < 0: no summary) */
+	int64_t shared;	     /* the summary's kinds.shared total, -1: none */
+	wss_ci_t shared_ci;  /* its interval, in a sampled run */
+	bool sampled;
+} wss_session_row_t;
+
+typedef struct wss_session {
+	size_t processes;   /* distinct pids: the first and every noted one */
+	size_t with;	    /* of them, with at least one profile read */
+	size_t without;	    /* that wrote none, or whose profiles could not be read */
+	size_t profiles;    /* profiles read (rows) */
+	size_t unreadable;  /* profiles noted that could not be read (the loader said why) */
+	size_t no_summary;  /* profiles without a summary: no total, left out of the sums */
+	int64_t page_size;
+	/* Sums over the rows with a summary; lo/hi: the sums of the
+	 * intervals' bounds, or of the counts where exact (estimated: some
+	 * term was an estimate). */
+	uint64_t total, total_lo, total_hi;
+	uint64_t shared, shared_lo, shared_hi;
+	bool estimated;
+	wss_session_row_t *rows; /* largest data peak first */
+	size_t nrows;
+} wss_session_t;
+
+/* Does first note other processes' profiles: is there a session to sum,
+ * beyond its own program's images? */
+bool wss_session_wanted(const wss_profile_t *first);
+
+/* Reads every profile the session's first profile notes (first itself
+ * being loaded already, and summed as the first row).  A noted profile
+ * that cannot be read gets the loader's line on stderr and is counted in
+ * unreadable.  Returns 0 or ENOMEM. */
+int wss_session_build(wss_profile_t *first, wss_session_t *s);
+void wss_session_release(wss_session_t *s);
+
+/* The table as text, each line starting with prefix ("wss: " on stderr,
+ * "" in the report). */
+void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix);
+
+#endif
