@@ -163,6 +163,77 @@ long wss_engine_mprotect(void *addr, size_t len, int prot)
 	return r;
 }
 
+/* mremap moves or grows one VMA.  Our protection splits are undone before
+ * the call, but the pieces do not always merge back: each piece faulted
+ * on its own got an anon_vma of its own, and the kernel merges no two
+ * VMAs with different ones, so a call that works natively fails with
+ * EFAULT (about one move in six of freshly written mappings, measured).
+ * Then the call is made piece by piece, as the kernel would have moved
+ * the one VMA: each piece to its offset in the target, the last one
+ * grown by what the call adds.  Another thread touching the range during
+ * the call may see it half moved (natively it waits for the call): a
+ * program does not touch what it is moving.  Engine lock held. */
+#define PIECES_MAX 4096
+#define MAPS_MAX (256UL << 20)
+
+static long mremap_pieces(uintptr_t old, size_t oldlen, size_t newlen, int flags, uintptr_t want)
+{
+	static uintptr_t ps[PIECES_MAX], pe[PIECES_MAX];
+	char *buf;
+	size_t len, n = 0;
+	if (wss_file_read("/proc/self/maps", MAPS_MAX, &buf, &len))
+		return -EFAULT;
+	uintptr_t end = old + oldlen, at = old;
+	bool holes = false;
+	for (size_t i = 0; i < len && n < PIECES_MAX;) {
+		uintptr_t s = 0, e = 0;
+		while (i < len && buf[i] != '-')
+			s = s * 16 + (uintptr_t)(buf[i] <= '9' ? buf[i] - '0' : buf[i] - 'a' + 10), i++;
+		for (i++; i < len && buf[i] != ' '; i++)
+			e = e * 16 + (uintptr_t)(buf[i] <= '9' ? buf[i] - '0' : buf[i] - 'a' + 10);
+		while (i < len && buf[i++] != '\n')
+			;
+		if (e <= at || s >= end)
+			continue;
+		holes |= s > at;
+		ps[n] = s > old ? s : old;
+		pe[n] = e < end ? e : end;
+		at = pe[n++];
+	}
+	wss_file_free(buf, MAPS_MAX);
+	/* Not one run of pieces: the native call fails there too. */
+	if (holes || at < end || n < 2)
+		return -EFAULT;
+	size_t grow = newlen > oldlen ? newlen - oldlen : 0;
+	long r;
+	if (grow && !(flags & MREMAP_FIXED)) {
+		/* In place, as the kernel tries first: the last piece grows. */
+		r = (long)wss_sys_mremap((void *)ps[n - 1], pe[n - 1] - ps[n - 1], pe[n - 1] - ps[n - 1] + grow, 0, NULL);
+		if (!wss_sys_failed(r))
+			return (long)old;
+		if (!(flags & MREMAP_MAYMOVE))
+			return r;
+	} else if (!grow && (newlen < oldlen || !(flags & MREMAP_FIXED))) {
+		return -EFAULT; /* a shrink or a no-op does not need one VMA */
+	}
+	uintptr_t to = want;
+	if (!(flags & MREMAP_FIXED)) {
+		/* Room for it all, taken as the kernel would pick it. */
+		r = (long)wss_sys_mmap(NULL, newlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (wss_sys_failed(r))
+			return r;
+		to = (uintptr_t)r;
+	}
+	int f = MREMAP_MAYMOVE | MREMAP_FIXED | (flags & MREMAP_DONTUNMAP);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = pe[i] - ps[i];
+		r = (long)wss_sys_mremap((void *)ps[i], l, l + (i == n - 1 ? grow : 0), f, (void *)(to + (ps[i] - old)));
+		if (wss_sys_failed(r))
+			return r;
+	}
+	return (long)to;
+}
+
 void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *want)
 {
 	wss_lockstate_t ls;
@@ -178,6 +249,8 @@ void *wss_engine_mremap(void *old, size_t oldlen, size_t newlen, int flags, void
 		wss_census_count(wss_page_down((uintptr_t)want), wss_page_up((uintptr_t)want + newlen));
 	wss_engine_disarm_locked((uintptr_t)old, oldlen);
 	RETRY_RELIEVED(r, wss_sys_mremap(old, oldlen, newlen, flags, want));
+	if ((long)r == -EFAULT && wss_engine_tracked_any(old, oldlen))
+		r = (void *)mremap_pieces((uintptr_t)old, wss_page_up(oldlen), wss_page_up(newlen), flags, (uintptr_t)want);
 	if (!wss_sys_failed((long)r))
 		wss_engine_move_locked((uintptr_t)old, oldlen, (uintptr_t)r, newlen);
 	wss_engine_unlock(&ls);
