@@ -1,12 +1,15 @@
 /* The trace analyses (analyses.h): `wss heatmap`, `wss window`, `wss mrc`
  * and `wss simulate`, and the plumbing replay.c shares.  Every command
  * reads the trace twice: a first pass checks every record (so a corrupt
- * trace is refused before any output) and collects the distinct pages;
- * the second computes.  Per-page state lives in arrays indexed by the
- * page map, so memory follows the distinct pages; mrc and simulate also
- * hold their reference string (4 bytes a reference, 12 with OPT, which
- * needs each reference's next use).  docs/analyses.md defines what each
- * computes and what it can claim. */
+ * trace is refused before any output) and collects the distinct pages as
+ * ranges; the second computes.  A run is processed as a range: heat-map
+ * bins take its overlap, the window keeps segments of pages with the same
+ * newest touch, mrc's LRU stack segments of keys referenced in one go, so
+ * time and memory follow the runs and events, not the pages they claim.
+ * simulate and mrc's OPT walk the reference string one reference at a
+ * time (4 bytes a reference, 12 with OPT, which needs each reference's
+ * next use), up to REFS_MAX references.  docs/analyses.md defines what
+ * each computes and what it can claim. */
 #include "config.h"
 #include "cli/analyses.h"
 
@@ -18,7 +21,9 @@
 
 #include "cli/heatmap.h"
 #include "cli/mrc.h"
+#include "cli/pagemap.h"
 #include "cli/policy.h"
+#include "cli/segs.h"
 #include "cli/text.h"
 #include "common/estimate.h"
 #include "common/fmt.h"
@@ -194,7 +199,7 @@ void wss_pair_note_end(const wss_pair_t *p)
 
 void wss_scan_release(wss_scan_t *s)
 {
-	wss_pagemap_release(&s->map);
+	wss_ranges_release(&s->pages);
 	free(s->seq);
 	free(s->t_ns);
 	free(s->level);
@@ -236,20 +241,9 @@ int wss_scan_run(wss_pair_t *p, wss_scan_t *s)
 		if (iv.level > s->level_max)
 			s->level_max = iv.level;
 		s->writes |= iv.sets & WSS_TRACE_SETS_WRITES;
-		s->touches += iv.pages;
 		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				uint32_t idx;
-				bool added;
-				int e = wss_pagemap_add(&s->map, pn, &idx, &added);
-				if (e == EOVERFLOW) {
-					fprintf(stderr, "wss: %s: more than 2^32 distinct pages\n", p->trace_path);
-					wss_scan_release(s);
-					return WSS_EXIT_BADINPUT;
-				}
-				if (e)
-					return scan_nomem(p, s);
-			}
+			if (wss_ranges_add(&s->pages, iv.runs[k].first, iv.runs[k].n))
+				return scan_nomem(p, s);
 	}
 	if (r) {
 		wss_scan_release(s);
@@ -260,7 +254,7 @@ int wss_scan_run(wss_pair_t *p, wss_scan_t *s)
 		wss_scan_release(s);
 		return WSS_EXIT_BADINPUT;
 	}
-	if (wss_pagemap_sort(&s->map))
+	if (wss_ranges_finish(&s->pages))
 		return scan_nomem(p, s);
 	if ((r = wss_trace_rewind(&p->trace)))
 		wss_scan_release(s);
@@ -362,16 +356,36 @@ typedef struct heat_axes {
 
 static heat_axes_t heat_axes(const wss_scan_t *s, bool by_address)
 {
-	heat_axes_t a = {by_address, s->map.n, 0};
-	if (by_address && s->map.n) {
-		a.lo = s->map.pages[0];
-		a.items = s->map.pages[s->map.n - 1] - a.lo + 1;
+	const wss_ranges_t *pg = &s->pages;
+	heat_axes_t a = {by_address, pg->pages, 0};
+	if (by_address && pg->n) {
+		a.lo = pg->v[0].first;
+		a.items = pg->v[pg->n - 1].first + pg->v[pg->n - 1].n - a.lo;
 	}
 	return a;
 }
 
+/* Items [i, i + n) touched in time bin tb, each counting w: w times
+ * their overlap with each page bin (page by page in the tests' reference
+ * build). */
+static void heat_add(wss_heat_t *h, uint64_t items, size_t tb, uint64_t i, uint64_t n, uint64_t w)
+{
+	uint64_t end = i + n;
+	if (WSS_PER_PAGE) {
+		for (; i < end; i++)
+			h->cells[wss_heat_bin(i, items, h->pbins) * h->tbins + tb] += w;
+		return;
+	}
+	for (size_t b = wss_heat_bin(i, items, h->pbins); i < end; b++) {
+		uint64_t next = wss_heat_bin_first(b + 1, items, h->pbins), upto = next < end ? next : end;
+		h->cells[b * h->tbins + tb] += w * (upto - i);
+		i = upto;
+	}
+}
+
 /* The second pass: every (page, interval) touch into its cell, scaled by
- * the interval's rate. */
+ * the interval's rate.  A run's pages have consecutive items (it lies in
+ * one range of the distinct pages). */
 static int heat_fill(wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax, wss_heat_t *h)
 {
 	wss_trace_interval_t iv;
@@ -379,15 +393,12 @@ static int heat_fill(wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax, 
 	int r;
 	for (uint64_t i = 0; !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
 		size_t tb = wss_heat_bin(i, s->intervals, h->tbins);
-		uint64_t w = 1ull << iv.level;
-		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				uint64_t item = pn - ax->lo;
-				uint32_t idx;
-				if (!ax->by_address && wss_pagemap_find(&s->map, pn, &idx))
-					item = idx;
-				h->cells[wss_heat_bin(item, ax->items, h->pbins) * h->tbins + tb] += w;
-			}
+		for (size_t k = 0; k < iv.nruns; k++) {
+			uint64_t item = iv.runs[k].first - ax->lo;
+			if (!ax->by_address)
+				wss_ranges_index(&s->pages, iv.runs[k].first, &item);
+			heat_add(h, ax->items, tb, item, iv.runs[k].n, 1ull << iv.level);
+		}
 	}
 	return r;
 }
@@ -427,7 +438,7 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 	text_source(out, "heatmap", p);
 	uint64_t max = wss_heat_max(h), total = wss_heat_total(h);
 	char g[32];
-	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->map.n));
+	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->pages.pages));
 	if (ax->by_address)
 		fprintf(out, "by address (0x%" PRIx64 "..0x%" PRIx64 "): %zu rows of ", ax->lo << p->trace.page_shift,
 			(ax->lo + ax->items) << p->trace.page_shift, h->pbins);
@@ -512,8 +523,8 @@ static void heat_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 {
 	fputc('{', out);
 	json_source(out, p);
-	fprintf(out, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%zu,\"level_max\":%u,\"page_size\":%" PRId64,
-		ax->by_address ? "address" : "index", s->intervals, s->map.n, s->level_max, p->prof.page_size);
+	fprintf(out, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"level_max\":%u,\"page_size\":%" PRId64,
+		ax->by_address ? "address" : "index", s->intervals, s->pages.pages, s->level_max, p->prof.page_size);
 	fputs(",\"time_bins\":[", out);
 	for (size_t t = 0; t < h->tbins; t++) {
 		uint64_t f, l;
@@ -1021,8 +1032,9 @@ static int win_map(wss_pair_t *p, const wss_scan_t *s, uint64_t n, wss_pagemap_t
 	uint32_t idx;
 	bool added;
 	int r = 0;
-	for (size_t i = 0; i < s->map.n && !r; i++)
-		r = wss_pagemap_add(m, s->map.pages[i], &idx, &added);
+	for (size_t i = 0; i < s->pages.n; i++)
+		for (uint64_t pn = s->pages.v[i].first; pn < s->pages.v[i].first + s->pages.v[i].n && !r; pn++)
+			r = wss_pagemap_add(m, pn, &idx, &added);
 	live_set_t l = {0};
 	wss_trace_interval_t iv;
 	bool got;
@@ -1081,8 +1093,62 @@ static void win_events(const wss_trace_interval_t *iv, const wss_pagemap_t *m, w
 	}
 }
 
-/* The series for window n over the trace (second pass). */
-static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+/* The window's level: the coarsest of its intervals, a sliding maximum
+ * over the deque dq[qh..qt) of decreasing levels; and the series it
+ * fills. */
+typedef struct win_levels {
+	size_t *dq, qh, qt;
+} win_levels_t;
+
+static int win_start(const wss_scan_t *s, win_result_t *res, win_levels_t *q)
+{
+	memset(res, 0, sizeof *res);
+	q->qh = q->qt = 0;
+	q->dq = malloc((s->intervals ? s->intervals : 1) * sizeof *q->dq);
+	res->v = calloc(s->intervals ? s->intervals : 1, sizeof *res->v);
+	return q->dq && res->v ? 0 : ENOMEM;
+}
+
+/* Interval i (seq k) enters the window: the window's level now. */
+static unsigned win_level(const wss_scan_t *s, win_levels_t *q, size_t i, uint64_t k, uint64_t n)
+{
+	while (q->qt > q->qh && s->level[q->dq[q->qt - 1]] <= s->level[i])
+		q->qt--;
+	q->dq[q->qt++] = i;
+	while (s->seq[q->dq[q->qh]] + n <= k)
+		q->qh++;
+	return s->level[q->dq[q->qh]];
+}
+
+/* The sample of interval iv: x members of level touched in the window,
+ * xw of them written. */
+static void win_add(const wss_profile_t *prof, win_result_t *res, const wss_trace_interval_t *iv, unsigned level,
+		    uint64_t x, uint64_t xw)
+{
+	win_sample_t *o = &res->v[res->n++];
+	o->seq = iv->seq;
+	o->t_ns = iv->t_ns;
+	o->level = level;
+	o->x = x;
+	o->xw = xw;
+	win_estimate(prof, o);
+	res->sum = wss_load_sat_addu(res->sum, o->data.est);
+	if (o->data.est > res->peak)
+		res->peak = o->data.est;
+}
+
+static int win_end(win_result_t *res, win_levels_t *q, int r)
+{
+	free(q->dq);
+	if (r) {
+		free(res->v);
+		res->v = NULL;
+	}
+	return r;
+}
+
+/* The series for window n, page by page (the tests' reference build). */
+static int win_compute_pages(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
 {
 	memset(res, 0, sizeof *res);
 	wss_pagemap_t lm = {0};
@@ -1097,10 +1163,9 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 	uint8_t *top = calloc(pages ? pages : 1, 1);
 	/* per page: seen in an exact interval (1), in a sampled one (2) */
 	uint8_t *seen = calloc(pages ? pages : 1, 1);
-	size_t *dq = malloc((s->intervals ? s->intervals : 1) * sizeof *dq);
-	res->v = calloc(s->intervals ? s->intervals : 1, sizeof *res->v);
-	int r = winset_init(&d, pages, ring) | winset_init(&w, pages, ring);
-	if (r || !top || !seen || !dq || !res->v) {
+	win_levels_t q;
+	int r = winset_init(&d, pages, ring) | winset_init(&w, pages, ring) | win_start(s, res, &q);
+	if (r || !top || !seen) {
 		r = nomem_cmd("window");
 		goto out;
 	}
@@ -1110,9 +1175,6 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 			t++;
 		top[i] = (uint8_t)t;
 	}
-	/* The window's level: the coarsest of its intervals, a sliding
-	 * maximum over the deque dq[qh..qt) of decreasing levels. */
-	size_t qh = 0, qt = 0;
 	wss_trace_interval_t iv;
 	bool got;
 	for (size_t i = 0; !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
@@ -1130,21 +1192,8 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 			}
 		winset_expire(&d, k, n, top);
 		winset_expire(&w, k, n, top);
-		while (qt > qh && s->level[dq[qt - 1]] <= iv.level)
-			qt--;
-		dq[qt++] = i;
-		while (s->seq[dq[qh]] + n <= k)
-			qh++;
-		win_sample_t *o = &res->v[res->n++];
-		o->seq = k;
-		o->t_ns = iv.t_ns;
-		o->level = s->level[dq[qh]];
-		o->x = winset_members(&d, o->level);
-		o->xw = winset_members(&w, o->level);
-		win_estimate(&p->prof, o);
-		res->sum = wss_load_sat_addu(res->sum, o->data.est);
-		if (o->data.est > res->peak)
-			res->peak = o->data.est;
+		unsigned level = win_level(s, &q, i, k, n);
+		win_add(&p->prof, res, &iv, level, winset_members(&d, level), winset_members(&w, level));
 	}
 	if (r)
 		goto out;
@@ -1164,12 +1213,234 @@ out:
 	wss_pagemap_release(&lm);
 	free(top);
 	free(seen);
-	free(dq);
-	if (r) {
-		free(res->v);
-		res->v = NULL;
+	return win_end(res, &q, r);
+}
+
+/* The members of each level 0 .. lmax among pages [first, first + len)
+ * into m[].  Short ranges go page by page (a page's top level costs a few
+ * hash steps: most pages leave the descent at once), long ones by
+ * wss_sample_count, which costs the same whatever the length. */
+static void members_of(uint64_t first, uint64_t len, unsigned lmax, uint64_t seed, uint64_t *m)
+{
+	m[0] = len;
+	if (!lmax)
+		return;
+	if (len <= 16) {
+		for (unsigned l = 1; l <= lmax; l++)
+			m[l] = 0;
+		for (uint64_t pn = first; pn < first + len; pn++)
+			for (unsigned l = 1; l <= lmax && wss_sample_member(pn, l, seed); l++)
+				m[l]++;
+		return;
+	}
+	for (unsigned l = 1; l <= lmax; l++)
+		m[l] = wss_sample_count(first, first + len, l, seed);
+}
+
+/* One window set over ranges: the pages with a newest touch (or write),
+ * as segments of pages with the same newest interval, keyed by first
+ * page (val: the interval); a segment whose newest is out of the window
+ * counts as no history.  hist[l]: the members of level l in the window
+ * (membership is nested, so level l's count is all the window's sample
+ * needs); bucket[slot][l]: of them, those whose newest is the slot's
+ * interval, owner[slot], subtracted when it leaves the window. */
+typedef struct rwin {
+	wss_segs_t segs;
+	uint64_t n, seed;
+	unsigned lmax;
+	size_t ring;
+	uint64_t *hist, *bucket, *owner, *m;
+} rwin_t;
+
+static int rwin_init(rwin_t *w, uint64_t n, size_t ring, unsigned lmax, uint64_t seed)
+{
+	memset(w, 0, sizeof *w);
+	w->n = n;
+	w->ring = ring;
+	w->lmax = lmax;
+	w->seed = seed;
+	w->hist = calloc(lmax + 1, sizeof *w->hist);
+	w->m = calloc(lmax + 1, sizeof *w->m);
+	w->bucket = calloc(ring * (lmax + 1), sizeof *w->bucket);
+	w->owner = calloc(ring, sizeof *w->owner);
+	return w->hist && w->m && w->bucket && w->owner ? 0 : ENOMEM;
+}
+
+static void rwin_release(rwin_t *w)
+{
+	wss_segs_release(&w->segs);
+	free(w->hist);
+	free(w->m);
+	free(w->bucket);
+	free(w->owner);
+}
+
+/* Pages [first, first + len) with newest interval l in the window of k
+ * (sign 1) or out of it (sign -1): their members counted or not. */
+static void rwin_count(rwin_t *w, uint64_t first, uint64_t len, uint64_t l, int sign)
+{
+	size_t slot = l % w->ring;
+	uint64_t *b = &w->bucket[slot * (w->lmax + 1)];
+	if (w->owner[slot] != l) {
+		memset(b, 0, (w->lmax + 1) * sizeof *b);
+		w->owner[slot] = l;
+	}
+	members_of(first, len, w->lmax, w->seed, w->m);
+	for (unsigned i = 0; i <= w->lmax; i++) {
+		w->hist[i] += sign > 0 ? w->m[i] : -w->m[i];
+		b[i] += sign > 0 ? w->m[i] : -w->m[i];
+	}
+}
+
+/* A segment straddling page x is cut in two there. */
+static int rwin_cut(rwin_t *w, uint64_t x)
+{
+	wss_seg_t g;
+	if (!x || !wss_segs_floor(&w->segs, x - 1, &g) || g.key + g.len <= x)
+		return 0;
+	wss_segs_del(&w->segs, g.key);
+	int r = wss_segs_put(&w->segs, g.key, x - g.key, g.val);
+	return r ? r : wss_segs_put(&w->segs, x, g.key + g.len - x, g.val);
+}
+
+/* Pages [a, b) forget their history before the tick of interval k; the
+ * parts of it in the window go to carry (when not NULL, for a move). */
+static int rwin_erase(rwin_t *w, uint64_t a, uint64_t b, uint64_t k, wss_segs_t *carry)
+{
+	int r = 0;
+	if (a >= b || (r = rwin_cut(w, a)) || (r = rwin_cut(w, b)))
+		return r;
+	wss_seg_t g;
+	while (wss_segs_ceil(&w->segs, a, &g) && g.key < b) {
+		wss_segs_del(&w->segs, g.key);
+		if (g.val + w->n < k)
+			continue;
+		rwin_count(w, g.key, g.len, g.val, -1);
+		if (carry && (r = wss_segs_put(carry, g.key, g.len, g.val)))
+			return r;
+	}
+	return 0;
+}
+
+/* Pages [first, first + len) get newest interval l (in the window of
+ * the interval at hand). */
+static int rwin_put(rwin_t *w, uint64_t first, uint64_t len, uint64_t l)
+{
+	rwin_count(w, first, len, l, 1);
+	return wss_segs_put(&w->segs, first, len, l);
+}
+
+/* Interval k's events: pages gone, pages moved with their history (what
+ * was at the target forgotten first, as the engine untracks it).  A move
+ * carries the history in the window only: the rest is no history. */
+static int rwin_events(rwin_t *w, const wss_trace_interval_t *iv, wss_segs_t *carry)
+{
+	int r = 0;
+	for (size_t e = 0; e < iv->nevents && !r; e++) {
+		const wss_trace_event_t *ev = &iv->events[e];
+		if (ev->type != WSS_TRACE_EV_MOVED) {
+			r = rwin_erase(w, ev->from, ev->from + ev->n, iv->seq, NULL);
+			continue;
+		}
+		if ((r = rwin_erase(w, ev->from, ev->from + ev->n, iv->seq, carry)) ||
+		    (r = rwin_erase(w, ev->to, ev->to + ev->n, iv->seq, NULL)))
+			break;
+		wss_seg_t g;
+		while (!r && wss_segs_ceil(carry, 0, &g)) {
+			wss_segs_del(carry, g.key);
+			r = rwin_put(w, ev->to + (g.key - ev->from), g.len, g.val);
+		}
 	}
 	return r;
+}
+
+/* The pages whose newest is k - n leave the window of k. */
+static void rwin_expire(rwin_t *w, uint64_t k)
+{
+	if (k <= w->n)
+		return;
+	size_t slot = (k - w->n) % w->ring;
+	if (w->owner[slot] != k - w->n)
+		return;
+	uint64_t *b = &w->bucket[slot * (w->lmax + 1)];
+	for (unsigned i = 0; i <= w->lmax; i++) {
+		w->hist[i] -= b[i];
+		b[i] = 0;
+	}
+}
+
+/* The trace's distinct pages for the window's total: those seen in an
+ * exact interval for certain, the others (seen only in sampled ones)
+ * through the members of the trace's coarsest level among them, scaled. */
+static uint64_t win_total(const wss_ranges_t *exact, const wss_ranges_t *sampled, unsigned lmax, uint64_t seed)
+{
+	uint64_t t = exact->pages;
+	for (size_t i = 0; i < sampled->n; i++) {
+		uint64_t a = sampled->v[i].first, end = a + sampled->v[i].n;
+		for (size_t j = wss_ranges_lower(exact, a); a < end; j++) {
+			uint64_t b = j < exact->n && exact->v[j].first < end ? exact->v[j].first : end;
+			if (b > a)
+				t += wss_sample_count(a, b, lmax, seed) << lmax;
+			if (j >= exact->n)
+				break;
+			a = exact->v[j].first + exact->v[j].n;
+		}
+	}
+	return t;
+}
+
+/* The series for window n over the trace (second pass), over ranges:
+ * O(log segments) a run or an event, whatever the pages they claim. */
+static int win_compute_ranges(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+{
+	size_t ring = (size_t)((n < s->intervals ? n : s->intervals) + 1);
+	uint64_t seed = p->prof.sampling_seed;
+	rwin_t d, w;
+	wss_segs_t carry = {0};
+	wss_ranges_t exact = {0}, sampled = {0};
+	win_levels_t q;
+	int r = rwin_init(&d, n, ring, s->level_max, seed) | rwin_init(&w, n, ring, s->level_max, seed) |
+		win_start(s, res, &q);
+	wss_trace_interval_t iv;
+	bool got;
+	for (size_t i = 0; !r && !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
+		uint64_t k = iv.seq;
+		bool writes = iv.sets & WSS_TRACE_SETS_WRITES;
+		if ((r = rwin_events(&d, &iv, &carry)) || (r = rwin_events(&w, &iv, &carry)))
+			break;
+		for (size_t j = 0; j < iv.nruns && !r; j++) {
+			const wss_trace_run_t *u = &iv.runs[j];
+			if (!(r = rwin_erase(&d, u->first, u->first + u->n, k, NULL)) &&
+			    !(r = rwin_put(&d, u->first, u->n, k)) && writes && u->written &&
+			    !(r = rwin_erase(&w, u->first, u->first + u->n, k, NULL)))
+				r = rwin_put(&w, u->first, u->n, k);
+			if (!r)
+				r = wss_ranges_add(iv.level ? &sampled : &exact, u->first, u->n);
+		}
+		if (r)
+			break;
+		rwin_expire(&d, k);
+		rwin_expire(&w, k);
+		unsigned level = win_level(s, &q, i, k, n);
+		win_add(&p->prof, res, &iv, level, d.hist[level], w.hist[level]);
+	}
+	if (r == ENOMEM || (!r && (wss_ranges_finish(&exact) || wss_ranges_finish(&sampled))))
+		r = nomem_cmd("window");
+	if (!r) {
+		res->total = win_total(&exact, &sampled, s->level_max, seed);
+		res->total_estimated = s->level_max > 0;
+	}
+	rwin_release(&d);
+	rwin_release(&w);
+	wss_segs_release(&carry);
+	wss_ranges_release(&exact);
+	wss_ranges_release(&sampled);
+	return win_end(res, &q, r);
+}
+
+static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+{
+	return WSS_PER_PAGE ? win_compute_pages(p, s, n, res) : win_compute_ranges(p, s, n, res);
 }
 
 /* Tenths of a page, rounded half up: the profile's avg. */
@@ -1290,17 +1561,42 @@ int wss_cmd_window(int argc, char **argv)
  * within each interval: one reference per page and interval.  At a
  * sampled level the string keeps the members of the trace's coarsest
  * level (the sample every interval observed), each standing for rate
- * pages: a spatially sampled string (SHARDS). */
+ * pages: a spatially sampled string (SHARDS).  A reference is named by a
+ * key: its page number, or at a sampled level its aligned block's number
+ * (a block has one member), so that the references of a run are
+ * consecutive keys. */
 typedef struct refs {
-	uint32_t *r;
+	uint32_t *r; /* per reference: its key's index (refs_build) */
 	size_t n, cap;
 	size_t *ends; /* per interval: n after it */
 	size_t nends;
-	size_t npages; /* page indices are below this */
+	size_t npages; /* key indices are below this */
 	uint64_t distinct;
 	unsigned level;
 	uint64_t rate;
 } refs_t;
+
+/* The policies and OPT walk the string one reference at a time, for each
+ * policy and size, with 4 bytes a reference (12 for OPT): a string longer
+ * than this is refused before it is built (docs/analyses.md, "Limits"),
+ * where the LRU curve of wss mrc, computed over ranges, has no limit. */
+#define REFS_MAX (1ull << 27)
+
+/* The keys of run [first, first + n) at level: consecutive, [*k0, *k1):
+ * its pages at level 0; else the blocks whose member lies in the run,
+ * every block between its first and last page, and those two when their
+ * member does. */
+static void run_keys(uint64_t first, uint64_t n, unsigned level, uint64_t seed, uint64_t *k0, uint64_t *k1)
+{
+	if (!level) {
+		*k0 = first;
+		*k1 = first + n;
+		return;
+	}
+	uint64_t end = first + n, fb = first >> level, lb = (end - 1) >> level;
+	*k0 = fb + (wss_sample_in_block(fb, level, seed) < first);
+	*k1 = lb + (wss_sample_in_block(lb, level, seed) < end);
+}
 
 static void refs_release(refs_t *rs)
 {
@@ -1309,50 +1605,78 @@ static void refs_release(refs_t *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-static int refs_build(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, const char *cmd)
+static void refs_start(const wss_scan_t *s, refs_t *rs)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->level = s->level_max;
 	rs->rate = 1ull << s->level_max;
-	rs->npages = s->map.n;
-	rs->ends = malloc((s->intervals ? s->intervals : 1) * sizeof *rs->ends);
-	uint8_t *seen = calloc(s->map.n ? s->map.n : 1, 1);
-	if (!rs->ends || !seen) {
-		free(seen);
-		refs_release(rs);
-		return nomem_cmd(cmd);
+}
+
+/* Reference to key: its index in km (numbered in order of first sight:
+ * no policy looks at the numbers) appended to the string. */
+static int refs_add(refs_t *rs, wss_pagemap_t *km, uint64_t key)
+{
+	if (rs->n == rs->cap) {
+		size_t c = rs->cap ? 2 * rs->cap : 4096;
+		uint32_t *m = realloc(rs->r, c * sizeof *m);
+		if (!m)
+			return ENOMEM;
+		rs->r = m;
+		rs->cap = c;
 	}
+	uint32_t idx;
+	bool added;
+	int r = wss_pagemap_add(km, key, &idx, &added);
+	if (r)
+		return r;
+	rs->r[rs->n++] = idx;
+	rs->distinct += added;
+	return 0;
+}
+
+/* The string, one reference at a time, for walker (the policies, OPT)
+ * (second pass).  Returns 0, or says why not and returns 1 or 2 (more
+ * than REFS_MAX references). */
+static int refs_build(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, const char *cmd, const char *walker)
+{
+	refs_start(s, rs);
+	uint64_t seed = p->prof.sampling_seed;
+	wss_pagemap_t km = {0};
+	rs->ends = malloc((s->intervals ? s->intervals : 1) * sizeof *rs->ends);
 	wss_trace_interval_t iv;
 	bool got;
-	int r;
-	while (!(r = wss_trace_next(&p->trace, &iv, &got)) && got) {
-		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				if (rs->level && !wss_sample_member(pn, rs->level, p->prof.sampling_seed))
-					continue;
-				if (rs->n == rs->cap) {
-					size_t c = rs->cap ? 2 * rs->cap : 4096;
-					uint32_t *m = realloc(rs->r, c * sizeof *m);
-					if (!m) {
-						free(seen);
-						refs_release(rs);
-						return nomem_cmd(cmd);
-					}
-					rs->r = m;
-					rs->cap = c;
-				}
-				uint32_t idx = 0;
-				wss_pagemap_find(&s->map, pn, &idx);
-				rs->r[rs->n++] = idx;
-				rs->distinct += !seen[idx];
-				seen[idx] = 1;
+	int r = rs->ends ? 0 : ENOMEM, t = 0;
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
+		for (size_t k = 0; k < iv.nruns && !r; k++) {
+			uint64_t first = iv.runs[k].first, n = iv.runs[k].n, k0, k1;
+			run_keys(first, n, rs->level, seed, &k0, &k1);
+			if (k1 - k0 > REFS_MAX - rs->n) {
+				fprintf(stderr,
+					"wss: %s: %s: more than %llu references, the most %s walks one by one "
+					"(wss mrc --no-opt draws the LRU curve over ranges)\n",
+					cmd, p->trace_path, REFS_MAX, walker);
+				refs_release(rs);
+				wss_pagemap_release(&km);
+				return WSS_EXIT_BADINPUT;
 			}
+			/* The tests' reference build finds the members page by
+			 * page, as a check on run_keys. */
+			if (WSS_PER_PAGE)
+				for (uint64_t pn = first; pn < first + n && !r; pn++) {
+					if (!rs->level || wss_sample_member(pn, rs->level, seed))
+						r = refs_add(rs, &km, pn >> rs->level);
+				}
+			else
+				for (uint64_t key = k0; key < k1 && !r; key++)
+					r = refs_add(rs, &km, key);
+		}
 		rs->ends[rs->nends++] = rs->n;
 	}
-	free(seen);
-	if (r)
+	rs->npages = km.n;
+	wss_pagemap_release(&km);
+	if (r || t)
 		refs_release(rs);
-	return r;
+	return r ? nomem_cmd(cmd) : t;
 }
 
 /* Frames of the sampled string for a memory of size pages: size / rate,
@@ -1474,6 +1798,183 @@ static int default_sizes(uint64_t distinct, uint64_t **sizes, size_t *n)
 	return 0;
 }
 
+/* The histogram of stack distances: count references at each distance
+ * (0: a first reference), as pairs, sorted and summed up by dist_finish:
+ * as many as the ranges that produced them, whatever their lengths. */
+typedef struct dist_count {
+	uint64_t dist, count;
+} dist_count_t;
+
+typedef struct dists {
+	dist_count_t *v;
+	size_t n, cap;
+	uint64_t cold, reuse; /* after dist_finish */
+} dists_t;
+
+static int dist_add(dists_t *h, uint64_t dist, uint64_t count)
+{
+	if (h->n == h->cap) {
+		size_t c = h->cap ? 2 * h->cap : 1024;
+		dist_count_t *m = realloc(h->v, c * sizeof *m);
+		if (!m)
+			return ENOMEM;
+		h->v = m;
+		h->cap = c;
+	}
+	h->v[h->n++] = (dist_count_t){dist, count};
+	return 0;
+}
+
+static int by_dist(const void *a, const void *b)
+{
+	const dist_count_t *x = a, *y = b;
+	return (x->dist > y->dist) - (x->dist < y->dist);
+}
+
+/* Sorted by distance, the first references set apart (cold), and each
+ * re-reference's count made cumulative: v[i].count = re-references at
+ * distance <= v[i].dist. */
+static void dist_finish(dists_t *h)
+{
+	qsort(h->v, h->n, sizeof *h->v, by_dist);
+	size_t o = 0;
+	uint64_t cum = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (!h->v[i].dist) {
+			h->cold += h->v[i].count;
+			continue;
+		}
+		cum += h->v[i].count;
+		if (o && h->v[o - 1].dist == h->v[i].dist)
+			h->v[o - 1].count = cum;
+		else
+			h->v[o++] = (dist_count_t){h->v[i].dist, cum};
+	}
+	h->n = o;
+	h->reuse = cum;
+}
+
+/* The re-references an LRU memory of f pages hits: those at distance <= f. */
+static uint64_t dist_hits(const dists_t *h, uint64_t f)
+{
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->v[mid].dist <= f)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? h->v[lo - 1].count : 0;
+}
+
+/* The LRU stack over ranges of keys: the keys referenced so far, as
+ * segments of consecutive keys whose latest references took consecutive
+ * positions of the string, twice: by first key (addr: val the position
+ * of its first key's reference) and by that position (pos: val the
+ * first key), for the keys referenced after a position, summed.  A
+ * reference is the keys' distinct count since their latest reference
+ * plus one. */
+typedef struct lru_ranges {
+	wss_segs_t addr, pos;
+	uint64_t now; /* positions used */
+} lru_ranges_t;
+
+static int lru_put(lru_ranges_t *l, uint64_t key, uint64_t len, uint64_t at)
+{
+	int r = wss_segs_put(&l->addr, key, len, at);
+	return r ? r : wss_segs_put(&l->pos, at, len, key);
+}
+
+static void lru_del(lru_ranges_t *l, const wss_seg_t *g)
+{
+	wss_segs_del(&l->addr, g->key);
+	wss_segs_del(&l->pos, g->val);
+}
+
+/* A segment straddling key x is cut in two there; the right part's
+ * positions follow on from the left's. */
+static int lru_cut(lru_ranges_t *l, uint64_t x)
+{
+	wss_seg_t g;
+	if (!x || !wss_segs_floor(&l->addr, x - 1, &g) || g.key + g.len <= x)
+		return 0;
+	lru_del(l, &g);
+	int r = lru_put(l, g.key, x - g.key, g.val);
+	return r ? r : lru_put(l, x, g.key + g.len - x, g.val + (x - g.key));
+}
+
+/* Keys [a, b) referenced in order: each segment of them takes its keys'
+ * distances into h.  For key k of segment [u, v) (cut to lie in the run),
+ * the keys referenced since k's latest are those of the segments after
+ * it in position (the rest of the run's earlier segments have left the
+ * tree, each for the top of the stack), the run's keys before k, and
+ * [k + 1, v): sum_above + (k - a) + (v - 1 - k), the same for every key
+ * of the segment.  Keys in no segment are first references. */
+static int lru_run(lru_ranges_t *l, uint64_t a, uint64_t b, dists_t *h)
+{
+	int r;
+	if ((r = lru_cut(l, a)) || (r = lru_cut(l, b)))
+		return r;
+	uint64_t at = a;
+	wss_seg_t g;
+	while (wss_segs_ceil(&l->addr, a, &g) && g.key < b) {
+		if (g.key > at && (r = dist_add(h, 0, g.key - at)))
+			return r;
+		if ((r = dist_add(h, wss_segs_sum_above(&l->pos, g.val) + g.key + g.len - a, g.len)))
+			return r;
+		lru_del(l, &g);
+		at = g.key + g.len;
+	}
+	if (at < b && (r = dist_add(h, 0, b - at)))
+		return r;
+	r = lru_put(l, a, b - a, l->now);
+	l->now += b - a;
+	return r;
+}
+
+/* mrc's histogram over ranges (second pass), with the string's length and
+ * distinct keys in rs. */
+static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
+{
+	lru_ranges_t l = {0};
+	wss_trace_interval_t iv;
+	bool got;
+	int r = 0, t;
+	refs_start(s, rs);
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got)
+		for (size_t k = 0; k < iv.nruns && !r; k++) {
+			uint64_t k0, k1;
+			run_keys(iv.runs[k].first, iv.runs[k].n, rs->level, p->prof.sampling_seed, &k0, &k1);
+			if (k1 > k0) {
+				r = lru_run(&l, k0, k1, h);
+				rs->n += k1 - k0;
+			}
+		}
+	wss_segs_release(&l.addr);
+	wss_segs_release(&l.pos);
+	return r ? nomem_cmd("mrc") : t;
+}
+
+/* The same histogram from the string, reference by reference (the tests'
+ * reference build). */
+static int mrc_pages(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
+{
+	int r = refs_build(p, s, rs, "mrc", "the stack-distance pass");
+	if (r || (r = wss_trace_rewind(&p->trace)))
+		return r;
+	wss_stackdist_t sd;
+	if (wss_stackdist_init(&sd, rs->npages))
+		return nomem_cmd("mrc");
+	for (size_t i = 0; i < rs->n && !r; i++) {
+		uint64_t d;
+		wss_stackdist_ref(&sd, rs->r[i], &d);
+		r = dist_add(h, d, 1);
+	}
+	wss_stackdist_release(&sd);
+	return r ? nomem_cmd("mrc") : 0;
+}
+
 int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 {
 	const char *sz = NULL, *paths[1];
@@ -1491,58 +1992,48 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 		return r;
 	wss_pair_t p;
 	wss_scan_t s;
-	refs_t rs;
+	refs_t rs = {0}, os = {0};
+	dists_t h = {0};
+	uint64_t *next = NULL;
+	mrc_point_t *pt = NULL;
 	if ((r = open_scanned(paths[0], &p, &s))) {
 		free(sizes);
 		return r;
 	}
-	if ((r = refs_build(&p, &s, &rs, "mrc")))
-		goto out_scan;
 	/* LRU: the histogram of stack distances, cumulated. */
-	wss_stackdist_t sd;
-	uint64_t *cum = calloc(rs.npages + 2, sizeof *cum), *next = NULL;
-	mrc_point_t *pt = NULL;
-	if (!cum || wss_stackdist_init(&sd, rs.npages)) {
-		free(cum);
-		r = nomem_cmd("mrc");
-		goto out_refs;
-	}
-	for (size_t i = 0; i < rs.n; i++) {
-		uint64_t d;
-		wss_stackdist_ref(&sd, rs.r[i], &d);
-		cum[d]++; /* d = 0: a first reference */
-	}
-	wss_stackdist_release(&sd);
-	uint64_t cold = cum[0];
-	cum[0] = 0;
-	for (size_t d = 1; d <= rs.npages; d++)
-		cum[d] += cum[d - 1];
-	uint64_t refs = (uint64_t)rs.n * rs.rate, reuse = rs.n - cold;
+	if ((r = WSS_PER_PAGE ? mrc_pages(&p, &s, &rs, &h) : mrc_ranges(&p, &s, &rs, &h)))
+		goto out;
+	dist_finish(&h);
+	uint64_t cold = h.cold, refs = (uint64_t)rs.n * rs.rate;
+	rs.distinct = cold;
 	/* The smallest size whose LRU hits q % of the re-references. */
 	uint64_t q[3] = {0, 0, 0};
-	for (int k = 0; k < 3 && reuse; k++) {
-		size_t d = 1;
-		while (d < rs.npages && cum[d] * 100 < (uint64_t)quantiles[k] * reuse)
-			d++;
-		q[k] = (uint64_t)d * rs.rate;
+	for (int k = 0; k < 3 && h.reuse; k++) {
+		size_t i = 0;
+		while (h.v[i].count * 100 < (uint64_t)quantiles[k] * h.reuse)
+			i++;
+		q[k] = h.v[i].dist * rs.rate;
 	}
 	if (!sizes && default_sizes(rs.distinct * rs.rate, &sizes, &nsizes)) {
 		r = nomem_cmd("mrc");
-		goto out_cum;
+		goto out;
 	}
+	/* OPT: reference by reference, on the string built again. */
+	if (!no_opt && ((r = wss_trace_rewind(&p.trace)) ||
+			(r = refs_build(&p, &s, &os, "mrc", "OPT"))))
+		goto out;
 	pt = calloc(nsizes, sizeof *pt);
-	if (!pt || (!no_opt && !(next = malloc((rs.n ? rs.n : 1) * sizeof *next))) ||
-	    (next && wss_policy_next_uses(rs.r, rs.n, rs.npages, next))) {
+	if (!pt || (!no_opt && !(next = malloc((os.n ? os.n : 1) * sizeof *next))) ||
+	    (next && wss_policy_next_uses(os.r, os.n, os.npages, next))) {
 		r = nomem_cmd("mrc");
-		goto out_cum;
+		goto out;
 	}
 	for (size_t i = 0; i < nsizes; i++) {
-		size_t f = scaled_frames(&rs, sizes[i]);
 		pt[i].size = sizes[i];
-		pt[i].lru_hits = cum[f < rs.npages ? f : rs.npages] * rs.rate;
-		if (next && opt_hits(&rs, next, sizes[i], &pt[i].opt_hits)) {
+		pt[i].lru_hits = dist_hits(&h, scaled_frames(&rs, sizes[i])) * rs.rate;
+		if (next && opt_hits(&os, next, sizes[i], &pt[i].opt_hits)) {
 			r = nomem_cmd("mrc");
-			goto out_cum;
+			goto out;
 		}
 	}
 	wss_pair_note_end(&p);
@@ -1553,13 +2044,12 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 	else
 		mrc_text(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
 	r = finish(out, "mrc");
-out_cum:
-	free(cum);
+out:
+	free(h.v);
 	free(next);
 	free(pt);
-out_refs:
 	refs_release(&rs);
-out_scan:
+	refs_release(&os);
 	free(sizes);
 	wss_scan_release(&s);
 	wss_pair_close(&p);
@@ -1717,7 +2207,7 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		free(frames);
 		return r;
 	}
-	if ((r = refs_build(&p, &s, &rs, "simulate")))
+	if ((r = refs_build(&p, &s, &rs, "simulate", "a policy")))
 		goto out_scan;
 	if (!frames && default_sizes(rs.distinct * rs.rate, &frames, &nframes)) {
 		r = nomem_cmd("simulate");
