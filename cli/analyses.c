@@ -141,6 +141,22 @@ static int number_list(const char *cmd, const char *name, const char *v, uint64_
 	return 0;
 }
 
+int wss_reserve(void *array, size_t *cap, size_t n, size_t size)
+{
+	void **v = array;
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < n)
+		c *= 2;
+	void *m = realloc(*v, c * size);
+	if (!m)
+		return ENOMEM;
+	*v = m;
+	*cap = c;
+	return 0;
+}
+
 /* ---- the profile and its trace ---- */
 
 int wss_pair_open(const char *path, wss_pair_t *p)
@@ -908,20 +924,7 @@ typedef struct live_set {
 	size_t npend, pend_cap;
 } live_set_t;
 
-static int live_reserve(live_page_t **v, size_t *cap, size_t n)
-{
-	if (n <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 256;
-	while (c < n)
-		c *= 2;
-	live_page_t *m = realloc(*v, c * sizeof *m);
-	if (!m)
-		return ENOMEM;
-	*v = m;
-	*cap = c;
-	return 0;
-}
+static int live_reserve(live_page_t **v, size_t *cap, size_t n) { return wss_reserve(v, cap, n, sizeof **v); }
 
 static int live_cmp(const void *a, const void *b)
 {
@@ -1616,14 +1619,8 @@ static void refs_start(const wss_scan_t *s, refs_t *rs)
  * no policy looks at the numbers) appended to the string. */
 static int refs_add(refs_t *rs, wss_pagemap_t *km, uint64_t key)
 {
-	if (rs->n == rs->cap) {
-		size_t c = rs->cap ? 2 * rs->cap : 4096;
-		uint32_t *m = realloc(rs->r, c * sizeof *m);
-		if (!m)
-			return ENOMEM;
-		rs->r = m;
-		rs->cap = c;
-	}
+	if (wss_reserve(&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+		return ENOMEM;
 	uint32_t idx;
 	bool added;
 	int r = wss_pagemap_add(km, key, &idx, &added);
@@ -1813,14 +1810,8 @@ typedef struct dists {
 
 static int dist_add(dists_t *h, uint64_t dist, uint64_t count)
 {
-	if (h->n == h->cap) {
-		size_t c = h->cap ? 2 * h->cap : 1024;
-		dist_count_t *m = realloc(h->v, c * sizeof *m);
-		if (!m)
-			return ENOMEM;
-		h->v = m;
-		h->cap = c;
-	}
+	if (wss_reserve(&h->v, &h->cap, h->n + 1, sizeof *h->v))
+		return ENOMEM;
 	h->v[h->n++] = (dist_count_t){dist, count};
 	return 0;
 }

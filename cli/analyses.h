@@ -66,6 +66,11 @@ int wss_opts_parse(const char *cmd, int argc, char **argv, const wss_opt_t *opts
  * prints the error and returns 2. */
 int wss_opts_number(const char *cmd, const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
+/* *array (a T *, passed as its address) holding at least n elements of
+ * size bytes, its capacity *cap doubled as needed.  Returns 0 or ENOMEM
+ * (then *array is as it was). */
+int wss_reserve(void *array, size_t *cap, size_t n, size_t size);
+
 /* A profile and its trace. */
 typedef struct wss_pair {
 	wss_profile_t prof;

@@ -77,13 +77,8 @@ static int plan_nomem(void)
 static int plan_pages(plan_t *pl, bin_t *b, uint64_t index, uint64_t n, bool written)
 {
 	for (uint64_t i = 0; i < n; i++) {
-		if (pl->nruns == pl->cap) {
-			prun_t *m = realloc(pl->runs, 2 * pl->cap * sizeof *m);
-			if (!m)
-				return plan_nomem();
-			pl->runs = m;
-			pl->cap *= 2;
-		}
+		if (wss_reserve(&pl->runs, &pl->cap, pl->nruns + 1, sizeof *pl->runs))
+			return plan_nomem();
 		pl->runs[pl->nruns++] = (prun_t){b->pages + i, index + i, 1, written};
 	}
 	return 0;
@@ -105,16 +100,8 @@ static int plan_build(wss_pair_t *p, const wss_scan_t *s, plan_t *pl)
 		bin_t *b = &pl->bins[pl->nbins++];
 		b->first = pl->nruns;
 		b->level = iv.level;
-		if (pl->nruns + iv.nruns > pl->cap) {
-			size_t c = pl->cap ? 2 * pl->cap : 1024;
-			while (c < pl->nruns + iv.nruns)
-				c *= 2;
-			prun_t *m = realloc(pl->runs, c * sizeof *m);
-			if (!m)
-				return plan_nomem();
-			pl->runs = m;
-			pl->cap = c;
-		}
+		if (wss_reserve(&pl->runs, &pl->cap, pl->nruns + iv.nruns, sizeof *pl->runs))
+			return plan_nomem();
 		for (size_t k = 0; k < iv.nruns; k++) {
 			uint64_t index = 0;
 			wss_ranges_index(&s->pages, iv.runs[k].first, &index);

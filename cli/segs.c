@@ -114,35 +114,30 @@ bool wss_segs_del(wss_segs_t *t, uint64_t key)
 	return true;
 }
 
-static void put_out(const node_t *n, wss_seg_t *out) { *out = (wss_seg_t){n->key, n->len, n->val}; }
-
-bool wss_segs_floor(const wss_segs_t *t, uint64_t x, wss_seg_t *out)
+/* The node with the greatest key <= x (up false) or the least key >= x
+ * (up true), 0 when none. */
+static uint32_t nearest(const wss_segs_t *t, uint64_t x, bool up)
 {
 	uint32_t best = 0;
-	for (uint32_t i = t->root; i;)
-		if (t->v[i].key <= x) {
+	for (uint32_t i = t->root; i;) {
+		bool keep = up ? t->v[i].key >= x : t->v[i].key <= x;
+		if (keep)
 			best = i;
-			i = t->v[i].r;
-		} else
-			i = t->v[i].l;
-	if (best)
-		put_out(&t->v[best], out);
-	return best != 0;
+		i = keep == up ? t->v[i].l : t->v[i].r;
+	}
+	return best;
 }
 
-bool wss_segs_ceil(const wss_segs_t *t, uint64_t x, wss_seg_t *out)
+static bool found(const wss_segs_t *t, uint32_t i, wss_seg_t *out)
 {
-	uint32_t best = 0;
-	for (uint32_t i = t->root; i;)
-		if (t->v[i].key >= x) {
-			best = i;
-			i = t->v[i].l;
-		} else
-			i = t->v[i].r;
-	if (best)
-		put_out(&t->v[best], out);
-	return best != 0;
+	if (i)
+		*out = (wss_seg_t){t->v[i].key, t->v[i].len, t->v[i].val};
+	return i != 0;
 }
+
+bool wss_segs_floor(const wss_segs_t *t, uint64_t x, wss_seg_t *out) { return found(t, nearest(t, x, false), out); }
+
+bool wss_segs_ceil(const wss_segs_t *t, uint64_t x, wss_seg_t *out) { return found(t, nearest(t, x, true), out); }
 
 uint64_t wss_segs_sum_above(const wss_segs_t *t, uint64_t x)
 {

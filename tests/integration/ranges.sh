@@ -16,12 +16,7 @@ TR="python3 $top_srcdir/tests/tap/trace.py"
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
-pair() {
-	n=$1
-	shift
-	$TR gen "$@" >"$n.json" && $TR write "$n.json" "$n.trace" && $TR profile "$n.json" "$n.jsonl" "$n.trace" ||
-		bail "trace.py could not write $n"
-}
+pair() { $TR pair "$@" || bail "trace.py could not write $1"; }
 pairs="cyc ramp sp smp"
 pair cyc cycle 8 120
 pair ramp ramp 10

@@ -5,6 +5,9 @@ the numbers the analyses must give, computed here the plain way.
 
   trace.py gen KIND ARGS... > SPEC.json   a workload (see gen() below)
   trace.py write SPEC.json OUT.trace      the trace's bytes
+  trace.py pair NAME KIND ARGS...         gen, write and profile at once:
+                                          NAME.json, NAME.trace and
+                                          NAME.jsonl (window 1)
   trace.py profile SPEC.json OUT.jsonl NAME [WINDOW]
                                           a profile whose header names trace
                                           NAME (omit: "-" for none); samples
@@ -324,6 +327,12 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "gen":
         json.dump(gen(args[0], args[1:]), sys.stdout)
+    elif cmd == "pair":
+        spec = gen(args[1], args[2:])
+        with open(args[0] + ".json", "w") as f:
+            json.dump(spec, f)
+        write(spec, args[0] + ".trace")
+        profile(spec, args[0] + ".jsonl", args[0] + ".trace", 1)
     elif cmd == "write":
         write(json.load(open(args[0])), args[1])
     elif cmd == "profile":
