@@ -1231,9 +1231,15 @@ static void members_of(uint64_t first, uint64_t len, unsigned lmax, uint64_t see
 	if (len <= 16) {
 		for (unsigned l = 1; l <= lmax; l++)
 			m[l] = 0;
-		for (uint64_t pn = first; pn < first + len; pn++)
-			for (unsigned l = 1; l <= lmax && wss_sample_member(pn, l, seed); l++)
+		/* Membership is nested: a member of lmax is one of every level. */
+		for (uint64_t pn = first; pn < first + len; pn++) {
+			unsigned top = lmax;
+			if (!wss_sample_member(pn, lmax, seed))
+				for (top = 0; top + 1 < lmax && wss_sample_member(pn, top + 1, seed);)
+					top++;
+			for (unsigned l = 1; l <= top; l++)
 				m[l]++;
+		}
 		return;
 	}
 	for (unsigned l = 1; l <= lmax; l++)
@@ -1253,6 +1259,8 @@ typedef struct rwin {
 	unsigned lmax;
 	size_t ring;
 	uint64_t *hist, *bucket, *owner, *m;
+	wss_seg_t *old, *now; /* rwin_touch_all's lists */
+	size_t old_cap, now_cap;
 } rwin_t;
 
 static int rwin_init(rwin_t *w, uint64_t n, size_t ring, unsigned lmax, uint64_t seed)
@@ -1272,6 +1280,8 @@ static int rwin_init(rwin_t *w, uint64_t n, size_t ring, unsigned lmax, uint64_t
 static void rwin_release(rwin_t *w)
 {
 	wss_segs_release(&w->segs);
+	free(w->old);
+	free(w->now);
 	free(w->hist);
 	free(w->m);
 	free(w->bucket);
@@ -1357,6 +1367,73 @@ static int rwin_events(rwin_t *w, const wss_trace_interval_t *iv, wss_segs_t *ca
 	return r;
 }
 
+/* Run u touched in interval k: what its pages had is forgotten, k is
+ * their newest. */
+static int rwin_touch(rwin_t *w, const wss_trace_run_t *u, uint64_t k)
+{
+	int r = rwin_erase(w, u->first, u->first + u->n, k, NULL);
+	return r ? r : rwin_put(w, u->first, u->n, k);
+}
+
+/* The same for every run of iv (the written ones when written) at once:
+ * the segments listed, merged with the runs in one pass, and the set
+ * made anew, O(segments + runs) where run by run costs O(runs log
+ * segments); segments out of the window are dropped on the way (no
+ * event or touch can bring them back). */
+static int rwin_touch_all(rwin_t *w, const wss_trace_interval_t *iv, bool written)
+{
+	uint64_t k = iv->seq;
+	size_t nold = w->segs.n, o = 0, i = 0;
+	if (wss_reserve(&w->old, &w->old_cap, nold, sizeof *w->old) ||
+	    wss_reserve(&w->now, &w->now_cap, nold + 2 * iv->nruns, sizeof *w->now))
+		return ENOMEM;
+	wss_segs_list(&w->segs, w->old);
+	for (size_t j = 0; j < iv->nruns; j++) {
+		const wss_trace_run_t *u = &iv->runs[j];
+		if (written && !u->written)
+			continue;
+		uint64_t a = u->first, b = a + u->n;
+		for (; i < nold && w->old[i].key < b; i++) {
+			wss_seg_t g = w->old[i];
+			if (g.val + w->n < k)
+				continue;
+			if (g.key + g.len <= a) {
+				w->now[o++] = g;
+				continue;
+			}
+			if (g.key < a) {
+				w->now[o++] = (wss_seg_t){g.key, a - g.key, g.val};
+				g = (wss_seg_t){a, g.key + g.len - a, g.val};
+			}
+			uint64_t end = g.key + g.len < b ? g.key + g.len : b;
+			rwin_count(w, g.key, end - g.key, g.val, -1);
+			if (end < g.key + g.len) {
+				w->old[i] = (wss_seg_t){b, g.key + g.len - b, g.val};
+				break;
+			}
+		}
+		rwin_count(w, a, b - a, k, 1);
+		w->now[o++] = (wss_seg_t){a, b - a, k};
+	}
+	for (; i < nold; i++)
+		if (w->old[i].val + w->n >= k)
+			w->now[o++] = w->old[i];
+	return wss_segs_assign(&w->segs, w->now, o);
+}
+
+/* An interval's runs on set w, run by run or all at once, whichever
+ * costs less. */
+static int rwin_runs(rwin_t *w, const wss_trace_interval_t *iv, bool written)
+{
+	if (iv->nruns * 16 >= w->segs.n)
+		return rwin_touch_all(w, iv, written);
+	int r = 0;
+	for (size_t j = 0; j < iv->nruns && !r; j++)
+		if (!written || iv->runs[j].written)
+			r = rwin_touch(w, &iv->runs[j], iv->seq);
+	return r;
+}
+
 /* The pages whose newest is k - n leave the window of k. */
 static void rwin_expire(rwin_t *w, uint64_t k)
 {
@@ -1411,15 +1488,10 @@ static int win_compute_ranges(wss_pair_t *p, const wss_scan_t *s, uint64_t n, wi
 		bool writes = iv.sets & WSS_TRACE_SETS_WRITES;
 		if ((r = rwin_events(&d, &iv, &carry)) || (r = rwin_events(&w, &iv, &carry)))
 			break;
-		for (size_t j = 0; j < iv.nruns && !r; j++) {
-			const wss_trace_run_t *u = &iv.runs[j];
-			if (!(r = rwin_erase(&d, u->first, u->first + u->n, k, NULL)) &&
-			    !(r = rwin_put(&d, u->first, u->n, k)) && writes && u->written &&
-			    !(r = rwin_erase(&w, u->first, u->first + u->n, k, NULL)))
-				r = rwin_put(&w, u->first, u->n, k);
-			if (!r)
-				r = wss_ranges_add(iv.level ? &sampled : &exact, u->first, u->n);
-		}
+		if ((r = rwin_runs(&d, &iv, false)) || (writes && (r = rwin_runs(&w, &iv, true))))
+			break;
+		for (size_t j = 0; j < iv.nruns && !r; j++)
+			r = wss_ranges_add(iv.level ? &sampled : &exact, iv.runs[j].first, iv.runs[j].n);
 		if (r)
 			break;
 		rwin_expire(&d, k);
@@ -1808,18 +1880,38 @@ typedef struct dists {
 	uint64_t cold, reuse; /* after dist_finish */
 } dists_t;
 
-static int dist_add(dists_t *h, uint64_t dist, uint64_t count)
-{
-	if (wss_reserve(&h->v, &h->cap, h->n + 1, sizeof *h->v))
-		return ENOMEM;
-	h->v[h->n++] = (dist_count_t){dist, count};
-	return 0;
-}
-
 static int by_dist(const void *a, const void *b)
 {
 	const dist_count_t *x = a, *y = b;
 	return (x->dist > y->dist) - (x->dist < y->dist);
+}
+
+/* Sorted by distance, the counts of one distance summed. */
+static void dist_compact(dists_t *h)
+{
+	qsort(h->v, h->n, sizeof *h->v, by_dist);
+	size_t o = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (o && h->v[o - 1].dist == h->v[i].dist)
+			h->v[o - 1].count += h->v[i].count;
+		else
+			h->v[o++] = h->v[i];
+	h->n = o;
+}
+
+/* A full histogram is compacted before it grows: it then holds a pair per
+ * distance seen (at most the distinct keys), not one per reference. */
+static int dist_add(dists_t *h, uint64_t dist, uint64_t count)
+{
+	if (h->n == h->cap && h->n >= 4096) {
+		dist_compact(h);
+		if (h->n > h->cap / 2 && wss_reserve(&h->v, &h->cap, 2 * h->cap, sizeof *h->v))
+			return ENOMEM;
+	}
+	if (wss_reserve(&h->v, &h->cap, h->n + 1, sizeof *h->v))
+		return ENOMEM;
+	h->v[h->n++] = (dist_count_t){dist, count};
+	return 0;
 }
 
 /* Sorted by distance, the first references set apart (cold), and each
@@ -1827,7 +1919,7 @@ static int by_dist(const void *a, const void *b)
  * distance <= v[i].dist. */
 static void dist_finish(dists_t *h)
 {
-	qsort(h->v, h->n, sizeof *h->v, by_dist);
+	dist_compact(h);
 	size_t o = 0;
 	uint64_t cum = 0;
 	for (size_t i = 0; i < h->n; i++) {
@@ -1836,10 +1928,7 @@ static void dist_finish(dists_t *h)
 			continue;
 		}
 		cum += h->v[i].count;
-		if (o && h->v[o - 1].dist == h->v[i].dist)
-			h->v[o - 1].count = cum;
-		else
-			h->v[o++] = (dist_count_t){h->v[i].dist, cum};
+		h->v[o++] = (dist_count_t){h->v[i].dist, cum};
 	}
 	h->n = o;
 	h->reuse = cum;
@@ -1869,7 +1958,32 @@ static uint64_t dist_hits(const dists_t *h, uint64_t f)
 typedef struct lru_ranges {
 	wss_segs_t addr, pos;
 	uint64_t now; /* positions used */
+	/* lru_interval's work space */
+	wss_seg_t *a, *p, *an, *pn;
+	size_t a_cap, p_cap, an_cap, pn_cap;
+	uint64_t *suffix, *fen;
+	size_t suffix_cap, fen_cap;
+	size_t *rank, *origin, *count;
+	size_t rank_cap, origin_cap, count_cap;
+	wss_range_t *keys;
+	size_t keys_cap;
 } lru_ranges_t;
+
+static void lru_release(lru_ranges_t *l)
+{
+	wss_segs_release(&l->addr);
+	wss_segs_release(&l->pos);
+	free(l->a);
+	free(l->p);
+	free(l->an);
+	free(l->pn);
+	free(l->suffix);
+	free(l->fen);
+	free(l->rank);
+	free(l->origin);
+	free(l->count);
+	free(l->keys);
+}
 
 static int lru_put(lru_ranges_t *l, uint64_t key, uint64_t len, uint64_t at)
 {
@@ -1924,8 +2038,124 @@ static int lru_run(lru_ranges_t *l, uint64_t a, uint64_t b, dists_t *h)
 	return r;
 }
 
+/* The re-references consumed from the old segments of pos rank j and
+ * above (a Fenwick tree over ranks, 1-based inside). */
+static void fen_add(uint64_t *f, size_t n, size_t j, uint64_t v)
+{
+	for (size_t i = j + 1; i <= n; i += i & -i)
+		f[i] += v;
+}
+
+static uint64_t fen_prefix(const uint64_t *f, size_t j)
+{
+	uint64_t s = 0;
+	for (size_t i = j; i > 0; i -= i & -i)
+		s += f[i];
+	return s;
+}
+
+/* Pushes segment g, from old segment of rank o, onto the next lists. */
+static void lru_keep(lru_ranges_t *l, size_t *n, wss_seg_t g, size_t o)
+{
+	l->an[*n] = g;
+	l->origin[(*n)++] = o;
+}
+
+/* An interval's key ranges k[0 .. nk) at once, for an interval with many
+ * runs: lru_run's arithmetic on lists of the segments instead of the
+ * trees, O(segments + runs log segments).  The old segments are ranked
+ * by position; a segment's keys referenced again have distance: the old
+ * keys after it in position not referenced yet in this interval
+ * (suffix[j + 1] less the Fenwick tree of what was), its own keys after
+ * them (end - v), the keys of the interval's runs before this one (moved
+ * to the top of the stack), and those of this run before it (v - a): the
+ * same sum as lru_run's.  The trees are then made anew from the lists:
+ * the old segments' remains in their position order (a segment's pieces
+ * keep it), then the interval's runs. */
+static int lru_interval(lru_ranges_t *l, const wss_range_t *k, size_t nk, dists_t *h)
+{
+	size_t na = l->addr.n, nn = 0, cap = na + 2 * nk;
+	if (wss_reserve(&l->a, &l->a_cap, na, sizeof *l->a) || wss_reserve(&l->p, &l->p_cap, na, sizeof *l->p) ||
+	    wss_reserve(&l->an, &l->an_cap, cap, sizeof *l->an) || wss_reserve(&l->pn, &l->pn_cap, cap, sizeof *l->pn) ||
+	    wss_reserve(&l->suffix, &l->suffix_cap, na + 1, sizeof *l->suffix) ||
+	    wss_reserve(&l->fen, &l->fen_cap, na + 1, sizeof *l->fen) ||
+	    wss_reserve(&l->rank, &l->rank_cap, na, sizeof *l->rank) ||
+	    wss_reserve(&l->origin, &l->origin_cap, cap, sizeof *l->origin) ||
+	    wss_reserve(&l->count, &l->count_cap, na + nk + 1, sizeof *l->count))
+		return ENOMEM;
+	wss_segs_list(&l->addr, l->a);
+	wss_segs_list(&l->pos, l->p);
+	l->suffix[na] = 0;
+	for (size_t j = na; j-- > 0;)
+		l->suffix[j] = l->suffix[j + 1] + l->p[j].len;
+	memset(l->fen, 0, (na + 1) * sizeof *l->fen);
+	for (size_t i = 0; i < na; i++) {
+		size_t lo = 0, hi = na;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (l->p[mid].key <= l->a[i].val)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		l->rank[i] = lo;
+	}
+	uint64_t before = 0, consumed = 0;
+	size_t i = 0;
+	int r = 0;
+	for (size_t j = 0; j < nk && !r; j++) {
+		uint64_t a = k[j].first, b = a + k[j].n, at = a;
+		for (; i < na && l->a[i].key < b && !r; i++) {
+			wss_seg_t g = l->a[i];
+			uint64_t end = g.key + g.len;
+			if (end <= a) {
+				lru_keep(l, &nn, g, l->rank[i]);
+				continue;
+			}
+			if (g.key < a) {
+				lru_keep(l, &nn, (wss_seg_t){g.key, a - g.key, g.val}, l->rank[i]);
+				g = (wss_seg_t){a, end - a, g.val + (a - g.key)};
+			}
+			if (g.key > at && (r = dist_add(h, 0, g.key - at)))
+				break;
+			uint64_t v = end < b ? end : b, rk = l->rank[i];
+			uint64_t later = l->suffix[rk + 1] - (consumed - fen_prefix(l->fen, rk + 1));
+			r = dist_add(h, later + end + before - a, v - g.key);
+			fen_add(l->fen, na, rk, v - g.key);
+			consumed += v - g.key;
+			at = v;
+			if (v < end) {
+				l->a[i] = (wss_seg_t){v, end - v, g.val + (v - g.key)};
+				break;
+			}
+		}
+		if (!r && at < b)
+			r = dist_add(h, 0, b - at);
+		lru_keep(l, &nn, (wss_seg_t){a, b - a, l->now}, na + j);
+		l->now += b - a;
+		before += b - a;
+	}
+	for (; i < na; i++)
+		lru_keep(l, &nn, l->a[i], l->rank[i]);
+	if (r)
+		return r;
+	/* The position order: by origin (old ranks, then the runs), and by
+	 * address within one, a counting sort. */
+	memset(l->count, 0, (na + nk + 1) * sizeof *l->count);
+	for (size_t x = 0; x < nn; x++)
+		l->count[l->origin[x] + 1]++;
+	for (size_t x = 1; x <= na + nk; x++)
+		l->count[x] += l->count[x - 1];
+	for (size_t x = 0; x < nn; x++)
+		l->pn[l->count[l->origin[x]]++] = (wss_seg_t){l->an[x].val, l->an[x].len, l->an[x].key};
+	if ((r = wss_segs_assign(&l->addr, l->an, nn)))
+		return r;
+	return wss_segs_assign(&l->pos, l->pn, nn);
+}
+
 /* mrc's histogram over ranges (second pass), with the string's length and
- * distinct keys in rs. */
+ * distinct keys in rs: an interval's runs one by one, or all at once when
+ * they are many next to the segments. */
 static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
 {
 	lru_ranges_t l = {0};
@@ -1933,17 +2163,24 @@ static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h
 	bool got;
 	int r = 0, t;
 	refs_start(s, rs);
-	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got)
-		for (size_t k = 0; k < iv.nruns && !r; k++) {
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
+		size_t nk = 0;
+		if ((r = wss_reserve(&l.keys, &l.keys_cap, iv.nruns, sizeof *l.keys)))
+			break;
+		for (size_t k = 0; k < iv.nruns; k++) {
 			uint64_t k0, k1;
 			run_keys(iv.runs[k].first, iv.runs[k].n, rs->level, p->prof.sampling_seed, &k0, &k1);
-			if (k1 > k0) {
-				r = lru_run(&l, k0, k1, h);
-				rs->n += k1 - k0;
-			}
+			if (k1 > k0)
+				l.keys[nk++] = (wss_range_t){k0, k1 - k0};
+			rs->n += k1 - k0;
 		}
-	wss_segs_release(&l.addr);
-	wss_segs_release(&l.pos);
+		if (nk * 16 >= l.addr.n)
+			r = lru_interval(&l, l.keys, nk, h);
+		else
+			for (size_t k = 0; k < nk && !r; k++)
+				r = lru_run(&l, l.keys[k].first, l.keys[k].first + l.keys[k].n, h);
+	}
+	lru_release(&l);
 	return r ? nomem_cmd("mrc") : t;
 }
 

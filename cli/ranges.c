@@ -41,8 +41,27 @@ static void merge(wss_ranges_t *s)
 	s->n = s->norm = o;
 }
 
+/* The first of v[0 .. hi) that ends after pn (hi when none). */
+static size_t lower(const wss_ranges_t *s, uint64_t pn, size_t hi)
+{
+	size_t lo = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].first + s->v[mid].n <= pn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int wss_ranges_add(wss_ranges_t *s, uint64_t first, uint64_t n)
 {
+	/* Most pages come back interval after interval: a range the merged
+	 * part holds already costs a search, not a place in the next sort. */
+	size_t i = lower(s, first, s->norm);
+	if (i < s->norm && s->v[i].first <= first && first + n <= s->v[i].first + s->v[i].n)
+		return 0;
 	if (s->n == s->cap) {
 		if (s->n - s->norm > s->norm + 4096) {
 			merge(s);
@@ -76,18 +95,7 @@ int wss_ranges_finish(wss_ranges_t *s)
 	return 0;
 }
 
-size_t wss_ranges_lower(const wss_ranges_t *s, uint64_t pn)
-{
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->v[mid].first + s->v[mid].n <= pn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
+size_t wss_ranges_lower(const wss_ranges_t *s, uint64_t pn) { return lower(s, pn, s->n); }
 
 bool wss_ranges_index(const wss_ranges_t *s, uint64_t pn, uint64_t *index)
 {

@@ -64,26 +64,38 @@ static uint32_t merge(node_t *v, uint32_t a, uint32_t b)
 	return b;
 }
 
+/* Room for n more nodes (node 0 included). */
+static int reserve(wss_segs_t *t, size_t n)
+{
+	if (!t->used)
+		n++;
+	if ((size_t)t->used + n <= t->cap)
+		return 0;
+	size_t c = t->cap ? t->cap : 256;
+	while (c < (size_t)t->used + n)
+		c *= 2;
+	if (c >= UINT32_MAX / 2)
+		return ENOMEM;
+	node_t *m = realloc(t->v, c * sizeof *m);
+	if (!m)
+		return ENOMEM;
+	if (!t->used) {
+		m[0] = (node_t){0};
+		t->used = 1;
+	}
+	t->v = m;
+	t->cap = (uint32_t)c;
+	return 0;
+}
+
 int wss_segs_put(wss_segs_t *t, uint64_t key, uint64_t len, uint64_t val)
 {
 	uint32_t i = t->free;
 	if (i)
 		t->free = t->v[i].l;
 	else {
-		if (t->used + 1 >= t->cap) {
-			if (t->cap >= UINT32_MAX / 2)
-				return ENOMEM;
-			uint32_t c = t->cap ? 2 * t->cap : 256;
-			node_t *m = realloc(t->v, (size_t)c * sizeof *m);
-			if (!m)
-				return ENOMEM;
-			if (!t->cap)
-				m[0] = (node_t){0};
-			t->v = m;
-			t->cap = c;
-			if (!t->used)
-				t->used = 1;
-		}
+		if (reserve(t, 1))
+			return ENOMEM;
 		i = t->used++;
 	}
 	t->v[i] = (node_t){key, len, val, len, next_prio(t), 0, 0};
@@ -149,4 +161,58 @@ uint64_t wss_segs_sum_above(const wss_segs_t *t, uint64_t x)
 		} else
 			i = t->v[i].r;
 	return s;
+}
+
+static void list(const node_t *v, uint32_t i, wss_seg_t *out, size_t *n)
+{
+	for (; i; i = v[i].r) {
+		list(v, v[i].l, out, n);
+		out[(*n)++] = (wss_seg_t){v[i].key, v[i].len, v[i].val};
+	}
+}
+
+void wss_segs_list(const wss_segs_t *t, wss_seg_t *out)
+{
+	size_t n = 0;
+	list(t->v, t->root, out, &n);
+}
+
+static uint64_t sums(node_t *v, uint32_t i)
+{
+	if (!i)
+		return 0;
+	v[i].sum = v[i].len + sums(v, v[i].l) + sums(v, v[i].r);
+	return v[i].sum;
+}
+
+int wss_segs_assign(wss_segs_t *t, const wss_seg_t *v, size_t n)
+{
+	t->root = t->free = 0;
+	t->n = 0;
+	if (t->used)
+		t->used = 1;
+	if (reserve(t, n))
+		return ENOMEM;
+	/* The treap of keys in order and fresh random priorities, built with
+	 * a stack of its right spine (a Cartesian tree): O(n). */
+	uint32_t *spine = n ? malloc(n * sizeof *spine) : NULL;
+	if (n && !spine)
+		return ENOMEM;
+	size_t depth = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t i = t->used++;
+		t->v[i] = (node_t){v[k].key, v[k].len, v[k].val, 0, next_prio(t), 0, 0};
+		uint32_t last = 0;
+		while (depth && t->v[spine[depth - 1]].prio < t->v[i].prio)
+			last = spine[--depth];
+		t->v[i].l = last;
+		if (depth)
+			t->v[spine[depth - 1]].r = i;
+		spine[depth++] = i;
+	}
+	t->root = depth ? spine[0] : 0;
+	t->n = n;
+	free(spine);
+	sums(t->v, t->root);
+	return 0;
 }

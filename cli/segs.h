@@ -40,4 +40,11 @@ bool wss_segs_ceil(const wss_segs_t *t, uint64_t x, wss_seg_t *out);
 /* The lengths of the segments whose key is above x, summed. */
 uint64_t wss_segs_sum_above(const wss_segs_t *t, uint64_t x);
 
+/* For work on many segments at once, in O(n) rather than O(n log n):
+ * the segments in key order into out (room for t->n), and the set made
+ * anew from n segments in increasing key order.  assign returns 0 or
+ * ENOMEM (the set is then empty). */
+void wss_segs_list(const wss_segs_t *t, wss_seg_t *out);
+int wss_segs_assign(wss_segs_t *t, const wss_seg_t *v, size_t n);
+
 #endif
