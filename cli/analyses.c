@@ -1874,10 +1874,22 @@ typedef struct dist_count {
 	uint64_t dist, count;
 } dist_count_t;
 
+/* What simulate's LRU needs besides the histogram: its hits at each
+ * size, in all and per period of the string, from the distances and
+ * positions of the references as they come. */
+typedef struct dist_sink {
+	size_t n;		/* sizes */
+	const uint64_t *frames; /* per size: frames of the sampled string */
+	uint64_t *hits;		/* per size */
+	uint64_t **period_hits; /* per size, per period */
+	uint64_t period;	/* references a period */
+} dist_sink_t;
+
 typedef struct dists {
 	dist_count_t *v;
 	size_t n, cap;
 	uint64_t cold, reuse; /* after dist_finish */
+	dist_sink_t *sink;
 } dists_t;
 
 static int by_dist(const void *a, const void *b)
@@ -1899,10 +1911,30 @@ static void dist_compact(dists_t *h)
 	h->n = o;
 }
 
+/* count references from position pos on, at distance dist, into the
+ * sink's hits: those at each size whose frames hold them (an LRU memory
+ * of f frames hits a reference exactly when its distance is at most f),
+ * spread over the periods they fall in. */
+static void sink_add(dist_sink_t *k, uint64_t dist, uint64_t count, uint64_t pos)
+{
+	for (size_t i = 0; dist && i < k->n; i++) {
+		if (dist > k->frames[i])
+			continue;
+		k->hits[i] += count;
+		for (uint64_t at = pos, end = pos + count; at < end;) {
+			uint64_t next = (at / k->period + 1) * k->period, upto = next < end ? next : end;
+			k->period_hits[i][at / k->period] += upto - at;
+			at = upto;
+		}
+	}
+}
+
 /* A full histogram is compacted before it grows: it then holds a pair per
  * distance seen (at most the distinct keys), not one per reference. */
-static int dist_add(dists_t *h, uint64_t dist, uint64_t count)
+static int dist_add(dists_t *h, uint64_t dist, uint64_t count, uint64_t pos)
 {
+	if (h->sink)
+		sink_add(h->sink, dist, count, pos);
 	if (h->n == h->cap && h->n >= 4096) {
 		dist_compact(h);
 		if (h->n > h->cap / 2 && wss_reserve(&h->v, &h->cap, 2 * h->cap, sizeof *h->v))
@@ -2024,14 +2056,14 @@ static int lru_run(lru_ranges_t *l, uint64_t a, uint64_t b, dists_t *h)
 	uint64_t at = a;
 	wss_seg_t g;
 	while (wss_segs_ceil(&l->addr, a, &g) && g.key < b) {
-		if (g.key > at && (r = dist_add(h, 0, g.key - at)))
+		if (g.key > at && (r = dist_add(h, 0, g.key - at, l->now + (at - a))))
 			return r;
-		if ((r = dist_add(h, wss_segs_sum_above(&l->pos, g.val) + g.key + g.len - a, g.len)))
+		if ((r = dist_add(h, wss_segs_sum_above(&l->pos, g.val) + g.key + g.len - a, g.len, l->now + (g.key - a))))
 			return r;
 		lru_del(l, &g);
 		at = g.key + g.len;
 	}
-	if (at < b && (r = dist_add(h, 0, b - at)))
+	if (at < b && (r = dist_add(h, 0, b - at, l->now + (at - a))))
 		return r;
 	r = lru_put(l, a, b - a, l->now);
 	l->now += b - a;
@@ -2116,11 +2148,11 @@ static int lru_interval(lru_ranges_t *l, const wss_range_t *k, size_t nk, dists_
 				lru_keep(l, &nn, (wss_seg_t){g.key, a - g.key, g.val}, l->rank[i]);
 				g = (wss_seg_t){a, end - a, g.val + (a - g.key)};
 			}
-			if (g.key > at && (r = dist_add(h, 0, g.key - at)))
+			if (g.key > at && (r = dist_add(h, 0, g.key - at, l->now + (at - a))))
 				break;
 			uint64_t v = end < b ? end : b, rk = l->rank[i];
 			uint64_t later = l->suffix[rk + 1] - (consumed - fen_prefix(l->fen, rk + 1));
-			r = dist_add(h, later + end + before - a, v - g.key);
+			r = dist_add(h, later + end + before - a, v - g.key, l->now + (g.key - a));
 			fen_add(l->fen, na, rk, v - g.key);
 			consumed += v - g.key;
 			at = v;
@@ -2130,7 +2162,7 @@ static int lru_interval(lru_ranges_t *l, const wss_range_t *k, size_t nk, dists_
 			}
 		}
 		if (!r && at < b)
-			r = dist_add(h, 0, b - at);
+			r = dist_add(h, 0, b - at, l->now + (at - a));
 		lru_keep(l, &nn, (wss_seg_t){a, b - a, l->now}, na + j);
 		l->now += b - a;
 		before += b - a;
@@ -2197,7 +2229,7 @@ static int mrc_pages(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
 	for (size_t i = 0; i < rs->n && !r; i++) {
 		uint64_t d;
 		wss_stackdist_ref(&sd, rs->r[i], &d);
-		r = dist_add(h, d, 1);
+		r = dist_add(h, d, 1, i);
 	}
 	wss_stackdist_release(&sd);
 	return r ? nomem_cmd("mrc") : 0;
@@ -2324,6 +2356,56 @@ static int sim_run(const refs_t *rs, const uint64_t *next, size_t period, size_t
 	return 0;
 }
 
+/* The string's length and distinct keys, from a pass of mrc's stack
+ * over ranges (so without walking it). */
+static int sim_count(wss_pair_t *p, const wss_scan_t *s, refs_t *rs)
+{
+	dists_t h = {0};
+	int r = mrc_ranges(p, s, rs, &h);
+	dist_finish(&h);
+	free(h.v);
+	rs->distinct = h.cold;
+	return r ? r : wss_trace_rewind(&p->trace);
+}
+
+/* Every result of res (all LRU) in one more pass of the stack over
+ * ranges: a reference hits at f frames when its distance is at most f. */
+static int sim_lru(wss_pair_t *p, const wss_scan_t *s, const refs_t *rs, sim_result_t *res, size_t nres,
+		   size_t period, size_t nperiods)
+{
+	uint64_t *fr = calloc(nres ? nres : 1, sizeof *fr), *hits = calloc(nres ? nres : 1, sizeof *hits);
+	uint64_t **ph = calloc(nres ? nres : 1, sizeof *ph);
+	int r = fr && hits && ph ? 0 : ENOMEM;
+	for (size_t i = 0; i < nres && !r; i++) {
+		fr[i] = scaled_frames(rs, res[i].frames);
+		res[i].period_hits = ph[i] = calloc(nperiods ? nperiods : 1, sizeof **ph);
+		res[i].period_refs = calloc(nperiods ? nperiods : 1, sizeof *res[i].period_refs);
+		if (!ph[i] || !res[i].period_refs)
+			r = ENOMEM;
+	}
+	dist_sink_t sink = {nres, fr, hits, ph, period};
+	dists_t h = {.sink = &sink};
+	refs_t count;
+	if (r || (r = mrc_ranges(p, s, &count, &h)))
+		goto out;
+	for (size_t i = 0; i < nres; i++) {
+		sim_result_t *o = &res[i];
+		o->hits = hits[i] * rs->rate;
+		o->faults = (uint64_t)rs->n * rs->rate - o->hits;
+		for (size_t k = 0; k < nperiods; k++) {
+			uint64_t end = (k + 1) * period < rs->n ? (k + 1) * period : rs->n;
+			o->period_hits[k] *= rs->rate;
+			o->period_refs[k] = (end - k * period) * rs->rate;
+		}
+	}
+out:
+	free(h.v);
+	free(fr);
+	free(hits);
+	free(ph);
+	return r == ENOMEM ? nomem_cmd("simulate") : r;
+}
+
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
 static void sim_text(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim_result_t *res, size_t nres,
@@ -2435,7 +2517,17 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		free(frames);
 		return r;
 	}
-	if ((r = refs_build(&p, &s, &rs, "simulate", "a policy")))
+	/* LRU comes from mrc's stack over ranges, whatever the string's
+	 * length (page by page in the tests' reference build); the other
+	 * policies walk the string. */
+	bool walk = WSS_PER_PAGE;
+	for (size_t k = 0; k < nkinds; k++)
+		walk |= kinds[k] != WSS_POLICY_LRU;
+	if (walk)
+		r = refs_build(&p, &s, &rs, "simulate", "a policy");
+	else
+		r = sim_count(&p, &s, &rs);
+	if (r)
 		goto out_scan;
 	if (!frames && default_sizes(rs.distinct * rs.rate, &frames, &nframes)) {
 		r = nomem_cmd("simulate");
@@ -2452,7 +2544,15 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		r = nomem_cmd("simulate");
 		goto out_refs;
 	}
-	for (size_t k = 0; k < nkinds; k++) {
+	for (size_t k = 0; k < nkinds; k++)
+		for (size_t f = 0; f < nframes; f++) {
+			res[k * nframes + f].kind = kinds[k];
+			res[k * nframes + f].frames = frames[f];
+		}
+	nres = nkinds * nframes;
+	if (!walk && (r = sim_lru(&p, &s, &rs, res, nres, sp, nperiods)))
+		goto out_res;
+	for (size_t k = 0; walk && k < nkinds; k++) {
 		if (kinds[k] == WSS_POLICY_OPT && !next &&
 		    (!(next = malloc((rs.n ? rs.n : 1) * sizeof *next)) ||
 		     wss_policy_next_uses(rs.r, rs.n, rs.npages, next))) {
@@ -2460,9 +2560,7 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 			goto out_res;
 		}
 		for (size_t f = 0; f < nframes; f++) {
-			sim_result_t *o = &res[nres++];
-			o->kind = kinds[k];
-			o->frames = frames[f];
+			sim_result_t *o = &res[k * nframes + f];
 			if (sim_run(&rs, kinds[k] == WSS_POLICY_OPT ? next : NULL, sp, nperiods, o)) {
 				r = nomem_cmd("simulate");
 				goto out_res;

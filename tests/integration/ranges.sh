@@ -7,7 +7,8 @@
 # levels).  Then pairs whose profile and trace agree on runs of 2^28, 2^34
 # and 2^40 pages: every analysis answers (or refuses at its documented
 # limit, in one line) within 10 s and 400 MB of address space, where page
-# by page it ran out of memory at 2^28 already.
+# by page it ran out of memory at 2^28 already.  (simulate's LRU alone
+# is over ranges too; its other policies walk the string.)
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 REF=$top_builddir/tests/wss-perpage
@@ -40,9 +41,10 @@ mrc --json --sizes 1,2,3,5,8,13,100,400,1000,5000
 mrc --no-opt --csv
 simulate
 simulate --json --frames 0,3,50,700
+simulate --policy lru --csv --period 7 --frames 0,1,2,5,40,300,100000
 replay --trial-factor 3 --seed 7'
 hostile="28 34 40"
-plan $(($(echo $pairs | wc -w) + 6 * $(echo $hostile | wc -w)))
+plan $(($(echo $pairs | wc -w) + 8 * $(echo $hostile | wc -w)))
 
 # same NAME: every command on NAME.jsonl, through both builds.
 same() {
@@ -89,6 +91,11 @@ for k in $hostile; do
 	is "$(awk -F, 'NR > 1 { printf "%s ", $3 }' out)" "$n $((7 * n / 4)) $((3 * n / 2)) " \
 		"h$k: the window follows the move and the unmap over ranges"
 	bounded "h$k" 0 mrc --no-opt --json
+	bounded "h$k" 0 simulate --policy lru --csv
+	# interval 2 references the first half again, at distance 2^k: hits
+	# from 2^k frames on
+	is "$(awk -F, -v n=$n '$2 == n / 2 && $3 == "all" { printf "%s ", $5 } $2 == n && $3 == "all" { print $5 }' out)" \
+		"0 $((n / 2))" "h$k: simulate's LRU over ranges"
 	# the per-reference analyses refuse the string in one line
 	for c in mrc simulate; do
 		(
