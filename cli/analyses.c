@@ -171,15 +171,11 @@ int wss_pair_open(const char *path, wss_pair_t *p)
 		wss_load_release(&p->prof);
 		return WSS_EXIT_BADINPUT;
 	}
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path) + 1 : 0;
-	size_t n = (size_t)dir + strlen(p->prof.trace) + 1;
-	if (!(p->trace_path = malloc(n))) {
+	if (!(p->trace_path = wss_load_beside(path, p->prof.trace))) {
 		wss_load_release(&p->prof);
 		fprintf(stderr, "wss: %s: out of memory\n", path);
 		return 1;
 	}
-	snprintf(p->trace_path, n, "%.*s%s", dir, path, p->prof.trace);
 	if ((r = wss_trace_open(&p->trace, p->trace_path))) {
 		free(p->trace_path);
 		wss_load_release(&p->prof);

@@ -149,6 +149,31 @@ static bool opt_str(loader_t *ld, const wss_json_t *o, const char *rec, const ch
 	return need_str(ld, o, rec, key, out);
 }
 
+char *wss_load_beside(const char *profile, const char *name)
+{
+	const char *slash = strrchr(profile, '/');
+	int dir = slash && name[0] != '/' ? (int)(slash - profile) + 1 : 0;
+	size_t n = (size_t)dir + strlen(name) + 1;
+	char *path = malloc(n);
+	if (path)
+		snprintf(path, n, "%.*s%s", dir, profile, name);
+	return path;
+}
+
+/* A member naming a file relative to the profile's directory (or
+ * absolute), as a path from here. */
+static bool opt_beside(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, char **out)
+{
+	char *rel = NULL;
+	if (!opt_str(ld, o, rec, key, &rel) || !rel)
+		return !ld->status;
+	*out = wss_load_beside(ld->p->path, rel);
+	free(rel);
+	if (!*out)
+		nomem(ld);
+	return *out != NULL;
+}
+
 /* An optional boolean member. */
 static bool opt_bool(loader_t *ld, const wss_json_t *o, const char *rec, const char *key, bool *out)
 {
@@ -385,7 +410,8 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	}
 	if (p->window_ns < 0)
 		p->window_ns = p->window_intervals * p->interval_ns;
-	if (!opt_str(ld, h, rec, "track_mode", &p->track_mode) || !opt_str(ld, h, rec, "config_file", &p->config_file))
+	if (!opt_str(ld, h, rec, "track_mode", &p->track_mode) || !opt_str(ld, h, rec, "config_file", &p->config_file) ||
+	    !opt_beside(ld, h, rec, "session_dir", &p->session_dir))
 		return ld->status;
 	const wss_json_t *code;
 	if (!opt_obj(ld, h, rec, "code", &code))
@@ -694,6 +720,13 @@ static int load_summary(loader_t *ld, const wss_json_t *r)
 		if (!wss_json_get_num(prec, "median_pct", &p->precision_median_pct))
 			p->precision_median_pct = -1;
 	}
+	const wss_json_t *cen = NULL;
+	if (!opt_obj(ld, r, rec, "census", &cen) ||
+	    (cen && (!opt_str(ld, cen, "summary: census", "off", &p->census_off) ||
+		     !opt_pages(ld, cen, "summary: census", "data", &p->census_data) ||
+		     !opt_pages(ld, cen, "summary: census", "write", &p->census_write))))
+		return ld->status;
+	p->has_census = cen != NULL;
 	const wss_json_t *tr = wss_json_get(r, "trace");
 	if (tr) {
 		const char *trec = "summary: trace";
@@ -830,7 +863,7 @@ static int load_process(loader_t *ld, const wss_json_t *r)
 	if (!need_int(ld, r, "process", "pid", &n->pid) || !opt_int(ld, r, "process", "ppid", &n->ppid) ||
 	    !opt_str(ld, r, "process", "reason", &n->reason))
 		return ld->status;
-	if (prof && prof->type != WSS_JSON_NULL && !need_str(ld, r, "process", "profile", &n->profile))
+	if (prof && prof->type != WSS_JSON_NULL && !opt_beside(ld, r, "process", "profile", &n->profile))
 		return ld->status;
 	return 0;
 }
@@ -1008,8 +1041,10 @@ void wss_load_release(wss_profile_t *p)
 	free(p->trace);
 	free(p->trace_stopped);
 	free(p->precision_note);
+	free(p->census_off);
 	free(p->track_mode);
 	free(p->config_file);
+	free(p->session_dir);
 	free(p->code_off);
 	for (size_t k = 0; k < p->code_nexcluded; k++)
 		free(p->code_excluded[k]);

@@ -121,7 +121,7 @@ typedef struct wss_hot {
 /* A "process" record: another process of the session noted itself. */
 typedef struct wss_process_note {
 	int64_t pid, ppid;
-	char *profile; /* absolute path, or NULL */
+	char *profile; /* its path from here (the note's, relative to the leader's directory), or NULL */
 	char *reason;  /* why there is none, or NULL */
 } wss_process_note_t;
 
@@ -145,6 +145,7 @@ typedef struct wss_profile {
 	char *trace_stopped;	/* NULL: it ran to the end */
 	char *track_mode;	/* "auto", "exact", "sampled", or NULL */
 	char *config_file;	/* the session file, or NULL */
+	char *session_dir;	/* the leader's: where the session's other profiles go, as a path from here; or NULL */
 	wss_setting_t *settings; /* the header's config, in its order */
 	size_t nsettings;
 	bool has_seed;		/* sampling_seed was given */
@@ -187,6 +188,11 @@ typedef struct wss_profile {
 	bool has_precision;                        /* its "precision": each interval's data estimate against the target */
 	double precision_target_pct, precision_median_pct; /* median -1: not known */
 	int64_t precision_intervals, precision_missed;
+	/* its "census": pages of the data and write totals counted exactly by
+	 * their presence, or why there were none (off) */
+	bool has_census;
+	int64_t census_data, census_write;
+	char *census_off;
 	/* the records added with peaks */
 	wss_module_t *modules;
 	size_t nmodules, modules_cap;
@@ -225,6 +231,9 @@ int wss_load_profile(const char *path, wss_profile_t *p);
 #define WSS_LOAD_THREAD_SAMPLES 1u
 int wss_load_profile_flags(const char *path, wss_profile_t *p, unsigned flags);
 void wss_load_release(wss_profile_t *p);
+/* The path from here of name, a file named relative to the directory of
+ * the profile at profile (or absolute): malloc'd, NULL when out of memory. */
+char *wss_load_beside(const char *profile, const char *name);
 
 /* The summary's numbers, or when the profile has none, those computed from
  * the samples (totals unknown).  Fills data/read/write of p.  */

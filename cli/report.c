@@ -147,13 +147,18 @@ static void print_word(FILE *out, const char *w)
 	fputc('\'', out);
 }
 
-/* The session's other processes, from the process notes: how many, how
- * many wrote a profile, and where this program's own exec'd image wrote
- * its (the profile to read next). */
+/* The session's other processes, from the process notes, counted as the
+ * leader's stderr line counts them: the profiles they wrote and where, and
+ * the processes that wrote none (a forked child that exec'd is counted by
+ * its exec'd image's note); and where this program's own exec'd image
+ * wrote its profile (the one to read next). */
 static void print_session(const wss_profile_t *p, FILE *out)
 {
-	size_t with = 0, others = 0;
+	static const char refused[] = "the session directory "; /* engine/session.c */
+	size_t with = 0, without = 0, outside = 0, refused_n = 0;
+	const char *refused_why = NULL;
 	const char *next = NULL;
+	size_t dl = p->session_dir ? strlen(p->session_dir) : 0;
 	for (size_t k = 0; k < p->nprocs; k++) {
 		const wss_process_note_t *n = &p->procs[k];
 		if (n->pid == p->pid) {
@@ -161,15 +166,34 @@ static void print_session(const wss_profile_t *p, FILE *out)
 				next = n->profile; /* the last exec of this process */
 			continue;
 		}
-		others++;
-		with += n->profile != NULL;
+		if (!n->profile) {
+			without += !n->reason || strcmp(n->reason, "exec before its first sample");
+			if (n->reason && !strncmp(n->reason, refused, sizeof refused - 1) && !refused_n++)
+				refused_why = n->reason + sizeof refused - 1;
+			continue;
+		}
+		with++;
+		outside += !dl || strncmp(n->profile, p->session_dir, dl) || n->profile[dl] != '/';
 	}
 	if (next)
 		fprintf(out, "\nexec'd     this program exec'd; the next image's profile is %s", next);
-	if (others)
-		fprintf(out,
-			"\nsession    %zu more process%s noted, %zu with a profile (wss report --html OUT.html %s shows the tree)",
-			others, others == 1 ? "" : "es", with, p->path);
+	if (!with && !without)
+		return;
+	fputs("\nsession    ", out);
+	if (with) {
+		fprintf(out, "%zu more profile%s", with, with == 1 ? "" : "s");
+		if (with > outside && dl)
+			fprintf(out, " in %s/", p->session_dir);
+		if (outside && with > outside)
+			fprintf(out, " (%zu elsewhere)", outside);
+		fputs(without ? " and " : "", out);
+	}
+	if (without)
+		fprintf(out, "%zu process%s that wrote none", without, without == 1 ? "" : "es");
+	fprintf(out, " (wss report --html OUT.html %s shows the tree)", p->path);
+	if (refused_n)
+		fprintf(out, "\n           %zu of them wrote none because the session directory%s%s %s", refused_n,
+			p->session_dir ? " " : "", p->session_dir ? p->session_dir : "", refused_why);
 }
 
 static void print_header(const wss_profile_t *p, FILE *out)
@@ -195,6 +219,13 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		if (p->nall_writes)
 			fprintf(out, "\nall writes %zu of %zu sampled samples counted every page's writes: their writes are counts",
 				p->nall_writes, p->nsampled);
+		if (p->census_off)
+			fprintf(out, "\ncensus     %s", p->census_off);
+		else if (p->has_census)
+			fprintf(out,
+				"\ncensus     %" PRId64 " pages of the data total and %" PRId64
+				" of the write total counted exactly, by their presence in memory",
+				p->census_data, p->census_write);
 	}
 	if (wss_load_lower_bound(p)) {
 		fputs("\ncounts     lower bounds: coarse blocks left touched pages uncounted", out);
@@ -1188,6 +1219,16 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		}
 		if (p->precision_note)
 			jw_str(&w, "precision_note", p->precision_note);
+		if (p->has_census) {
+			jw_open(&w, "census", '{');
+			if (p->census_off)
+				jw_str(&w, "off", p->census_off);
+			else {
+				jw_int(&w, "data", p->census_data);
+				jw_int(&w, "write", p->census_write);
+			}
+			jw_close(&w, '}');
+		}
 		jw_close(&w, '}');
 	}
 	if (wss_load_lower_bound(p))

@@ -28,6 +28,7 @@
 #include "cli/load.h"
 #include "cli/outfile.h"
 #include "cli/report.h"
+#include "common/pattern.h"
 #include "common/sys.h"
 #include "config/config.h"
 
@@ -266,6 +267,24 @@ int wss_check_output(const char *output)
 	return 0;
 }
 
+/* A named profile's session directory (docs/config.md, session.output)
+ * left by an earlier run: the session's other profiles would go in among
+ * that run's.  Refused like the profile's own name. */
+static int check_session_dir(const char *output)
+{
+	char dir[WSS_OUTPUT_MAX + 8];
+	struct stat st;
+	if (strchr(output, '%') || wss_output_session_dir(output, dir, sizeof dir) || lstat(dir, &st))
+		return 0;
+	if (wss_outfile_planted(dir))
+		return WSS_EXIT_REFUSED;
+	fprintf(stderr,
+		"wss: %s: exists, and the other processes of %s's session would write their profiles there "
+		"(remove it, or choose another --output)\n",
+		dir, output);
+	return EXIT_USAGE;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *values[NFLAGS] = {NULL};
@@ -365,7 +384,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (wss_config_validate(&cfg, err, sizeof err))
 		return die_setting(err);
-	if ((r = wss_check_output(cfg.output)))
+	if ((r = wss_check_output(cfg.output)) || (r = check_session_dir(cfg.output)))
 		return r;
 
 	char lib[PATH_MAX];

@@ -66,3 +66,19 @@ int wss_output_expand(const char *pattern, int pid, uint64_t start_unix_s, const
 	wss_fmt_cstr(&f);
 	return f.overflow ? ENAMETOOLONG : 0;
 }
+
+/* Beside its profile, so it sorts with it and moves with it. */
+int wss_output_session_dir(const char *path, char *out, size_t outlen)
+{
+	size_t n = strlen(path);
+	const char *name = strrchr(path, '/');
+	size_t nl = n - (size_t)(name ? name + 1 - path : 0);
+	if (nl > 6 && !strcmp(path + n - 6, ".jsonl"))
+		n -= 6;
+	wss_fmt_t f;
+	wss_fmt_init(&f, out, outlen);
+	wss_fmt_mem(&f, path, n);
+	wss_fmt_str(&f, ".d");
+	wss_fmt_cstr(&f);
+	return f.overflow ? ENAMETOOLONG : 0;
+}

@@ -14,4 +14,9 @@
 int wss_output_expand(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *out,
 		      size_t outlen);
 
+/* The session directory of the profile at path (docs/config.md,
+ * session.output): path without a final ".jsonl", plus ".d"
+ * (wss.4242.jsonl: wss.4242.d).  Returns 0 or ENAMETOOLONG.  AS-safe. */
+int wss_output_session_dir(const char *path, char *out, size_t outlen);
+
 #endif

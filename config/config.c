@@ -1300,6 +1300,15 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			r = EINVAL;
 		}
 	}
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_CENSUS"))) {
+		if (!strcmp(v, "off")) {
+			c->test_census_off = true;
+		} else if (strcmp(v, "on")) {
+			wss_fmt_str(&e, "WSS_TEST_CENSUS: expected on or off, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		}
+	}
 	/* Test-only: the tick waits this long between arming the pages and
 	 * harvesting their write bits, so that tests can touch pages in that
 	 * window (tests/progs/split.c). */

@@ -123,6 +123,9 @@ typedef struct wss_config {
 	 * count every page's writes always (1), never (-1) or every other one
 	 * (2); 0 = auto decides. */
 	int test_all_writes;
+	/* Test-only (WSS_TEST_CENSUS=off): the totals count no page by its
+	 * presence (engine/census.c), as before the census. */
+	bool test_census_off;
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

@@ -145,6 +145,7 @@ void wss_attached_init(const wss_attach_track_t *w, const char *fifo, int contro
 {
 	what = *w;
 	E.attached = true;
+	wss_census_stop("off (attached: the pages present were touched before)");
 	E.attach_end = NULL;
 	E.attach_ctl = -1;
 	E.attach_scans = E.attach_scan_ns = 0;

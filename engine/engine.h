@@ -35,6 +35,7 @@ typedef struct wss_engine_test {
 	uint32_t first_level;      /* a fixed rate's first intervals at 1/2^first_level ... */
 	uint32_t first_intervals;  /* ... this many of them */
 	int all_writes;            /* sampled intervals count all writes (sampling.c): 1 always, -1 never, 2 every other one */
+	bool census_off;           /* no page counts in the totals by its presence (census.c) */
 } wss_engine_test_t;
 
 /* What the engine needs of the session's configuration: the preload fills
@@ -282,6 +283,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
  * zapped page as written.  Returns the system call's result (0 or
  * -errno).  hook (takes the engine lock). */
 long wss_engine_discard(uintptr_t start, size_t len, int adv);
+/* The program is about to make pages present without touching them
+ * (mlock): the totals count no more pages by their presence (census.c).
+ * hook (takes the engine lock when it has something to do). */
+void wss_engine_populating(const char *why);
 /* The application's mapping call failed with ENOMEM: if our protection
  * splits may be the cause, undo them all and return true (retry once). */
 bool wss_engine_relieve_locked(void);

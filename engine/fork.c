@@ -94,6 +94,7 @@ static void child_start_locked(void)
 		for (size_t i = 0; i < E.regions.n; i++)
 			wss_registry_observe(E.regions.v[i].start, E.regions.v[i].end);
 	}
+	wss_census_fork_child();
 	wss_clock_stat_fd();
 	E.start_unix_ns = wss_clock_ns(CLOCK_REALTIME);
 	E.t0_ns = wss_clock_ns(CLOCK_MONOTONIC);

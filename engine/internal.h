@@ -97,6 +97,7 @@ typedef struct wss_engine {
 	wss_fmt_t out;            /* records not yet written */
 	bool open_pending;        /* a forked child: create the profile on the first write */
 	bool no_profile;          /* the output is a character device (/dev/null): nothing written */
+	const char *no_profile_why; /* or another reason, "(...)", for the stderr line */
 	uint64_t written;         /* bytes of whole records in the profile */
 	uint32_t samples_out;     /* the last sample record in the profile */
 	int cut_err;              /* the profile could not be written: why (an errno) */
@@ -171,7 +172,21 @@ typedef struct wss_engine {
 	uint64_t last_writes, last_pages; /* the last sample's write and data estimates, for the decision to count all writes */
 	uint32_t aw_hold, aw_backoff; /* ticks before all writes may come back, and the next hold (policy.c) */
 	uint64_t aw_page_ns;      /* all writes' harvest and count of one tracked page, as measured (0: not yet) */
+	/* The census (census.c): whether pages are counted in the totals by
+	 * their presence, why not (NULL: on, or exact tracking), and the
+	 * pages it counted first in the data and write totals. */
+	bool census;
+	const char *census_why;
+	uint64_t census_data, census_write;
+	/* The pages it could not count that may have been touched (present
+	 * before their registration, mapped huge, files' pages), by kind;
+	 * whether files' pages are among them, and the system's count of
+	 * file pages reclaimed when the census began. */
+	uint64_t census_rest, census_rest_kind[WSS_KIND_N];
+	bool census_files;
+	uint64_t census_reclaimed;
 	uint32_t calm;            /* ticks in a row well under the budget */
+	int hold;                 /* wss_hold_t: what held the sample at the last decision (policy.c) */
 	bool raised;              /* the level was raised in the current interval (raise_to) */
 	uint32_t burst;           /* atomic: first touches in the current interval (auto) */
 	uint32_t burst_cap;       /* atomic: ... at which a handler wakes the engine thread (0: never) */
@@ -530,6 +545,12 @@ void wss_tick_last_touch(uintptr_t page, int kind, uint32_t K, wss_last_counts_t
 /* The same over every page tracked now, up to the last interval counted,
  * plus the pages gone (E.last_gone). */
 void wss_tick_last_touches(wss_last_counts_t *c);
+/* Page a, present and not before its registration (census.c), counted in
+ * the run's data total exactly, and in the write total when written; rv
+ * its read-ever bits (a scratch byte for a page without state).  Returns
+ * 1 if it was new to the data total, | 2 if new to the write total.
+ * Engine lock held. */
+int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool written);
 /* One tick from the clock, through wss_loader_around. */
 void wss_tick_clock(void);
 
@@ -585,13 +606,24 @@ void wss_session_note(const char *profile, const char *reason);
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
-/* The directory a relative output pattern is relative to in this process:
- * the leader's working directory at its start (from its profile's path),
- * so that descendants that change directory (a shell script that cd's,
- * pyenv's shims) write beside the leader's profile, not into other
- * programs' directories.  False (use the working directory) for the leader
- * itself, an absolute pattern, or a leader without a profile.  hook. */
-bool wss_session_output_base(const char *pattern, char *dir, size_t n);
+/* The session directory (docs/config.md, session.output), where this
+ * process's profile goes: absolute, from the leader's profile's path, so
+ * that descendants that change directory (a shell script that cd's, pyenv's
+ * shims) write beside the leader's profile, not into other programs'
+ * directories.  False for the leader's first image (its profile is where
+ * the pattern says) and in a session whose leader wrote no profile.  hook. */
+bool wss_session_dir(char *dir, size_t n);
+/* The session directory's name, relative to the leader's profile's
+ * directory, for the first image's header; NULL in any other process. */
+const char *wss_session_dir_name(void);
+/* Create the session directory dir if it is not there, and open it for
+ * creating profiles in it: never through a link, never another user's.
+ * Returns 0 with the descriptor, or an errno with why it cannot be used
+ * ("is a symbolic link, ...") in reason.  hook. */
+int wss_session_dir_open(const char *dir, int *dirfd, const char **reason);
+/* Say in the leader's profile that this process writes no profile: the
+ * session directory cannot be used, for reason.  hook. */
+void wss_session_note_refused(const char *reason);
 /* Is this an exec'd image of the session's leader (it leads on, and notes
  * its profile in the first image's, the profile to read next)? */
 bool wss_session_exec_image(void);
@@ -716,6 +748,33 @@ void wss_code_fork_now(void);
 /* fork.c */
 /* The engine thread of a pending child, one interval after the fork. */
 void wss_fork_child_start(void);
+
+/* ---- census.c: the totals' pages counted by their presence ---- */
+/* On or off for the run (start-up; off under exact tracking, without a
+ * page map, where huge pages come on any fault). */
+void wss_census_init(void);
+/* A forked child starts afresh (after its backend reopened): the pages it
+ * inherited present are not its touches. */
+void wss_census_fork_child(void);
+/* Off from now on, for why (the pages counted so far stay counted). */
+void wss_census_stop(const char *why);
+/* [s, e) is being registered: its pages present now were not touched in
+ * the run as far as the census can tell. */
+void wss_census_register(uintptr_t s, uintptr_t e, int kind);
+/* Count the pages of the tracked ranges in [s, e) present now (before
+ * they may disappear: an munmap, MADV_DONTNEED). */
+void wss_census_count(uintptr_t s, uintptr_t e);
+void wss_census_count_all(void);
+/* The pages of [s, e) were dropped or left tracking: any page present
+ * there later was touched after. */
+void wss_census_dropped(uintptr_t s, uintptr_t e);
+/* [s, e) of kind was unmapped before the census could count it (a
+ * library dlclose unloaded): any of its pages may have been touched. */
+void wss_census_lost(uintptr_t s, uintptr_t e, int kind);
+/* At the end: true when the census ran throughout, and then at most
+ * *rest pages touched in the run (by_kind[kind] of each kind) were
+ * counted neither by it nor in an exact window: the totals' bound. */
+bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind);
 
 /* ---- trace.c: the page trace (docs/trace-format.md) ---- */
 #define WSS_TRACE_END_RUN 1 /* the run ended */

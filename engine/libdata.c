@@ -230,8 +230,10 @@ static void apply_locked(bool startup)
 	for (int i = 0; i < nlibs; i++) {
 		if (was_seen(libs[i].start, libs[i].end))
 			libs[kept++] = libs[i];
-		else if (libs[i].tracked)
+		else if (libs[i].tracked) {
+			wss_census_lost(libs[i].start, libs[i].end, WSS_KIND_DATA);
 			wss_engine_untrack_kind_locked(libs[i].start, libs[i].end - libs[i].start, WSS_KIND_DATA);
+		}
 	}
 	int n = 0, i = 0;
 	for (int k = 0; k < seen.n; k++) {

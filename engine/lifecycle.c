@@ -128,6 +128,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (E.set.test.vma_budget)
 		E.vma_budget = E.set.test.vma_budget;
 	wss_sampling_init();
+	wss_census_init();
 	wss_trace_init();
 	wss_code_init(E.set.code, E.runtime);
 
@@ -308,6 +309,7 @@ static void finish(enum finish_how how)
 		return;
 	}
 	wss_tick_locked(true);
+	wss_census_count_all();
 	wss_findings_sites();
 	wss_trace_end();
 	wss_profile_summary_t sum;

@@ -128,8 +128,10 @@ long wss_engine_shmdt(const void *addr)
 			slot = i;
 	/* Our protection split the attachment's VMA: give it back first, so
 	 * that the kernel detaches it whole whatever it makes of the pieces. */
-	if (slot >= 0)
+	if (slot >= 0) {
+		wss_census_count(shm[slot].start, shm[slot].end);
 		wss_engine_disarm_locked(shm[slot].start, shm[slot].end - shm[slot].start);
+	}
 	RETRY_RELIEVED(r, wss_sys1(SYS_shmdt, addr));
 	if (!wss_sys_failed(r) && slot >= 0) {
 		wss_engine_untrack_locked(shm[slot].start, shm[slot].end - shm[slot].start);
@@ -192,6 +194,7 @@ bool wss_engine_unmapping(void *addr, size_t len, bool (*unmap)(void *arg), void
 {
 	wss_lockstate_t ls;
 	wss_engine_lock(&ls);
+	wss_census_count(wss_page_down((uintptr_t)addr), wss_page_up((uintptr_t)addr + len));
 	bool gone = unmap(arg);
 	if (gone)
 		wss_engine_untrack_locked((uintptr_t)addr, len);

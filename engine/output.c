@@ -79,26 +79,48 @@ void wss_out_say(const char *a, const char *b)
 		wss_write_own(fd, f.buf, f.len, false);
 }
 
-/* Create this process's profile from the output pattern.  Returns 0 or
- * an errno with the reason in err. */
+/* Create this process's profile from the output pattern: the leader's
+ * first image where the pattern says, every other process of the session
+ * in the session directory, under the pattern's file name.  Returns 0 or
+ * an errno with the reason in err.  A session directory refused costs this
+ * process its profile, not its run: a note in the leader's profile says
+ * why (the leader's last stderr line says it once for the session), and 0. */
 int wss_out_open(char *err, size_t errlen)
 {
 	const char *prog = E.argc > 0 && E.argv ? E.argv[0] : NULL;
-	/* A relative pattern is the leader's, relative to where it started. */
-	static char pattern[PATH_MAX + WSS_OUTPUT_MAX];
 	const char *pat = E.set.output;
-	char base[PATH_MAX];
-	if (wss_session_output_base(pat, base, sizeof base)) {
-		wss_fmt_t f;
-		wss_fmt_init(&f, pattern, sizeof pattern);
-		wss_fmt_str(&f, base);
-		wss_fmt_ch(&f, '/');
-		wss_fmt_str(&f, pat);
-		if (!f.overflow)
-			pat = wss_fmt_cstr(&f);
+	char dir[PATH_MAX];
+	int dirfd = AT_FDCWD;
+	bool in_dir = wss_session_dir(dir, sizeof dir);
+	if (in_dir) {
+		const char *why;
+		if (wss_session_dir_open(dir, &dirfd, &why)) {
+			/* The leader's summary says it, once for the session;
+			 * an exec'd image of the leader says it itself. */
+			static char said[PATH_MAX + 160];
+			wss_fmt_t f;
+			wss_fmt_init(&f, said, sizeof said);
+			wss_fmt_ch(&f, '(');
+			wss_fmt_str(&f, dir);
+			wss_fmt_str(&f, ", the session directory, ");
+			wss_fmt_str(&f, why);
+			wss_fmt_ch(&f, ')');
+			E.no_profile_why = wss_fmt_cstr(&f);
+			wss_session_note_refused(why);
+			E.fd = -1;
+			E.no_profile = true;
+			if (__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+				wss_lifecycle_deactivate_locked(false);
+			return 0;
+		}
+		const char *slash = strrchr(pat, '/');
+		if (slash)
+			pat = slash + 1;
 	}
-	int r = wss_profile_create(pat, E.pid, E.start_unix_ns / 1000000000ULL, prog, E.path, sizeof E.path,
-				   &E.fd, err, errlen);
+	int r = wss_profile_create(dirfd, in_dir ? dir : NULL, pat, E.pid, E.start_unix_ns / 1000000000ULL, prog,
+				   E.path, sizeof E.path, &E.fd, err, errlen);
+	if (in_dir)
+		wss_sys_close(dirfd);
 	if (r)
 		return r;
 	E.no_profile = E.fd < 0;
@@ -143,6 +165,8 @@ void wss_out_header(void)
 		.code = wss_code_on(),
 		.code_excluded = wss_code_excluded_json(),
 		.code_off = wss_code_off_why(),
+		/* Where the others go, when any process can follow. */
+		.session_dir = E.set.follow_fork || E.set.follow_exec ? wss_session_dir_name() : NULL,
 	};
 	wss_profile_header(&E.out, &h);
 }
@@ -155,6 +179,27 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
 		wss_out_write();
 }
 
+
+/* The census's bound (census.c): the run touched at most cap pages (those
+ * counted exactly and the rest it could not count), so no estimate or
+ * upper bound of a total is above it.  The total is then nearly a count,
+ * and the one interval's peak estimate, far less sure, is brought within
+ * it (without the census the total is raised to the peak instead). */
+static void census_cap(wss_profile_stat_t *st, uint64_t cap)
+{
+	if (st->total > cap)
+		st->total = cap;
+	if (st->total_ci.hi > cap)
+		st->total_ci.hi = cap;
+	if (st->total_ci.lo > st->total)
+		st->total_ci.lo = st->total;
+	if (st->peak > st->total)
+		st->peak = st->total;
+	if (st->peak_ci.hi > st->total_ci.hi)
+		st->peak_ci.hi = st->total_ci.hi;
+	if (st->peak_ci.lo > st->peak)
+		st->peak_ci.lo = st->peak;
+}
 
 /* The data series by kind: the average and its bounds as the mean of the
  * samples' (which holds whatever their errors share), the peak and its
@@ -174,7 +219,10 @@ static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *l
 			x += E.kind[k].total_hist[l];
 		wss_estimate_t t = lc ? wss_estimate_total_levels(E.kind[k].total_exact, lc->kind[k], WSS_SAMPLE_LEVEL_MAX + 1, L)
 				      : wss_estimate_total(E.kind[k].total_exact, x, L);
-		if (t.est < E.kind[k].peak)
+		uint64_t rest;
+		const uint64_t *by_kind;
+		bool census = E.level_max && wss_census_rest(&rest, &by_kind);
+		if (t.est < E.kind[k].peak && !census)
 			t.est = E.kind[k].peak;
 		if (t.lo < E.kind[k].peak_lo)
 			t.lo = E.kind[k].peak_lo;
@@ -189,6 +237,8 @@ static void kinds_summary(wss_profile_summary_t *sum, const wss_last_counts_t *l
 			.peak_ci = {E.kind[k].peak_lo, E.kind[k].peak_hi},
 			.total_ci = {t.lo, t.hi},
 		};
+		if (census)
+			census_cap(&sum->kinds[k], E.kind[k].total_exact + by_kind[k]);
 	}
 }
 
@@ -234,6 +284,10 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	sum->prec_median_ppm = wss_precision_median(E.prec_hist, E.prec_n);
 	sum->budget_ppm = E.set.overhead_ppm ? E.set.overhead_ppm : WSS_OVERHEAD_DEFAULT_PPM;
 	sum->fixed_rate = E.set.sample_level ? 1ULL << E.set.sample_level : 0;
+	sum->hold = E.hold;
+	sum->census_data = E.census_data;
+	sum->census_write = E.census_write;
+	sum->census_why = E.census ? NULL : E.census_why ? E.census_why : "off";
 	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
@@ -273,8 +327,11 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		 * is not estimated below the peak's estimate, nor bounded below
 		 * the peak's lower bound (the two estimators differ in their
 		 * members and rounding: a run of one sample said peak 5,259,
-		 * total 5,256). */
-		if (t.est < E.peak_est[s].est)
+		 * total 5,256), unless the census bounds it (census_cap). */
+		uint64_t rest;
+		const uint64_t *by_kind;
+		bool census = s < 2 && wss_census_rest(&rest, &by_kind);
+		if (t.est < E.peak_est[s].est && !census)
 			t.est = E.peak_est[s].est;
 		if (t.lo < E.peak_lo[s])
 			t.lo = E.peak_lo[s];
@@ -304,6 +361,8 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		st[s]->sum_lo = lo;
 		st[s]->sum_hi = hi;
 		st[s]->peak_ci = (wss_profile_ci_t){E.peak_lo[s], E.peak_hi[s]};
+		if (census)
+			census_cap(st[s], xe + rest);
 	}
 }
 
@@ -447,7 +506,7 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	if (E.end_why)
 		say_number("measuring stopped after sample ", sum->samples, ": ", E.end_why, "; the program runs on untracked");
 	if (E.no_profile) {
-		wss_out_say("profile: none (the output is a character device)", "");
+		wss_out_say("profile: none ", E.no_profile_why ? E.no_profile_why : "(the output is a character device)");
 		return;
 	}
 	if (E.cut_err) {

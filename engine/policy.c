@@ -327,8 +327,13 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	uint64_t per_member = E.member_tick_ns * faults;
 	uint64_t fixed_ns = (E.tick_cost_ns > per_member ? E.tick_cost_ns - per_member : 0) + aw_delay;
 	uint64_t fixed_ppm = l ? (uint64_t)(((unsigned __int128)fixed_ns * 1000000ULL) / wall) : 0;
+	uint32_t was = l;
 	l = wss_policy_step(l, share_ppm, fixed_ppm, budget, &E.calm, E.change_debt_ns != 0, step_room(l, tracked, allow),
 			    precise);
+	/* Why the sample is no finer, for the summary's precision note: a
+	 * step down was due after more calm intervals (a short run ends
+	 * first), or the budget held it. */
+	E.hold = l == was && E.calm ? WSS_HOLD_WAIT : WSS_HOLD_BUDGET;
 	/* Not past a sample of MIN_MEMBERS pages: below it the tick's fixed
 	 * costs dominate, which a coarser sample does not lower, and the
 	 * estimates would say little; a program tracking fewer than twice
@@ -349,12 +354,16 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 		l = 1;
 	/* A sparse range is never tracked exactly (sparse.h): its pages
 	 * outside the sample have no state. */
-	if ((E.set.mode == WSS_TRACK_SAMPLED || wss_sparse_any()) && l == 0)
+	if ((E.set.mode == WSS_TRACK_SAMPLED || wss_sparse_any()) && l == 0) {
 		l = 1;
+		E.hold = E.set.mode == WSS_TRACK_SAMPLED ? E.hold : WSS_HOLD_SPARSE;
+	}
 	if (l > 0) {
 		uint32_t f = vma_floor(tracked);
-		if (l < f)
+		if (l < f) {
 			l = f;
+			E.hold = wss_sparse_any() ? WSS_HOLD_SPARSE : WSS_HOLD_VMA;
+		}
 	}
 	return l > WSS_SAMPLE_LEVEL_MAX ? WSS_SAMPLE_LEVEL_MAX : l;
 }

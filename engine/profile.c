@@ -96,6 +96,8 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 		key_str(f, "why", h->code_off);
 		wss_fmt_ch(f, '}');
 	}
+	if (h->session_dir)
+		key_str(f, "session_dir", h->session_dir);
 	wss_fmt_str(f, h->config ? h->config : "");
 	wss_fmt_str(f, "}\n");
 }
@@ -332,6 +334,16 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 		wss_fmt_str(f, ",\"sampled\":true");
 		key_u64(f, "rate_max", s->rate_max);
 		precision_json(f, s);
+		wss_fmt_str(f, ",\"census\":{");
+		if (s->census_why) {
+			wss_fmt_str(f, "\"off\":");
+			wss_fmt_json_str(f, s->census_why);
+		} else {
+			wss_fmt_str(f, "\"data\":");
+			wss_fmt_u64(f, s->census_data);
+			key_u64(f, "write", s->census_write);
+		}
+		wss_fmt_ch(f, '}');
 	}
 	if (s->lower_bound)
 		wss_fmt_str(f, ",\"lower_bound\":true");
@@ -592,8 +604,8 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
 		wss_fmt_str(f, ", a lower bound (code opened whole for want of VMAs)");
 }
 
-int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
-		       size_t pathlen, int *fd, char *err, size_t errlen)
+int wss_profile_create(int dirfd, const char *dir, const char *pattern, int pid, uint64_t start_unix_s,
+		       const char *prog, char *path, size_t pathlen, int *fd, char *err, size_t errlen)
 {
 	wss_fmt_t e;
 	wss_fmt_init(&e, err, errlen);
@@ -609,7 +621,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 	/* A character device (/dev/null) is no profile to protect, and no
 	 * profile at all: nothing is written. */
 	struct stat st;
-	if (!wss_sys_failed(wss_sys2(SYS_stat, base, &st)) && S_ISCHR(st.st_mode)) {
+	if (dirfd == AT_FDCWD && !wss_sys_failed(wss_sys2(SYS_stat, base, &st)) && S_ISCHR(st.st_mode)) {
 		wss_fmt_t p;
 		wss_fmt_init(&p, path, pathlen);
 		wss_fmt_str(&p, base);
@@ -620,6 +632,11 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 	for (unsigned n = 1; n <= 1000; n++) {
 		wss_fmt_t p;
 		wss_fmt_init(&p, path, pathlen);
+		if (dir) {
+			wss_fmt_str(&p, dir);
+			wss_fmt_ch(&p, '/');
+		}
+		size_t name = p.len;
 		wss_fmt_str(&p, base);
 		if (n > 1) {
 			wss_fmt_ch(&p, '.');
@@ -630,7 +647,7 @@ int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, cons
 			r = ENAMETOOLONG;
 			break;
 		}
-		int f = wss_file_create(AT_FDCWD, path, O_APPEND);
+		int f = wss_file_create(dirfd, dir ? path + name : path, O_APPEND);
 		if (f >= 0) {
 			*fd = f;
 			return 0;
@@ -743,16 +760,37 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 		 * it (policy.c: room for what it cannot measure).  (No interval
 		 * judged: no member was touched, the sample too small for the
 		 * program's touches.) */
-		wss_fmt_str(f, ". The ");
-		pct_ppm(f, s->budget_ppm);
-		wss_fmt_str(f, " % budget (session.overhead) held the sample there: auto takes a larger one only while an "
-			       "interval costs under a quarter of it");
-		if (s->used_ppm) {
-			wss_fmt_str(f, " (this run: ");
-			pct_ppm(f, s->used_ppm);
-			wss_fmt_str(f, " % on average)");
+		bool budget = s->hold != WSS_HOLD_SPARSE && s->hold != WSS_HOLD_VMA;
+		/* Calm on average but not for intervals enough in a row (a
+		 * burst, a short run): not the budget's doing. */
+		int hold = s->hold == WSS_HOLD_BUDGET && s->used_ppm && s->used_ppm < s->budget_ppm / 4 ? WSS_HOLD_WAIT
+													  : s->hold;
+		if (s->hold == WSS_HOLD_SPARSE)
+			wss_fmt_str(f, ". A mapping over a gibibyte is always sampled, as coarsely as the kernel's "
+				       "limit on mappings (vm.max_map_count) needs");
+		else if (s->hold == WSS_HOLD_VMA)
+			wss_fmt_str(f, ". The kernel's limit on mappings (vm.max_map_count) held the sample there: each "
+				       "page armed apart takes one");
+		else if (hold == WSS_HOLD_WAIT)
+			wss_fmt_str(f, ". The run ended before auto took a larger sample: it takes one after intervals "
+				       "in a row under a quarter of the ");
+		else
+			wss_fmt_str(f, ". The ");
+		if (budget) {
+			pct_ppm(f, s->budget_ppm);
+			wss_fmt_str(f, " % budget (session.overhead");
+			if (s->used_ppm) {
+				wss_fmt_str(f, "; this run: ");
+				pct_ppm(f, s->used_ppm);
+				wss_fmt_str(f, " % on average");
+			}
+			wss_fmt_str(f, hold == WSS_HOLD_WAIT ? ")"
+								: ") held the sample there: auto takes a larger one only "
+								  "while an interval costs under a quarter of it");
 		}
-		wss_fmt_str(f, ". For tighter figures: --overhead 10%, --interval 1s or --mode exact");
+		wss_fmt_str(f, s->hold == WSS_HOLD_SPARSE || s->hold == WSS_HOLD_VMA
+				       ? ". For tighter figures: --overhead 10% or --interval 1s"
+				       : ". For tighter figures: --overhead 10%, --interval 1s or --mode exact");
 	} else {
 		wss_fmt_str(f, ". The sample is sized for the data estimate (session.precision \u00b1");
 		pct_ppm(f, s->prec_target_ppm);

@@ -38,6 +38,9 @@ typedef struct wss_profile_header {
 	 * (code_off: why); neither: not asked. */
 	bool code;
 	const char *code_excluded, *code_off;
+	/* The session's leader: where the session's other profiles go,
+	 * relative to this profile's directory; NULL in any other process. */
+	const char *session_dir;
 } wss_profile_header_t;
 
 /* Which sets the backend reports besides data_pages: writes (uffd-wp,
@@ -97,6 +100,15 @@ typedef struct wss_profile_thread {
 
 /* avg/peak/total of one series; avg is sum / samples.  Sampled runs: the
  * intervals of each (avg: the mean of the samples' bounds). */
+/* What held auto's sample where it was at the last decision (policy.c),
+ * for the precision note. */
+typedef enum wss_hold {
+	WSS_HOLD_BUDGET, /* a finer sample would not fit session.overhead */
+	WSS_HOLD_WAIT,   /* a finer one was due after more calm intervals */
+	WSS_HOLD_VMA,    /* the kernel's limit on mappings (vm.max_map_count) */
+	WSS_HOLD_SPARSE, /* a mapping over a gibibyte, always sampled */
+} wss_hold_t;
+
 typedef struct wss_profile_stat {
 	uint64_t sum, peak, total;
 	uint64_t sum_lo, sum_hi;
@@ -139,7 +151,12 @@ typedef struct wss_profile_summary {
 	uint32_t prec_n, prec_missed;
 	uint32_t budget_ppm;          /* session.overhead */
 	uint64_t used_ppm;            /* what the run took of it, as the budget weighs it (0: not measured) */
+	/* The census (engine/census.c): pages of the data and write totals
+	 * counted exactly by their presence, or why none were (NULL: on). */
+	uint64_t census_data, census_write;
+	const char *census_why;
 	uint64_t fixed_rate;          /* track.sample_rate's N; 0: the budget set the rate */
+	int hold;                     /* wss_hold_t: what held auto's last sample where it was */
 	/* The data series by kind (indexed by wss_kind_t), for the kinds
 	 * that had pages tracked in some sample (bit k of kinds_seen). */
 	uint32_t kinds_seen;
@@ -208,12 +225,14 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
  * figure is within its target and +-100 %. */
 bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s);
 
-/* Create the profile file from the output pattern: O_CREAT|O_EXCL|O_NOFOLLOW,
- * mode 0644.  If the expanded name exists (a process that exec'd keeps its
- * pid), ".2", ".3", ... are tried after it.  An existing character device
- * (/dev/null) means no profile: 0 with *fd = -1 and its path.  Returns 0
- * with the fd and the path, or an errno with a reason in err. */
-int wss_profile_create(const char *pattern, int pid, uint64_t start_unix_s, const char *prog, char *path,
-		       size_t pathlen, int *fd, char *err, size_t errlen);
+/* Create the profile file from the output pattern, relative to dirfd
+ * (AT_FDCWD, or the session directory, whose path is dir: path then starts
+ * with dir and "/"): O_CREAT|O_EXCL|O_NOFOLLOW, mode 0666 less the umask.
+ * If the expanded name exists (a process that exec'd keeps its pid), ".2",
+ * ".3", ... are tried after it.  An existing character device (/dev/null)
+ * means no profile: 0 with *fd = -1 and its path.  Returns 0 with the fd
+ * and the path, or an errno with a reason in err. */
+int wss_profile_create(int dirfd, const char *dir, const char *pattern, int pid, uint64_t start_unix_s,
+		       const char *prog, char *path, size_t pathlen, int *fd, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,11 @@
 
 /* Linux 5.18's MADV_DONTNEED for locked pages, which older headers lack. */
 #define WSS_MADV_DONTNEED_LOCKED 24
+/* And Linux 5.14's and 6.1's advice that populates. */
+#define WSS_MADV_POPULATE_READ 22
+#define WSS_MADV_POPULATE_WRITE 23
+#define WSS_MADV_COLLAPSE 25
+#define WSS_MADV_PAGEOUT 21
 
 /* Call fn on each part of [s, e) covered by a tracked region. */
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
@@ -163,6 +168,7 @@ static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
 	if (wss_sparse_add(s, e, bits))
 		return false;
+	wss_census_register(s, e, kind);
 	wss_regions_insert(&E.regions, s, e, kind);
 	wss_sampling_attach_sparse(s, e);
 	return true;
@@ -195,6 +201,7 @@ static void track(uintptr_t start, size_t len, int prot, int kind, uint32_t owne
 	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
 	if (wss_shadow_ensure(s, e) || wss_regions_insert_owned(&E.regions, s, e, kind, owner))
 		return; /* out of memory for bookkeeping: leave it untracked */
+	wss_census_register(s, e, kind);
 	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind == WSS_KIND_STACK ? WSS_PF_WPONLY : 0));
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
@@ -259,11 +266,18 @@ static void sparse_no_room(uintptr_t s, uintptr_t whole_e)
 	wss_engine_untrack_locked(s, whole_e - s);
 }
 
+/* wss_engine_move_locked is untracking what the moved pages replaced. */
+static bool moving;
+
 void wss_engine_untrack_locked(uintptr_t start, size_t len)
 {
 	uintptr_t s, e;
 	if (!tracked_span(start, len, &s, &e))
 		return;
+	/* Its pages still present were touched (a stack at its thread's
+	 * end, a library's data at dlclose), unless a move put them there. */
+	if (!moving)
+		wss_census_count(s, e);
 	/* Counted before any flag is cleared: a handler that finds its page
 	 * untracked runs the access again (fault.c, data_retry). */
 	__atomic_add_fetch(&E.released, 1, __ATOMIC_RELEASE);
@@ -276,6 +290,7 @@ void wss_engine_untrack_locked(uintptr_t start, size_t len)
 		wss_sparse_walk(rs, re, untrack_dense, untrack_sparse, &kind);
 	}
 	wss_regions_remove(&E.regions, s, e);
+	wss_census_dropped(s, e);
 	if (E.set.trace)
 		wss_trace_gone(s, e);
 	uintptr_t whole[2];
@@ -413,7 +428,10 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 			wss_engine_untrack_locked(old + newlen, oldlen - newlen);
 		return;
 	}
+	/* The pages at nw are the moved ones, not touches there. */
+	moving = true;
 	wss_engine_untrack_locked(nw, newlen);
+	moving = false;
 	wss_engine_track_locked(nw, newlen, prot, kind);
 	/* The history follows the data: a page touched in this interval
 	 * says so at its new address, where no touched list holds it (the
@@ -471,6 +489,8 @@ void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t n
 void wss_registry_harvest_before_unmap(uintptr_t start, size_t len)
 {
 	uintptr_t s, e;
+	if (tracked_span(start, len, &s, &e))
+		wss_census_count(s, e);
 	if (!E.backend->harvest || (!E.all_writes && __atomic_load_n(&E.level, __ATOMIC_RELAXED)) ||
 	    !tracked_span(start, len, &s, &e))
 		return;
@@ -478,23 +498,64 @@ void wss_registry_harvest_before_unmap(uintptr_t start, size_t len)
 	wss_registry_parts(s, e, harvest_part, NULL);
 }
 
+/* Advice after which a page may be present without a touch (census.c). */
+static const char *populates(int adv)
+{
+	switch (adv) {
+	case MADV_HUGEPAGE:
+		return "ended (MADV_HUGEPAGE: a fault may make 512 pages present)";
+	case WSS_MADV_POPULATE_READ:
+	case WSS_MADV_POPULATE_WRITE:
+		return "ended (MADV_POPULATE_*: pages present without a touch)";
+	case WSS_MADV_COLLAPSE:
+		return "ended (MADV_COLLAPSE: pages present without a touch)";
+	}
+	return NULL;
+}
+
 long wss_engine_discard(uintptr_t start, size_t len, int adv)
 {
 	uintptr_t s, e;
 	wss_lockstate_t ls;
-	if ((adv != MADV_DONTNEED && adv != WSS_MADV_DONTNEED_LOCKED) || !E.backend || !E.backend->harvest || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
+	bool dontneed = adv == MADV_DONTNEED || adv == WSS_MADV_DONTNEED_LOCKED;
+	bool harvest = dontneed && E.backend && E.backend->harvest;
+	/* Advice that takes pages away (MADV_REMOVE frees a shared page,
+	 * MADV_PAGEOUT reclaims a file's) or makes them present. */
+	bool census = __atomic_load_n(&E.census, __ATOMIC_RELAXED) &&
+		      (dontneed || adv == MADV_FREE || adv == MADV_REMOVE || adv == WSS_MADV_PAGEOUT || populates(adv));
+	if ((!harvest && !census) || !__atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE))
 		return wss_sys_madvise((void *)start, len, adv);
 	wss_engine_lock(&ls);
 	if (!tracked_span(start, len, &s, &e) || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED)) {
 		wss_engine_unlock(&ls);
 		return wss_sys_madvise((void *)start, len, adv);
 	}
-	E.harvester = wss_sys_gettid();
-	wss_registry_parts(s, e, harvest_part, NULL);
+	/* The pages present go with the advice: counted first. */
+	if (populates(adv))
+		wss_census_stop(populates(adv));
+	else
+		wss_census_count(s, e);
+	if (harvest) {
+		E.harvester = wss_sys_gettid();
+		wss_registry_parts(s, e, harvest_part, NULL);
+	}
 	long r = wss_sys_madvise((void *)start, len, adv);
-	wss_registry_parts(s, e, observe_part, NULL);
+	if (dontneed)
+		wss_census_dropped(s, e);
+	if (harvest)
+		wss_registry_parts(s, e, observe_part, NULL);
 	wss_engine_unlock(&ls);
 	return r;
+}
+
+void wss_engine_populating(const char *why)
+{
+	if (!__atomic_load_n(&E.census, __ATOMIC_RELAXED))
+		return;
+	wss_lockstate_t ls;
+	wss_engine_lock(&ls);
+	wss_census_stop(why);
+	wss_engine_unlock(&ls);
 }
 
 bool wss_engine_relieve_locked(void)

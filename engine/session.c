@@ -7,13 +7,19 @@
  * outlives the leader appends its note after the leader's summary.  A forked
  * child knows the leader from memory; an exec'd program from WSS_LEADER, which
  * the exec wrappers add to the environment they hand the kernel and the
- * constructor removes from the program's before main (preload/exec.c). */
+ * constructor removes from the program's before main (preload/exec.c).
+ * Every profile but the leader's first goes into the session directory
+ * beside it, so a script or a build leaves one file and one directory in
+ * the user's, wherever its processes cd. */
 #include "config.h"
 #include "engine/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "common/pattern.h"
 
 static char session_env[PATH_MAX + 16]; /* "WSS_LEADER=<leader's profile>" */
 static char leader_path[PATH_MAX];      /* the leader's profile, where notes go ("" none) */
@@ -89,7 +95,12 @@ void wss_session_note(const char *profile, const char *reason)
 			wss_fmt_ch(&a, '/');
 		}
 		wss_fmt_str(&a, profile);
-		wss_fmt_json_str(&f, wss_fmt_cstr(&a));
+		/* Relative to the leader's profile's directory when within it
+		 * (the session directory): the two move together. */
+		const char *ls = strrchr(leader_path, '/');
+		size_t dl = ls ? (size_t)(ls - leader_path) + 1 : 0;
+		const char *p = wss_fmt_cstr(&a);
+		wss_fmt_json_str(&f, dl && !strncmp(p, leader_path, dl) ? p + dl : p);
 	} else {
 		wss_fmt_str(&f, "null");
 	}
@@ -109,10 +120,6 @@ void wss_session_note(const char *profile, const char *reason)
 	wss_sys_close(fd);
 }
 
-/* The leader, at its end: how many other processes noted a profile in its
- * own, and how many had none; the directory of the first such profile in
- * dir.  Reads the profile back (descendants write into it, not into our
- * memory).  Returns false if it cannot be read. */
 /* Is this note line one of the leader's own exec'd images ("pid" the
  * leader's)? */
 static bool own_note(const char *line)
@@ -126,13 +133,31 @@ static bool own_note(const char *line)
 	return v == leader_pid;
 }
 
-static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t dirlen)
+typedef struct session_counts {
+	uint64_t with, without;
+	uint64_t refused;     /* of without: the session directory refused them */
+	char dir[PATH_MAX];   /* where every profile is, "" if not one place */
+	char why[128];        /* the first refusal's reason */
+} session_counts_t;
+
+static const char refused_reason[] = "the session directory ";
+
+/* The leader, at its end: how many other processes noted a profile in its
+ * own, and how many had none (and of those, how many for want of the
+ * session directory, and why); the directory of the profiles when they
+ * share one.  Reads the profile back (descendants write into it, not into
+ * our memory).  Returns false if it cannot be read. */
+static bool session_count(session_counts_t *sc)
 {
 	static const char tag[] = "{\"type\":\"process\",";
 	static const char prof[] = "\"profile\":\"";
 	static const char exec_first[] = "\"reason\":\"exec before its first sample\"";
-	*with = *without = 0;
-	dir[0] = '\0';
+	static const char refused[] = "\"reason\":\"";
+	uint64_t *with = &sc->with, *without = &sc->without;
+	char *dir = sc->dir;
+	size_t dirlen = sizeof sc->dir;
+	*with = *without = sc->refused = 0;
+	dir[0] = sc->why[0] = 0;
 	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
@@ -162,6 +187,16 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 					 * or why it has none. */
 					if (!strstr(line, exec_first))
 						(*without)++;
+					const char *r = strstr(line, refused);
+					if (r && !strncmp(r + sizeof refused - 1, refused_reason, sizeof refused_reason - 1) &&
+					    !sc->refused++) {
+						r += sizeof refused - 1 + sizeof refused_reason - 1;
+						size_t rl = strcspn(r, "\"\\");
+						if (rl < sizeof sc->why) {
+							memcpy(sc->why, r, rl);
+							sc->why[rl] = '\0';
+						}
+					}
 				} else {
 					p += sizeof prof - 1;
 					const char *q = strchr(p, '"'), *slash = NULL;
@@ -189,37 +224,110 @@ static bool session_count(uint64_t *with, uint64_t *without, char *dir, size_t d
 }
 
 
-bool wss_session_output_base(const char *pattern, char *dir, size_t n)
+/* The session directory of profile (common/pattern.c), onto f. */
+static bool dir_of(const char *profile, wss_fmt_t *f)
 {
-	if (!leader_path[0] || leader_own || pattern[0] == '/')
+	char d[PATH_MAX];
+	if (wss_output_session_dir(profile, d, sizeof d))
 		return false;
-	/* leader_path is the leader's directory, "/", and its own expansion
-	 * of the pattern: the pattern's directory part, which has no %
-	 * (else the expansion's could differ), then the file name. */
-	const char *ls = strrchr(leader_path, '/'), *ps = strrchr(pattern, '/');
-	size_t dl = ls ? (size_t)(ls - leader_path) : 0, pl = ps ? (size_t)(ps - pattern) : 0;
-	if (!ls || memchr(pattern, '%', pl))
+	wss_fmt_str(f, d);
+	wss_fmt_cstr(f);
+	return !f->overflow;
+}
+
+/* The first image of the session's leader: the one process whose profile
+ * goes where the output pattern says (a forked child has the leader's
+ * memory, but not its pid). */
+static bool first_image(void) { return leader_own && leader_pid == E.pid; }
+
+bool wss_session_dir(char *dir, size_t n)
+{
+	if (!leader_path[0] || first_image())
 		return false;
-	if (pl) {
-		if (dl < pl + 1 || leader_path[dl - pl - 1] != '/' || memcmp(leader_path + dl - pl, pattern, pl))
-			return false;
-		dl -= pl + 1;
+	wss_fmt_t f;
+	wss_fmt_init(&f, dir, n);
+	return dir_of(leader_path, &f);
+}
+
+const char *wss_session_dir_name(void)
+{
+	static char name[PATH_MAX];
+	if (!leader_path[0] || !first_image())
+		return NULL;
+	wss_fmt_t f;
+	wss_fmt_init(&f, name, sizeof name);
+	if (!dir_of(leader_path, &f))
+		return NULL;
+	const char *slash = strrchr(name, '/');
+	return slash ? slash + 1 : name;
+}
+
+/* Created by whichever process of the session writes the second profile
+ * (mkdir is atomic: the others find it made).  Opened without following a
+ * link, and used only when it is this user's: a name planted by another
+ * user (a link to their directory, a directory of theirs in /tmp) would
+ * get the session's profiles, or have them replaced (docs/report.md,
+ * "Files wss writes"). */
+int wss_session_dir_open(const char *dir, int *dirfd, const char **reason)
+{
+	long r = wss_sys3(SYS_mkdirat, AT_FDCWD, (long)dir, 0777);
+	int e = wss_sys_failed(r) ? (int)-r : 0;
+	const char *why = NULL;
+	struct stat st;
+	int fd = -1;
+	if (!e || e == EEXIST) {
+		fd = wss_sys_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		e = fd < 0 ? -fd : 0;
 	}
-	if (dl + 1 > n)
-		return false;
-	memcpy(dir, leader_path, dl);
-	dir[dl] = '\0';
-	return true;
+	if (e == ELOOP || e == ENOTDIR) /* O_DIRECTORY on a link: either */
+		why = !wss_sys_failed(wss_sys4(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW)) &&
+				      S_ISLNK(st.st_mode)
+			      ? "is a symbolic link, which wss never follows"
+			      : "is not a directory";
+	else if (!e && (wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) || st.st_uid != (uid_t)wss_sys0(SYS_geteuid))) {
+		e = EPERM;
+		why = "is another user's directory, and wss writes only into its own";
+	}
+	if (!e) {
+		*dirfd = fd;
+		return 0;
+	}
+	if (fd >= 0)
+		wss_sys_close(fd);
+	*reason = why;
+	if (!why) {
+		static char made[160];
+		wss_fmt_t m;
+		wss_fmt_init(&m, made, sizeof made);
+		wss_fmt_str(&m, "cannot be made: ");
+		wss_fmt_str(&m, wss_errno_text(e));
+		*reason = wss_fmt_cstr(&m);
+	}
+	return e;
+}
+
+void wss_session_note_refused(const char *reason)
+{
+	char why[256];
+	wss_fmt_t f;
+	wss_fmt_init(&f, why, sizeof why);
+	wss_fmt_str(&f, refused_reason);
+	wss_fmt_str(&f, reason);
+	wss_session_note(NULL, wss_fmt_cstr(&f));
 }
 
 bool wss_session_exec_image(void) { return leader_path[0] && !leader_own && leader_pid == E.pid; }
 
 void wss_session_describe(wss_fmt_t *f)
 {
-	uint64_t with, without;
-	char dir[PATH_MAX];
-	if (!session_used || !session_count(&with, &without, dir, sizeof dir) || (!with && !without))
+	static session_counts_t c;
+	if (!session_used || !session_count(&c) || (!c.with && !c.without))
 		return;
+	uint64_t with = c.with, without = c.without;
+	const char *dir = c.dir;
+	/* A note's relative path is the leader profile's directory's: said
+	 * from where the user named it. */
+	const char *lp = leader_own ? E.path : leader_path, *ls = strrchr(lp, '/');
 	if (!leader_own) { /* an exec'd image of the leader: the list is the first image's */
 		wss_fmt_str(f, "; ");
 		wss_fmt_str(f, leader_path);
@@ -233,8 +341,10 @@ void wss_session_describe(wss_fmt_t *f)
 		wss_fmt_str(f, " from this session");
 		if (dir[0]) {
 			wss_fmt_str(f, " (in ");
+			if (dir[0] != '/' && ls)
+				wss_fmt_mem(f, lp, (size_t)(ls - lp) + 1);
 			wss_fmt_str(f, dir);
-			wss_fmt_str(f, ")");
+			wss_fmt_str(f, "/)");
 		}
 		if (without)
 			wss_fmt_str(f, " and ");
@@ -242,5 +352,23 @@ void wss_session_describe(wss_fmt_t *f)
 	if (without) {
 		wss_fmt_u64(f, without);
 		wss_fmt_str(f, without == 1 ? " process that wrote none" : " processes that wrote none");
+	}
+	/* Said once here rather than by each process refused: a script's
+	 * every command would repeat it. */
+	if (c.refused) {
+		char sdir[PATH_MAX];
+		wss_fmt_t d;
+		wss_fmt_init(&d, sdir, sizeof sdir);
+		if (ls)
+			wss_fmt_mem(&d, lp, (size_t)(ls - lp) + 1);
+		const char *ld = strrchr(leader_path, '/');
+		if (!dir_of(ld ? ld + 1 : leader_path, &d))
+			return;
+		wss_fmt_str(f, "; ");
+		wss_fmt_u64(f, c.refused);
+		wss_fmt_str(f, " of them because ");
+		wss_fmt_str(f, sdir);
+		wss_fmt_str(f, ", the session directory, ");
+		wss_fmt_str(f, c.why);
 	}
 }

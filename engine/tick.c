@@ -65,6 +65,16 @@ static void total_note(uintptr_t a, uint8_t *rv, int s, int kind, bool sampled, 
 	}
 }
 
+int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool written)
+{
+	uint32_t top = UINT32_MAX;
+	uint8_t old = *rv;
+	total_note(a, rv, 0, kind, false, &top);
+	if (written)
+		total_note(a, rv, 1, kind, false, &top);
+	return (int)!(old & REVER_E(0)) | (int)(written && !(old & REVER_E(1))) << 1;
+}
+
 /* One sample's count over the pages of the window's sample. */
 typedef struct count {
 	uint32_t k, w, nt, lw;

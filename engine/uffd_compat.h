@@ -58,5 +58,8 @@ struct pm_scan_arg {
 #define PAGE_IS_SWAPPED (1 << 4)
 #define PAGE_IS_PFNZERO (1 << 5)
 #endif
+#ifndef PAGE_IS_HUGE
+#define PAGE_IS_HUGE (1 << 6) /* mapped by a huge page (6.7, with the others) */
+#endif
 
 #endif

@@ -143,6 +143,32 @@ WSS_EXPORT int madvise(void *addr, size_t len, int adv)
 	return result_int(wss_engine_discard((uintptr_t)addr, len, adv), saved);
 }
 
+/* Locking memory faults its pages in: present without a touch, which the
+ * totals' census must know (engine/census.c). */
+WSS_EXPORT int mlock(const void *addr, size_t len)
+{
+	int saved = errno;
+	if (wss_engine_tracking())
+		wss_engine_populating("ended (mlock: pages present without a touch)");
+	return result_int(wss_sys3(SYS_mlock, addr, len, 0), saved);
+}
+
+WSS_EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	int saved = errno;
+	if (wss_engine_tracking())
+		wss_engine_populating("ended (mlock2: pages present without a touch)");
+	return result_int(wss_sys3(SYS_mlock2, addr, len, flags), saved);
+}
+
+WSS_EXPORT int mlockall(int flags)
+{
+	int saved = errno;
+	if (wss_engine_tracking())
+		wss_engine_populating("ended (mlockall: pages present without a touch)");
+	return result_int(wss_sys3(SYS_mlockall, flags, 0, 0), saved);
+}
+
 WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 {
 	int saved = errno;

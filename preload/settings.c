@@ -99,7 +99,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 			 .sampling_seed = c->test_sampling_seed,
 			 .first_level = c->test_first_level,
 			 .first_intervals = c->test_first_intervals,
-			 .all_writes = c->test_all_writes},
+			 .all_writes = c->test_all_writes,
+			 .census_off = c->test_census_off},
 	};
 	return 0;
 }

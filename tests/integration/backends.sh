@@ -23,7 +23,7 @@ run() { # BACKEND FILE: run rw under BACKEND with manual ticks
 }
 writes() { $PROFILE samples "$1" | awk -v s="$2" '$1 == s {print $6}'; }
 check() { # BACKEND FILE COLUMN: compare each expectation
-	prof=$(ls "$TMP"/$2.*.jsonl | grep -v "\.$(awk '/^child/ {print $2}' "$TMP/$2.out")\.jsonl")
+	prof=$(ls "$TMP"/$2.*.jsonl) # the child's is in the session directory, ${prof%.jsonl}.d
 	$PROFILE check "$prof"; ok $? "$1: the profile is complete and valid"
 	is "$($PROFILE get "$prof" header.backend)" "$1" "$1: the header names the backend"
 	while read -r kind seq mp uf; do
@@ -36,7 +36,7 @@ check() { # BACKEND FILE COLUMN: compare each expectation
 $(grep '^child' "$TMP/$2.out")
 EOT
 	want=$cmp; [ "$3" = uffd ] && want=$cuf
-	between "$(sample "$TMP/$2.$cpid.jsonl" "$cseq")" "$want" $((want + 4)) "$1: the forked child's own sample has its $want pages"
+	between "$(sample "${prof%.jsonl}.d/$2.$cpid.jsonl" "$cseq")" "$want" $((want + 4)) "$1: the forked child's own sample has its $want pages"
 }
 
 run mprotect mp

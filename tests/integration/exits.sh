@@ -44,7 +44,7 @@ for b in mprotect hybrid uffd-wp; do
 		cmp -s "$d/out" "$d/native"
 		ok $? "$b $m: output as natively" || diff "$d/native" "$d/out" | head -10 | sed 's/^/# /'
 		bad=0 n=0
-		for p in "$d"/*.jsonl; do
+		for p in $(find "$d" -name "*.jsonl"); do # the session directory's too
 			n=$((n + 1))
 			$PROFILE check "$p" >"$d/check" 2>&1 || { bad=1; sed 's/^/# /' "$d/check"; }
 			[ "$(grep -c '"type":"summary"' "$p")" = 1 ] || { bad=1; diag "$p: $(grep -c '"type":"summary"' "$p") summaries"; }
@@ -53,7 +53,7 @@ for b in mprotect hybrid uffd-wp; do
 		is "$(grep -c '^wss: data avg/peak/total' "$d/err")" 1 "$b $m: one stderr summary, the session's ($n profiles)"
 		# A handler that interrupted wss's lock writes a summary without
 		# the final sample, and says so.
-		inc=$(cat "$d"/*.jsonl | grep -c '"incomplete"')
+		inc=$(find "$d" -name "*.jsonl" -exec cat {} + | grep -c '"incomplete"')
 		is "$(grep -c 'interrupted wss: the summary has no final sample' "$d/err")" "$inc" \
 			"$b $m: stderr names each summary without its final sample ($inc)"
 	done
@@ -97,7 +97,7 @@ else
 	is $? 4 "dash with a command substitution: status 4"
 	is "$out" "sub 7" "dash with a command substitution: output and the child's status as natively"
 	bad=0
-	for p in "$d"/*.jsonl; do
+	for p in $(find "$d" -name "*.jsonl"); do # the session directory's too
 		$PROFILE check "$p" && [ "$(grep -c '"type":"summary"' "$p")" = 1 ] || bad=1
 	done
 	ok $bad "dash with a command substitution: every profile complete with one summary"

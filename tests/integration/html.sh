@@ -115,7 +115,7 @@ browser m m.html --select-proc 1
 bis "$(fact m procs)" 2 "the page lists the leader and its child"
 bis "$(fact m procs_with_profile)" 2 "both selectable (the child's profile loaded from the note)"
 bis "$(fact m errors)" 0 "selecting the child: no error" || errors_of m
-"$WSS" report --html m2.html m.*.jsonl
+"$WSS" report --html m2.html m.*.jsonl m.*.d/*.jsonl
 is $? 0 "both profiles given: exits 0"
 browser m2 m2.html
 bis "$(fact m2 procs)" 2 "still two processes (the child given and noted is one)"

@@ -94,9 +94,9 @@ is "$(kind_of "$TMP/sys.jsonl" 2 file write)" 1 "syscalls: pread(2) into a share
 (cd "$TMP" && WSS_SESSION_TIME_BASE=manual WSS_TRACK_MODE=exact WSS_SESSION_OUTPUT="$TMP/fork.%p.jsonl" 	LD_PRELOAD="$WSS_LIB" "$PROGS/kinds" fork >"$TMP/fork.out" 2>/dev/null)
 ok $? "fork: runs under wss"
 child=$(awk '/^child/ {print $2}' "$TMP/fork.out")
-parent=$(ls "$TMP"/fork.*.jsonl | grep -v "fork.$child.jsonl")
+parent=$(ls "$TMP"/fork.*.jsonl) # the child's is in the session directory
 is "$(awk '/^child/ {print $4, $6}' "$TMP/fork.out")" "0 600" "fork: the child's writes reach the parent"
-is "$(kind_of "$TMP/fork.$child.jsonl" 2 shared write)" 300 "fork: the child's interval has its 300 shared pages written"
+is "$(kind_of "${parent%.jsonl}.d/fork.$child.jsonl" 2 shared write)" 300 "fork: the child's interval has its 300 shared pages written"
 is "$(kind_of "$parent" 2 shared write)" 300 "fork: the parent's has its own"
 is "$(kind_of "$parent" 3 shared data)" 300 "fork: and the parent reading them after is its touch"
 

@@ -86,7 +86,7 @@ ok $? "sigchld: every child's SIGCHLD reaches main's handler"
 # its faults on armed pages and reads its mask back as it was given.
 same blocked-exec 0
 grep -qx 'blocked-child: SIGSEGV blocked' "$TMP/blocked-exec.out"; ok $? "blocked-exec: the mask reads back blocked"
-$PROFILE check "$TMP/blocked-exec.jsonl.2"; ok $? "blocked-exec: the exec'd program's profile is complete"
+$PROFILE check "$TMP/blocked-exec.d/blocked-exec.jsonl"; ok $? "blocked-exec: the exec'd program's profile is complete (in the session directory)"
 
 # ---- exit paths ------------------------------------------------------------
 same exit3 3

@@ -56,7 +56,7 @@ is "$(cat "$TMP/bad")" "" "no FATAL, PANIC or crash in its log"
 # Every profile complete, and each client backend (argv "postgres:
 # postgres bench ...") with its shared buffers in its working set.
 bad=0 backends=0 shared=0
-for f in "$D"/prof/pg.*.jsonl; do
+for f in $(find "$D"/prof -name 'pg.*.jsonl'); do # the backends' in the session directory
 	$PROFILE check "$f" || bad=$((bad + 1))
 	case "$($PROFILE get "$f" header.argv)" in
 	*"postgres bench"*)

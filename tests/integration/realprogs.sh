@@ -24,8 +24,7 @@ same() { # NAME CMD...: compare stdout and status, native vs wss
 	cmp -s "$TMP/native.out" "$TMP/wss.out" && [ "$s1" = "$s2" ]
 	ok $? "$name: same stdout and status ($s1/$s2)" || { diff "$TMP/native.out" "$TMP/wss.out" | head -5 | sed 's/^/# /'; grep -v '^wss:' "$TMP/wss.err" | head -5 | sed 's/^/# /'; }
 	n=0 bad=0 complete=0
-	for f in "$TMP"/prof/p.*.jsonl*; do
-		[ -e "$f" ] || continue
+	for f in $(find "$TMP"/prof -type f -name 'p.*.jsonl*'); do # the session directory's too
 		n=$((n + 1))
 		if $PROFILE check "$f" >/dev/null 2>&1; then complete=$((complete + 1));
 		elif ! $PROFILE check "$f" --prefix >/dev/null 2>&1; then bad=$((bad + 1)); fi

@@ -56,8 +56,7 @@ under() {
 			continue
 		fi
 		peak=0
-		for p in "$d"/p.*.jsonl; do
-			[ -e "$p" ] || continue
+		for p in $(find "$d" -name 'p.*.jsonl'); do # the session directory's too
 			if ! err=$($PROFILE check "$p" --prefix 2>&1); then
 				bad=$((bad + 1)) why="run $i: invalid profile: $err"
 				continue 2

@@ -27,12 +27,12 @@ run() {
 		WSS_SESSION_OUTPUT="$TMP/$1/p.%p.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/sparseset" $ARGS \
 		>"$TMP/$1.out" 2>"$TMP/$1.err"
 	ok $? "$1: sparseset and its forked child run under wss" || diag "$(cat "$TMP/$1.err")"
-	# The parent's profile: the one with the most samples (the child
-	# lives one phase; pids wrap, so the lowest may be the child's).
-	prof=$(for f in "$TMP/$1"/p.*.jsonl; do echo "$(grep -c '"type":"sample"' "$f") $f"; done | sort -n | tail -1 | cut -d' ' -f2)
+	# The parent's profile: the only one beside the session directory,
+	# which holds the child's.
+	prof=$(ls "$TMP/$1"/p.*.jsonl)
 	$PROFILE check "$prof"
 	ok $? "$1: a valid profile"
-	is "$(ls "$TMP/$1"/p.*.jsonl | wc -l)" 2 "$1: the child wrote its own profile"
+	is "$(ls "${prof%.jsonl}.d" | wc -l)" 1 "$1: the child wrote its own profile, in the session directory"
 	python3 - "$TMP/$1.out" "$prof" >"$TMP/$1.cmp" <<'EOF'
 import json, sys
 truth = {}

@@ -227,10 +227,10 @@ WSS_SESSION_TIME_BASE=manual WSS_SESSION_TRACE=1 WSS_SESSION_OUTPUT="$TMP/fork.%
 	"$PROGS/forker" manual >"$TMP/fork.out" 2>&1
 is $? 0 "forker manual with a trace: exit 0"
 child=$(awk '$1 == "child" {print $2}' "$TMP/fork.out")
-[ -s "$TMP/fork.$child.trace" ] && [ "$(ls "$TMP"/fork.*.trace | wc -l)" = 2 ]
-ok $? "parent and child each wrote a trace beside their profile"
+[ -s "$TMP"/fork.*.d/"fork.$child.trace" ] && [ "$(ls "$TMP"/fork.*.trace "$TMP"/fork.*.d/*.trace | wc -l)" = 2 ]
+ok $? "parent and child each wrote a trace beside their profile (the child's in the session directory)"
 fr=0
-for f in "$TMP"/fork.*.jsonl; do
+for f in "$TMP"/fork.*.jsonl "$TMP"/fork.*.d/*.jsonl; do
 	$TRACE dump "${f%.jsonl}.trace" >"$TMP/fork.dump" && compare "$f" "$TMP/fork.dump" 1 >"$TMP/cmp" 2>&1 || fr=1
 done
 ok $fr "each record for record with its own profile" || sed 's/^/# /' "$TMP/cmp"

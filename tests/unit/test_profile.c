@@ -12,7 +12,7 @@ int main(void)
 {
 	char buf[1024];
 	wss_fmt_t f;
-	plan(12);
+	plan(17);
 	wss_profile_summary_t s = {.samples = 4, .data = {1394, 534, 1098}, .page_size = 4096};
 	wss_fmt_init(&f, buf, sizeof buf);
 	wss_profile_summary_text(&f, &s, "data");
@@ -94,5 +94,36 @@ int main(void)
 	wss_fmt_reset(&f);
 	wss_profile_summary_text(&f, &z, "data");
 	is_str(wss_fmt_cstr(&f), "data avg/peak/total: 0.0/0/0 pages (0.0/0.0/0.0 MiB)", "no samples");
+	/* The precision note says what held the sample (policy.c's hold). */
+	wss_profile_summary_t p = {.samples = 10, .data = {1000, 100, 100}, .page_size = 4096, .rate_max = 64,
+				   .prec_target_ppm = 50000, .prec_n = 10, .prec_missed = 10, .prec_median_ppm = 200000,
+				   .budget_ppm = 20000, .used_ppm = 15000};
+	p.data.sum_lo = 800, p.data.sum_hi = 1200, p.data.peak_ci = (wss_profile_ci_t){80, 120};
+	p.data.total_ci = (wss_profile_ci_t){80, 120};
+	static const struct {
+		int hold;
+		uint64_t used;
+		const char *says;
+	} holds[] = {
+		{WSS_HOLD_BUDGET, 15000, "The 2.0 % budget (session.overhead; this run: 1.5 % on average) held the sample there"},
+		{WSS_HOLD_BUDGET, 1000, "The run ended before auto took a larger sample"},
+		{WSS_HOLD_WAIT, 15000, "The run ended before auto took a larger sample: it takes one after intervals in a row "
+				       "under a quarter of the 2.0 % budget (session.overhead; this run: 1.5 % on average). "
+				       "For tighter figures: --overhead 10%, --interval 1s or --mode exact"},
+		{WSS_HOLD_VMA, 15000, "The kernel's limit on mappings (vm.max_map_count) held the sample there"},
+		{WSS_HOLD_SPARSE, 15000, "A mapping over a gibibyte is always sampled, as coarsely as the kernel's limit on "
+					 "mappings (vm.max_map_count) needs. For tighter figures: --overhead 10% or "
+					 "--interval 1s"},
+	};
+	for (size_t i = 0; i < sizeof holds / sizeof *holds; i++) {
+		p.hold = holds[i].hold;
+		p.used_ppm = holds[i].used;
+		wss_fmt_reset(&f);
+		ok(wss_profile_precision_text(&f, &p) && strstr(wss_fmt_cstr(&f), holds[i].says),
+		   "precision note, hold %d at %.1f %%: says \"%.40s...\"", holds[i].hold, holds[i].used / 10000.0,
+		   holds[i].says);
+		if (!strstr(wss_fmt_cstr(&f), holds[i].says))
+			diag("got: %s", wss_fmt_cstr(&f));
+	}
 	return done_testing();
 }
