@@ -44,7 +44,7 @@ simulate --json --frames 0,3,50,700
 simulate --policy lru --csv --period 7 --frames 0,1,2,5,40,300,100000
 replay --trial-factor 3 --seed 7'
 hostile="28 34 40"
-plan $(($(echo $pairs | wc -w) + 8 * $(echo $hostile | wc -w)))
+plan $(($(echo $pairs | wc -w) + 8 * $(echo $hostile | wc -w) + 1))
 
 # same NAME: every command on NAME.jsonl, through both builds.
 same() {
@@ -113,4 +113,15 @@ for k in $hostile; do
 		"h$k: mrc with OPT, simulate and replay refuse it in one line each (exit 2)" || sed 's/^/# /' err.all
 	rm -f err.all
 done
+# the HTML report falls back on the LRU curves over ranges
+(
+	ulimit -v 400000
+	exec timeout 10 "$WSS" report --html h40.html h40.jsonl >out 2>err
+)
+is "$?:$(python3 -c '
+import json
+s = open("h40.html").read()
+a = json.JSONDecoder().raw_decode(s[s.index("\"analyses\":") + 11:])[0]
+print(len(a["mrc"]["curve"]), "opt_misses" in a["mrc"]["curve"][0], [r["policy"] for r in a["simulate"]["results"]][0])
+')" "0:43 False lru" "h40: report --html draws the LRU curves over ranges (no OPT, LRU alone)"
 done_testing
