@@ -1,12 +1,15 @@
 /* The trace analyses (analyses.h): `wss heatmap`, `wss window`, `wss mrc`
  * and `wss simulate`, and the plumbing replay.c shares.  Every command
  * reads the trace twice: a first pass checks every record (so a corrupt
- * trace is refused before any output) and collects the distinct pages;
- * the second computes.  Per-page state lives in arrays indexed by the
- * page map, so memory follows the distinct pages; mrc and simulate also
- * hold their reference string (4 bytes a reference, 12 with OPT, which
- * needs each reference's next use).  docs/analyses.md defines what each
- * computes and what it can claim. */
+ * trace is refused before any output) and collects the distinct pages as
+ * ranges; the second computes.  A run is processed as a range: heat-map
+ * bins take its overlap, the window keeps segments of pages with the same
+ * newest touch, mrc's LRU stack segments of keys referenced in one go, so
+ * time and memory follow the runs and events, not the pages they claim.
+ * simulate and mrc's OPT walk the reference string one reference at a
+ * time (4 bytes a reference, 12 with OPT, which needs each reference's
+ * next use), up to REFS_MAX references.  docs/analyses.md defines what
+ * each computes and what it can claim. */
 #include "config.h"
 #include "cli/analyses.h"
 
@@ -18,7 +21,9 @@
 
 #include "cli/heatmap.h"
 #include "cli/mrc.h"
+#include "cli/pagemap.h"
 #include "cli/policy.h"
+#include "cli/segs.h"
 #include "cli/text.h"
 #include "common/estimate.h"
 #include "common/fmt.h"
@@ -136,6 +141,22 @@ static int number_list(const char *cmd, const char *name, const char *v, uint64_
 	return 0;
 }
 
+int wss_reserve(void *array, size_t *cap, size_t n, size_t size)
+{
+	void **v = array;
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 256;
+	while (c < n)
+		c *= 2;
+	void *m = realloc(*v, c * size);
+	if (!m)
+		return ENOMEM;
+	*v = m;
+	*cap = c;
+	return 0;
+}
+
 /* ---- the profile and its trace ---- */
 
 int wss_pair_open(const char *path, wss_pair_t *p)
@@ -190,7 +211,7 @@ void wss_pair_note_end(const wss_pair_t *p)
 
 void wss_scan_release(wss_scan_t *s)
 {
-	wss_pagemap_release(&s->map);
+	wss_ranges_release(&s->pages);
 	free(s->seq);
 	free(s->t_ns);
 	free(s->level);
@@ -232,20 +253,9 @@ int wss_scan_run(wss_pair_t *p, wss_scan_t *s)
 		if (iv.level > s->level_max)
 			s->level_max = iv.level;
 		s->writes |= iv.sets & WSS_TRACE_SETS_WRITES;
-		s->touches += iv.pages;
 		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				uint32_t idx;
-				bool added;
-				int e = wss_pagemap_add(&s->map, pn, &idx, &added);
-				if (e == EOVERFLOW) {
-					fprintf(stderr, "wss: %s: more than 2^32 distinct pages\n", p->trace_path);
-					wss_scan_release(s);
-					return WSS_EXIT_BADINPUT;
-				}
-				if (e)
-					return scan_nomem(p, s);
-			}
+			if (wss_ranges_add(&s->pages, iv.runs[k].first, iv.runs[k].n))
+				return scan_nomem(p, s);
 	}
 	if (r) {
 		wss_scan_release(s);
@@ -256,7 +266,7 @@ int wss_scan_run(wss_pair_t *p, wss_scan_t *s)
 		wss_scan_release(s);
 		return WSS_EXIT_BADINPUT;
 	}
-	if (wss_pagemap_sort(&s->map))
+	if (wss_ranges_finish(&s->pages))
 		return scan_nomem(p, s);
 	if ((r = wss_trace_rewind(&p->trace)))
 		wss_scan_release(s);
@@ -358,16 +368,36 @@ typedef struct heat_axes {
 
 static heat_axes_t heat_axes(const wss_scan_t *s, bool by_address)
 {
-	heat_axes_t a = {by_address, s->map.n, 0};
-	if (by_address && s->map.n) {
-		a.lo = s->map.pages[0];
-		a.items = s->map.pages[s->map.n - 1] - a.lo + 1;
+	const wss_ranges_t *pg = &s->pages;
+	heat_axes_t a = {by_address, pg->pages, 0};
+	if (by_address && pg->n) {
+		a.lo = pg->v[0].first;
+		a.items = pg->v[pg->n - 1].first + pg->v[pg->n - 1].n - a.lo;
 	}
 	return a;
 }
 
+/* Items [i, i + n) touched in time bin tb, each counting w: w times
+ * their overlap with each page bin (page by page in the tests' reference
+ * build). */
+static void heat_add(wss_heat_t *h, uint64_t items, size_t tb, uint64_t i, uint64_t n, uint64_t w)
+{
+	uint64_t end = i + n;
+	if (WSS_PER_PAGE) {
+		for (; i < end; i++)
+			h->cells[wss_heat_bin(i, items, h->pbins) * h->tbins + tb] += w;
+		return;
+	}
+	for (size_t b = wss_heat_bin(i, items, h->pbins); i < end; b++) {
+		uint64_t next = wss_heat_bin_first(b + 1, items, h->pbins), upto = next < end ? next : end;
+		h->cells[b * h->tbins + tb] += w * (upto - i);
+		i = upto;
+	}
+}
+
 /* The second pass: every (page, interval) touch into its cell, scaled by
- * the interval's rate. */
+ * the interval's rate.  A run's pages have consecutive items (it lies in
+ * one range of the distinct pages). */
 static int heat_fill(wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax, wss_heat_t *h)
 {
 	wss_trace_interval_t iv;
@@ -375,15 +405,12 @@ static int heat_fill(wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax, 
 	int r;
 	for (uint64_t i = 0; !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
 		size_t tb = wss_heat_bin(i, s->intervals, h->tbins);
-		uint64_t w = 1ull << iv.level;
-		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				uint64_t item = pn - ax->lo;
-				uint32_t idx;
-				if (!ax->by_address && wss_pagemap_find(&s->map, pn, &idx))
-					item = idx;
-				h->cells[wss_heat_bin(item, ax->items, h->pbins) * h->tbins + tb] += w;
-			}
+		for (size_t k = 0; k < iv.nruns; k++) {
+			uint64_t item = iv.runs[k].first - ax->lo;
+			if (!ax->by_address)
+				wss_ranges_index(&s->pages, iv.runs[k].first, &item);
+			heat_add(h, ax->items, tb, item, iv.runs[k].n, 1ull << iv.level);
+		}
 	}
 	return r;
 }
@@ -423,7 +450,7 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 	text_source(out, "heatmap", p);
 	uint64_t max = wss_heat_max(h), total = wss_heat_total(h);
 	char g[32];
-	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->map.n));
+	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->pages.pages));
 	if (ax->by_address)
 		fprintf(out, "by address (0x%" PRIx64 "..0x%" PRIx64 "): %zu rows of ", ax->lo << p->trace.page_shift,
 			(ax->lo + ax->items) << p->trace.page_shift, h->pbins);
@@ -508,8 +535,8 @@ static void heat_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 {
 	fputc('{', out);
 	json_source(out, p);
-	fprintf(out, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%zu,\"level_max\":%u,\"page_size\":%" PRId64,
-		ax->by_address ? "address" : "index", s->intervals, s->map.n, s->level_max, p->prof.page_size);
+	fprintf(out, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"level_max\":%u,\"page_size\":%" PRId64,
+		ax->by_address ? "address" : "index", s->intervals, s->pages.pages, s->level_max, p->prof.page_size);
 	fputs(",\"time_bins\":[", out);
 	for (size_t t = 0; t < h->tbins; t++) {
 		uint64_t f, l;
@@ -893,20 +920,7 @@ typedef struct live_set {
 	size_t npend, pend_cap;
 } live_set_t;
 
-static int live_reserve(live_page_t **v, size_t *cap, size_t n)
-{
-	if (n <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 256;
-	while (c < n)
-		c *= 2;
-	live_page_t *m = realloc(*v, c * sizeof *m);
-	if (!m)
-		return ENOMEM;
-	*v = m;
-	*cap = c;
-	return 0;
-}
+static int live_reserve(live_page_t **v, size_t *cap, size_t n) { return wss_reserve(v, cap, n, sizeof **v); }
 
 static int live_cmp(const void *a, const void *b)
 {
@@ -1017,8 +1031,9 @@ static int win_map(wss_pair_t *p, const wss_scan_t *s, uint64_t n, wss_pagemap_t
 	uint32_t idx;
 	bool added;
 	int r = 0;
-	for (size_t i = 0; i < s->map.n && !r; i++)
-		r = wss_pagemap_add(m, s->map.pages[i], &idx, &added);
+	for (size_t i = 0; i < s->pages.n; i++)
+		for (uint64_t pn = s->pages.v[i].first; pn < s->pages.v[i].first + s->pages.v[i].n && !r; pn++)
+			r = wss_pagemap_add(m, pn, &idx, &added);
 	live_set_t l = {0};
 	wss_trace_interval_t iv;
 	bool got;
@@ -1077,8 +1092,62 @@ static void win_events(const wss_trace_interval_t *iv, const wss_pagemap_t *m, w
 	}
 }
 
-/* The series for window n over the trace (second pass). */
-static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+/* The window's level: the coarsest of its intervals, a sliding maximum
+ * over the deque dq[qh..qt) of decreasing levels; and the series it
+ * fills. */
+typedef struct win_levels {
+	size_t *dq, qh, qt;
+} win_levels_t;
+
+static int win_start(const wss_scan_t *s, win_result_t *res, win_levels_t *q)
+{
+	memset(res, 0, sizeof *res);
+	q->qh = q->qt = 0;
+	q->dq = malloc((s->intervals ? s->intervals : 1) * sizeof *q->dq);
+	res->v = calloc(s->intervals ? s->intervals : 1, sizeof *res->v);
+	return q->dq && res->v ? 0 : ENOMEM;
+}
+
+/* Interval i (seq k) enters the window: the window's level now. */
+static unsigned win_level(const wss_scan_t *s, win_levels_t *q, size_t i, uint64_t k, uint64_t n)
+{
+	while (q->qt > q->qh && s->level[q->dq[q->qt - 1]] <= s->level[i])
+		q->qt--;
+	q->dq[q->qt++] = i;
+	while (s->seq[q->dq[q->qh]] + n <= k)
+		q->qh++;
+	return s->level[q->dq[q->qh]];
+}
+
+/* The sample of interval iv: x members of level touched in the window,
+ * xw of them written. */
+static void win_add(const wss_profile_t *prof, win_result_t *res, const wss_trace_interval_t *iv, unsigned level,
+		    uint64_t x, uint64_t xw)
+{
+	win_sample_t *o = &res->v[res->n++];
+	o->seq = iv->seq;
+	o->t_ns = iv->t_ns;
+	o->level = level;
+	o->x = x;
+	o->xw = xw;
+	win_estimate(prof, o);
+	res->sum = wss_load_sat_addu(res->sum, o->data.est);
+	if (o->data.est > res->peak)
+		res->peak = o->data.est;
+}
+
+static int win_end(win_result_t *res, win_levels_t *q, int r)
+{
+	free(q->dq);
+	if (r) {
+		free(res->v);
+		res->v = NULL;
+	}
+	return r;
+}
+
+/* The series for window n, page by page (the tests' reference build). */
+static int win_compute_pages(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
 {
 	memset(res, 0, sizeof *res);
 	wss_pagemap_t lm = {0};
@@ -1093,10 +1162,9 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 	uint8_t *top = calloc(pages ? pages : 1, 1);
 	/* per page: seen in an exact interval (1), in a sampled one (2) */
 	uint8_t *seen = calloc(pages ? pages : 1, 1);
-	size_t *dq = malloc((s->intervals ? s->intervals : 1) * sizeof *dq);
-	res->v = calloc(s->intervals ? s->intervals : 1, sizeof *res->v);
-	int r = winset_init(&d, pages, ring) | winset_init(&w, pages, ring);
-	if (r || !top || !seen || !dq || !res->v) {
+	win_levels_t q;
+	int r = winset_init(&d, pages, ring) | winset_init(&w, pages, ring) | win_start(s, res, &q);
+	if (r || !top || !seen) {
 		r = nomem_cmd("window");
 		goto out;
 	}
@@ -1106,9 +1174,6 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 			t++;
 		top[i] = (uint8_t)t;
 	}
-	/* The window's level: the coarsest of its intervals, a sliding
-	 * maximum over the deque dq[qh..qt) of decreasing levels. */
-	size_t qh = 0, qt = 0;
 	wss_trace_interval_t iv;
 	bool got;
 	for (size_t i = 0; !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
@@ -1126,21 +1191,8 @@ static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_resul
 			}
 		winset_expire(&d, k, n, top);
 		winset_expire(&w, k, n, top);
-		while (qt > qh && s->level[dq[qt - 1]] <= iv.level)
-			qt--;
-		dq[qt++] = i;
-		while (s->seq[dq[qh]] + n <= k)
-			qh++;
-		win_sample_t *o = &res->v[res->n++];
-		o->seq = k;
-		o->t_ns = iv.t_ns;
-		o->level = s->level[dq[qh]];
-		o->x = winset_members(&d, o->level);
-		o->xw = winset_members(&w, o->level);
-		win_estimate(&p->prof, o);
-		res->sum = wss_load_sat_addu(res->sum, o->data.est);
-		if (o->data.est > res->peak)
-			res->peak = o->data.est;
+		unsigned level = win_level(s, &q, i, k, n);
+		win_add(&p->prof, res, &iv, level, winset_members(&d, level), winset_members(&w, level));
 	}
 	if (r)
 		goto out;
@@ -1160,12 +1212,306 @@ out:
 	wss_pagemap_release(&lm);
 	free(top);
 	free(seen);
-	free(dq);
-	if (r) {
-		free(res->v);
-		res->v = NULL;
+	return win_end(res, &q, r);
+}
+
+/* The members of each level 0 .. lmax among pages [first, first + len)
+ * into m[].  Short ranges go page by page (a page's top level costs a few
+ * hash steps: most pages leave the descent at once), long ones by
+ * wss_sample_count, which costs the same whatever the length. */
+static void members_of(uint64_t first, uint64_t len, unsigned lmax, uint64_t seed, uint64_t *m)
+{
+	m[0] = len;
+	if (!lmax)
+		return;
+	if (len <= 16) {
+		for (unsigned l = 1; l <= lmax; l++)
+			m[l] = 0;
+		/* Membership is nested: a member of lmax is one of every level. */
+		for (uint64_t pn = first; pn < first + len; pn++) {
+			unsigned top = lmax;
+			if (!wss_sample_member(pn, lmax, seed))
+				for (top = 0; top + 1 < lmax && wss_sample_member(pn, top + 1, seed);)
+					top++;
+			for (unsigned l = 1; l <= top; l++)
+				m[l]++;
+		}
+		return;
+	}
+	for (unsigned l = 1; l <= lmax; l++)
+		m[l] = wss_sample_count(first, first + len, l, seed);
+}
+
+/* One window set over ranges: the pages with a newest touch (or write),
+ * as segments of pages with the same newest interval, keyed by first
+ * page (val: the interval); a segment whose newest is out of the window
+ * counts as no history.  hist[l]: the members of level l in the window
+ * (membership is nested, so level l's count is all the window's sample
+ * needs); bucket[slot][l]: of them, those whose newest is the slot's
+ * interval, owner[slot], subtracted when it leaves the window. */
+typedef struct rwin {
+	wss_segs_t segs;
+	uint64_t n, seed;
+	unsigned lmax;
+	size_t ring;
+	uint64_t *hist, *bucket, *owner, *m;
+	wss_seg_t *old, *now; /* rwin_touch_all's lists */
+	size_t old_cap, now_cap;
+} rwin_t;
+
+static int rwin_init(rwin_t *w, uint64_t n, size_t ring, unsigned lmax, uint64_t seed)
+{
+	memset(w, 0, sizeof *w);
+	w->n = n;
+	w->ring = ring;
+	w->lmax = lmax;
+	w->seed = seed;
+	w->hist = calloc(lmax + 1, sizeof *w->hist);
+	w->m = calloc(lmax + 1, sizeof *w->m);
+	w->bucket = calloc(ring * (lmax + 1), sizeof *w->bucket);
+	w->owner = calloc(ring, sizeof *w->owner);
+	return w->hist && w->m && w->bucket && w->owner ? 0 : ENOMEM;
+}
+
+static void rwin_release(rwin_t *w)
+{
+	wss_segs_release(&w->segs);
+	free(w->old);
+	free(w->now);
+	free(w->hist);
+	free(w->m);
+	free(w->bucket);
+	free(w->owner);
+}
+
+/* Pages [first, first + len) with newest interval l in the window of k
+ * (sign 1) or out of it (sign -1): their members counted or not. */
+static void rwin_count(rwin_t *w, uint64_t first, uint64_t len, uint64_t l, int sign)
+{
+	size_t slot = l % w->ring;
+	uint64_t *b = &w->bucket[slot * (w->lmax + 1)];
+	if (w->owner[slot] != l) {
+		memset(b, 0, (w->lmax + 1) * sizeof *b);
+		w->owner[slot] = l;
+	}
+	members_of(first, len, w->lmax, w->seed, w->m);
+	for (unsigned i = 0; i <= w->lmax; i++) {
+		w->hist[i] += sign > 0 ? w->m[i] : -w->m[i];
+		b[i] += sign > 0 ? w->m[i] : -w->m[i];
+	}
+}
+
+/* A segment straddling page x is cut in two there. */
+static int rwin_cut(rwin_t *w, uint64_t x)
+{
+	wss_seg_t g;
+	if (!x || !wss_segs_floor(&w->segs, x - 1, &g) || g.key + g.len <= x)
+		return 0;
+	wss_segs_del(&w->segs, g.key);
+	int r = wss_segs_put(&w->segs, g.key, x - g.key, g.val);
+	return r ? r : wss_segs_put(&w->segs, x, g.key + g.len - x, g.val);
+}
+
+/* Pages [a, b) forget their history before the tick of interval k; the
+ * parts of it in the window go to carry (when not NULL, for a move). */
+static int rwin_erase(rwin_t *w, uint64_t a, uint64_t b, uint64_t k, wss_segs_t *carry)
+{
+	int r = 0;
+	if (a >= b || (r = rwin_cut(w, a)) || (r = rwin_cut(w, b)))
+		return r;
+	wss_seg_t g;
+	while (wss_segs_ceil(&w->segs, a, &g) && g.key < b) {
+		wss_segs_del(&w->segs, g.key);
+		if (g.val + w->n < k)
+			continue;
+		rwin_count(w, g.key, g.len, g.val, -1);
+		if (carry && (r = wss_segs_put(carry, g.key, g.len, g.val)))
+			return r;
+	}
+	return 0;
+}
+
+/* Pages [first, first + len) get newest interval l (in the window of
+ * the interval at hand). */
+static int rwin_put(rwin_t *w, uint64_t first, uint64_t len, uint64_t l)
+{
+	rwin_count(w, first, len, l, 1);
+	return wss_segs_put(&w->segs, first, len, l);
+}
+
+/* Interval k's events: pages gone, pages moved with their history (what
+ * was at the target forgotten first, as the engine untracks it).  A move
+ * carries the history in the window only: the rest is no history. */
+static int rwin_events(rwin_t *w, const wss_trace_interval_t *iv, wss_segs_t *carry)
+{
+	int r = 0;
+	for (size_t e = 0; e < iv->nevents && !r; e++) {
+		const wss_trace_event_t *ev = &iv->events[e];
+		if (ev->type != WSS_TRACE_EV_MOVED) {
+			r = rwin_erase(w, ev->from, ev->from + ev->n, iv->seq, NULL);
+			continue;
+		}
+		if ((r = rwin_erase(w, ev->from, ev->from + ev->n, iv->seq, carry)) ||
+		    (r = rwin_erase(w, ev->to, ev->to + ev->n, iv->seq, NULL)))
+			break;
+		wss_seg_t g;
+		while (!r && wss_segs_ceil(carry, 0, &g)) {
+			wss_segs_del(carry, g.key);
+			r = rwin_put(w, ev->to + (g.key - ev->from), g.len, g.val);
+		}
 	}
 	return r;
+}
+
+/* Run u touched in interval k: what its pages had is forgotten, k is
+ * their newest. */
+static int rwin_touch(rwin_t *w, const wss_trace_run_t *u, uint64_t k)
+{
+	int r = rwin_erase(w, u->first, u->first + u->n, k, NULL);
+	return r ? r : rwin_put(w, u->first, u->n, k);
+}
+
+/* The same for every run of iv (the written ones when written) at once:
+ * the segments listed, merged with the runs in one pass, and the set
+ * made anew, O(segments + runs) where run by run costs O(runs log
+ * segments); segments out of the window are dropped on the way (no
+ * event or touch can bring them back). */
+static int rwin_touch_all(rwin_t *w, const wss_trace_interval_t *iv, bool written)
+{
+	uint64_t k = iv->seq;
+	size_t nold = w->segs.n, o = 0, i = 0;
+	if (wss_reserve(&w->old, &w->old_cap, nold, sizeof *w->old) ||
+	    wss_reserve(&w->now, &w->now_cap, nold + 2 * iv->nruns, sizeof *w->now))
+		return ENOMEM;
+	wss_segs_list(&w->segs, w->old);
+	for (size_t j = 0; j < iv->nruns; j++) {
+		const wss_trace_run_t *u = &iv->runs[j];
+		if (written && !u->written)
+			continue;
+		uint64_t a = u->first, b = a + u->n;
+		for (; i < nold && w->old[i].key < b; i++) {
+			wss_seg_t g = w->old[i];
+			if (g.val + w->n < k)
+				continue;
+			if (g.key + g.len <= a) {
+				w->now[o++] = g;
+				continue;
+			}
+			if (g.key < a) {
+				w->now[o++] = (wss_seg_t){g.key, a - g.key, g.val};
+				g = (wss_seg_t){a, g.key + g.len - a, g.val};
+			}
+			uint64_t end = g.key + g.len < b ? g.key + g.len : b;
+			rwin_count(w, g.key, end - g.key, g.val, -1);
+			if (end < g.key + g.len) {
+				w->old[i] = (wss_seg_t){b, g.key + g.len - b, g.val};
+				break;
+			}
+		}
+		rwin_count(w, a, b - a, k, 1);
+		w->now[o++] = (wss_seg_t){a, b - a, k};
+	}
+	for (; i < nold; i++)
+		if (w->old[i].val + w->n >= k)
+			w->now[o++] = w->old[i];
+	return wss_segs_assign(&w->segs, w->now, o);
+}
+
+/* An interval's runs on set w, run by run or all at once, whichever
+ * costs less. */
+static int rwin_runs(rwin_t *w, const wss_trace_interval_t *iv, bool written)
+{
+	if (iv->nruns * 16 >= w->segs.n)
+		return rwin_touch_all(w, iv, written);
+	int r = 0;
+	for (size_t j = 0; j < iv->nruns && !r; j++)
+		if (!written || iv->runs[j].written)
+			r = rwin_touch(w, &iv->runs[j], iv->seq);
+	return r;
+}
+
+/* The pages whose newest is k - n leave the window of k. */
+static void rwin_expire(rwin_t *w, uint64_t k)
+{
+	if (k <= w->n)
+		return;
+	size_t slot = (k - w->n) % w->ring;
+	if (w->owner[slot] != k - w->n)
+		return;
+	uint64_t *b = &w->bucket[slot * (w->lmax + 1)];
+	for (unsigned i = 0; i <= w->lmax; i++) {
+		w->hist[i] -= b[i];
+		b[i] = 0;
+	}
+}
+
+/* The trace's distinct pages for the window's total: those seen in an
+ * exact interval for certain, the others (seen only in sampled ones)
+ * through the members of the trace's coarsest level among them, scaled. */
+static uint64_t win_total(const wss_ranges_t *exact, const wss_ranges_t *sampled, unsigned lmax, uint64_t seed)
+{
+	uint64_t t = exact->pages;
+	for (size_t i = 0; i < sampled->n; i++) {
+		uint64_t a = sampled->v[i].first, end = a + sampled->v[i].n;
+		for (size_t j = wss_ranges_lower(exact, a); a < end; j++) {
+			uint64_t b = j < exact->n && exact->v[j].first < end ? exact->v[j].first : end;
+			if (b > a)
+				t += wss_sample_count(a, b, lmax, seed) << lmax;
+			if (j >= exact->n)
+				break;
+			a = exact->v[j].first + exact->v[j].n;
+		}
+	}
+	return t;
+}
+
+/* The series for window n over the trace (second pass), over ranges:
+ * O(log segments) a run or an event, whatever the pages they claim. */
+static int win_compute_ranges(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+{
+	size_t ring = (size_t)((n < s->intervals ? n : s->intervals) + 1);
+	uint64_t seed = p->prof.sampling_seed;
+	rwin_t d, w;
+	wss_segs_t carry = {0};
+	wss_ranges_t exact = {0}, sampled = {0};
+	win_levels_t q;
+	int r = rwin_init(&d, n, ring, s->level_max, seed) | rwin_init(&w, n, ring, s->level_max, seed) |
+		win_start(s, res, &q);
+	wss_trace_interval_t iv;
+	bool got;
+	for (size_t i = 0; !r && !(r = wss_trace_next(&p->trace, &iv, &got)) && got; i++) {
+		uint64_t k = iv.seq;
+		bool writes = iv.sets & WSS_TRACE_SETS_WRITES;
+		if ((r = rwin_events(&d, &iv, &carry)) || (r = rwin_events(&w, &iv, &carry)))
+			break;
+		if ((r = rwin_runs(&d, &iv, false)) || (writes && (r = rwin_runs(&w, &iv, true))))
+			break;
+		for (size_t j = 0; j < iv.nruns && !r; j++)
+			r = wss_ranges_add(iv.level ? &sampled : &exact, iv.runs[j].first, iv.runs[j].n);
+		if (r)
+			break;
+		rwin_expire(&d, k);
+		rwin_expire(&w, k);
+		unsigned level = win_level(s, &q, i, k, n);
+		win_add(&p->prof, res, &iv, level, d.hist[level], w.hist[level]);
+	}
+	if (r == ENOMEM || (!r && (wss_ranges_finish(&exact) || wss_ranges_finish(&sampled))))
+		r = nomem_cmd("window");
+	if (!r) {
+		res->total = win_total(&exact, &sampled, s->level_max, seed);
+		res->total_estimated = s->level_max > 0;
+	}
+	rwin_release(&d);
+	rwin_release(&w);
+	wss_segs_release(&carry);
+	wss_ranges_release(&exact);
+	wss_ranges_release(&sampled);
+	return win_end(res, &q, r);
+}
+
+static int win_compute(wss_pair_t *p, const wss_scan_t *s, uint64_t n, win_result_t *res)
+{
+	return WSS_PER_PAGE ? win_compute_pages(p, s, n, res) : win_compute_ranges(p, s, n, res);
 }
 
 /* Tenths of a page, rounded half up: the profile's avg. */
@@ -1286,17 +1632,42 @@ int wss_cmd_window(int argc, char **argv)
  * within each interval: one reference per page and interval.  At a
  * sampled level the string keeps the members of the trace's coarsest
  * level (the sample every interval observed), each standing for rate
- * pages: a spatially sampled string (SHARDS). */
+ * pages: a spatially sampled string (SHARDS).  A reference is named by a
+ * key: its page number, or at a sampled level its aligned block's number
+ * (a block has one member), so that the references of a run are
+ * consecutive keys. */
 typedef struct refs {
-	uint32_t *r;
+	uint32_t *r; /* per reference: its key's index (refs_build) */
 	size_t n, cap;
 	size_t *ends; /* per interval: n after it */
 	size_t nends;
-	size_t npages; /* page indices are below this */
+	size_t npages; /* key indices are below this */
 	uint64_t distinct;
 	unsigned level;
 	uint64_t rate;
 } refs_t;
+
+/* The policies and OPT walk the string one reference at a time, for each
+ * policy and size, with 4 bytes a reference (12 for OPT): a string longer
+ * than this is refused before it is built (docs/analyses.md, "Limits"),
+ * where the LRU curve of wss mrc, computed over ranges, has no limit. */
+#define REFS_MAX (1ull << 27)
+
+/* The keys of run [first, first + n) at level: consecutive, [*k0, *k1):
+ * its pages at level 0; else the blocks whose member lies in the run,
+ * every block between its first and last page, and those two when their
+ * member does. */
+static void run_keys(uint64_t first, uint64_t n, unsigned level, uint64_t seed, uint64_t *k0, uint64_t *k1)
+{
+	if (!level) {
+		*k0 = first;
+		*k1 = first + n;
+		return;
+	}
+	uint64_t end = first + n, fb = first >> level, lb = (end - 1) >> level;
+	*k0 = fb + (wss_sample_in_block(fb, level, seed) < first);
+	*k1 = lb + (wss_sample_in_block(lb, level, seed) < end);
+}
 
 static void refs_release(refs_t *rs)
 {
@@ -1305,50 +1676,72 @@ static void refs_release(refs_t *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
-static int refs_build(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, const char *cmd)
+static void refs_start(const wss_scan_t *s, refs_t *rs)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->level = s->level_max;
 	rs->rate = 1ull << s->level_max;
-	rs->npages = s->map.n;
+}
+
+/* Reference to key: its index in km (numbered in order of first sight:
+ * no policy looks at the numbers) appended to the string. */
+static int refs_add(refs_t *rs, wss_pagemap_t *km, uint64_t key)
+{
+	if (wss_reserve(&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+		return ENOMEM;
+	uint32_t idx;
+	bool added;
+	int r = wss_pagemap_add(km, key, &idx, &added);
+	if (r)
+		return r;
+	rs->r[rs->n++] = idx;
+	rs->distinct += added;
+	return 0;
+}
+
+/* The string, one reference at a time, for walker (the policies, OPT)
+ * (second pass).  Returns 0, or says why not and returns 1 or 2 (more
+ * than REFS_MAX references). */
+static int refs_build(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, const char *cmd, const char *walker)
+{
+	refs_start(s, rs);
+	uint64_t seed = p->prof.sampling_seed;
+	wss_pagemap_t km = {0};
 	rs->ends = malloc((s->intervals ? s->intervals : 1) * sizeof *rs->ends);
-	uint8_t *seen = calloc(s->map.n ? s->map.n : 1, 1);
-	if (!rs->ends || !seen) {
-		free(seen);
-		refs_release(rs);
-		return nomem_cmd(cmd);
-	}
 	wss_trace_interval_t iv;
 	bool got;
-	int r;
-	while (!(r = wss_trace_next(&p->trace, &iv, &got)) && got) {
-		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				if (rs->level && !wss_sample_member(pn, rs->level, p->prof.sampling_seed))
-					continue;
-				if (rs->n == rs->cap) {
-					size_t c = rs->cap ? 2 * rs->cap : 4096;
-					uint32_t *m = realloc(rs->r, c * sizeof *m);
-					if (!m) {
-						free(seen);
-						refs_release(rs);
-						return nomem_cmd(cmd);
-					}
-					rs->r = m;
-					rs->cap = c;
-				}
-				uint32_t idx = 0;
-				wss_pagemap_find(&s->map, pn, &idx);
-				rs->r[rs->n++] = idx;
-				rs->distinct += !seen[idx];
-				seen[idx] = 1;
+	int r = rs->ends ? 0 : ENOMEM, t = 0;
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
+		for (size_t k = 0; k < iv.nruns && !r; k++) {
+			uint64_t first = iv.runs[k].first, n = iv.runs[k].n, k0, k1;
+			run_keys(first, n, rs->level, seed, &k0, &k1);
+			if (k1 - k0 > REFS_MAX - rs->n) {
+				fprintf(stderr,
+					"wss: %s: %s: more than %llu references, the most %s walks one by one "
+					"(wss mrc --no-opt draws the LRU curve over ranges)\n",
+					cmd, p->trace_path, REFS_MAX, walker);
+				refs_release(rs);
+				wss_pagemap_release(&km);
+				return WSS_EXIT_BADINPUT;
 			}
+			/* The tests' reference build finds the members page by
+			 * page, as a check on run_keys. */
+			if (WSS_PER_PAGE)
+				for (uint64_t pn = first; pn < first + n && !r; pn++) {
+					if (!rs->level || wss_sample_member(pn, rs->level, seed))
+						r = refs_add(rs, &km, pn >> rs->level);
+				}
+			else
+				for (uint64_t key = k0; key < k1 && !r; key++)
+					r = refs_add(rs, &km, key);
+		}
 		rs->ends[rs->nends++] = rs->n;
 	}
-	free(seen);
-	if (r)
+	rs->npages = km.n;
+	wss_pagemap_release(&km);
+	if (r || t)
 		refs_release(rs);
-	return r;
+	return r ? nomem_cmd(cmd) : t;
 }
 
 /* Frames of the sampled string for a memory of size pages: size / rate,
@@ -1470,6 +1863,374 @@ static int default_sizes(uint64_t distinct, uint64_t **sizes, size_t *n)
 	return 0;
 }
 
+/* The histogram of stack distances: count references at each distance
+ * (0: a first reference), as pairs, sorted and summed up by dist_finish:
+ * as many as the ranges that produced them, whatever their lengths. */
+typedef struct dist_count {
+	uint64_t dist, count;
+} dist_count_t;
+
+/* What simulate's LRU needs besides the histogram: its hits at each
+ * size, in all and per period of the string, from the distances and
+ * positions of the references as they come. */
+typedef struct dist_sink {
+	size_t n;		/* sizes */
+	const uint64_t *frames; /* per size: frames of the sampled string */
+	uint64_t *hits;		/* per size */
+	uint64_t **period_hits; /* per size, per period */
+	uint64_t period;	/* references a period */
+} dist_sink_t;
+
+typedef struct dists {
+	dist_count_t *v;
+	size_t n, cap;
+	uint64_t cold, reuse; /* after dist_finish */
+	dist_sink_t *sink;
+} dists_t;
+
+static int by_dist(const void *a, const void *b)
+{
+	const dist_count_t *x = a, *y = b;
+	return (x->dist > y->dist) - (x->dist < y->dist);
+}
+
+/* Sorted by distance, the counts of one distance summed. */
+static void dist_compact(dists_t *h)
+{
+	qsort(h->v, h->n, sizeof *h->v, by_dist);
+	size_t o = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (o && h->v[o - 1].dist == h->v[i].dist)
+			h->v[o - 1].count += h->v[i].count;
+		else
+			h->v[o++] = h->v[i];
+	h->n = o;
+}
+
+/* count references from position pos on, at distance dist, into the
+ * sink's hits: those at each size whose frames hold them (an LRU memory
+ * of f frames hits a reference exactly when its distance is at most f),
+ * spread over the periods they fall in. */
+static void sink_add(dist_sink_t *k, uint64_t dist, uint64_t count, uint64_t pos)
+{
+	for (size_t i = 0; dist && i < k->n; i++) {
+		if (dist > k->frames[i])
+			continue;
+		k->hits[i] += count;
+		for (uint64_t at = pos, end = pos + count; at < end;) {
+			uint64_t next = (at / k->period + 1) * k->period, upto = next < end ? next : end;
+			k->period_hits[i][at / k->period] += upto - at;
+			at = upto;
+		}
+	}
+}
+
+/* A full histogram is compacted before it grows: it then holds a pair per
+ * distance seen (at most the distinct keys), not one per reference. */
+static int dist_add(dists_t *h, uint64_t dist, uint64_t count, uint64_t pos)
+{
+	if (h->sink)
+		sink_add(h->sink, dist, count, pos);
+	if (h->n == h->cap && h->n >= 4096) {
+		dist_compact(h);
+		if (h->n > h->cap / 2 && wss_reserve(&h->v, &h->cap, 2 * h->cap, sizeof *h->v))
+			return ENOMEM;
+	}
+	if (wss_reserve(&h->v, &h->cap, h->n + 1, sizeof *h->v))
+		return ENOMEM;
+	h->v[h->n++] = (dist_count_t){dist, count};
+	return 0;
+}
+
+/* Sorted by distance, the first references set apart (cold), and each
+ * re-reference's count made cumulative: v[i].count = re-references at
+ * distance <= v[i].dist. */
+static void dist_finish(dists_t *h)
+{
+	dist_compact(h);
+	size_t o = 0;
+	uint64_t cum = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (!h->v[i].dist) {
+			h->cold += h->v[i].count;
+			continue;
+		}
+		cum += h->v[i].count;
+		h->v[o++] = (dist_count_t){h->v[i].dist, cum};
+	}
+	h->n = o;
+	h->reuse = cum;
+}
+
+/* The re-references an LRU memory of f pages hits: those at distance <= f. */
+static uint64_t dist_hits(const dists_t *h, uint64_t f)
+{
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->v[mid].dist <= f)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? h->v[lo - 1].count : 0;
+}
+
+/* The LRU stack over ranges of keys: the keys referenced so far, as
+ * segments of consecutive keys whose latest references took consecutive
+ * positions of the string, twice: by first key (addr: val the position
+ * of its first key's reference) and by that position (pos: val the
+ * first key), for the keys referenced after a position, summed.  A
+ * reference is the keys' distinct count since their latest reference
+ * plus one. */
+typedef struct lru_ranges {
+	wss_segs_t addr, pos;
+	uint64_t now; /* positions used */
+	/* lru_interval's work space */
+	wss_seg_t *a, *p, *an, *pn;
+	size_t a_cap, p_cap, an_cap, pn_cap;
+	uint64_t *suffix, *fen;
+	size_t suffix_cap, fen_cap;
+	size_t *rank, *origin, *count;
+	size_t rank_cap, origin_cap, count_cap;
+	wss_range_t *keys;
+	size_t keys_cap;
+} lru_ranges_t;
+
+static void lru_release(lru_ranges_t *l)
+{
+	wss_segs_release(&l->addr);
+	wss_segs_release(&l->pos);
+	free(l->a);
+	free(l->p);
+	free(l->an);
+	free(l->pn);
+	free(l->suffix);
+	free(l->fen);
+	free(l->rank);
+	free(l->origin);
+	free(l->count);
+	free(l->keys);
+}
+
+static int lru_put(lru_ranges_t *l, uint64_t key, uint64_t len, uint64_t at)
+{
+	int r = wss_segs_put(&l->addr, key, len, at);
+	return r ? r : wss_segs_put(&l->pos, at, len, key);
+}
+
+static void lru_del(lru_ranges_t *l, const wss_seg_t *g)
+{
+	wss_segs_del(&l->addr, g->key);
+	wss_segs_del(&l->pos, g->val);
+}
+
+/* A segment straddling key x is cut in two there; the right part's
+ * positions follow on from the left's. */
+static int lru_cut(lru_ranges_t *l, uint64_t x)
+{
+	wss_seg_t g;
+	if (!x || !wss_segs_floor(&l->addr, x - 1, &g) || g.key + g.len <= x)
+		return 0;
+	lru_del(l, &g);
+	int r = lru_put(l, g.key, x - g.key, g.val);
+	return r ? r : lru_put(l, x, g.key + g.len - x, g.val + (x - g.key));
+}
+
+/* Keys [a, b) referenced in order: each segment of them takes its keys'
+ * distances into h.  For key k of segment [u, v) (cut to lie in the run),
+ * the keys referenced since k's latest are those of the segments after
+ * it in position (the rest of the run's earlier segments have left the
+ * tree, each for the top of the stack), the run's keys before k, and
+ * [k + 1, v): sum_above + (k - a) + (v - 1 - k), the same for every key
+ * of the segment.  Keys in no segment are first references. */
+static int lru_run(lru_ranges_t *l, uint64_t a, uint64_t b, dists_t *h)
+{
+	int r;
+	if ((r = lru_cut(l, a)) || (r = lru_cut(l, b)))
+		return r;
+	uint64_t at = a;
+	wss_seg_t g;
+	while (wss_segs_ceil(&l->addr, a, &g) && g.key < b) {
+		if (g.key > at && (r = dist_add(h, 0, g.key - at, l->now + (at - a))))
+			return r;
+		if ((r = dist_add(h, wss_segs_sum_above(&l->pos, g.val) + g.key + g.len - a, g.len, l->now + (g.key - a))))
+			return r;
+		lru_del(l, &g);
+		at = g.key + g.len;
+	}
+	if (at < b && (r = dist_add(h, 0, b - at, l->now + (at - a))))
+		return r;
+	r = lru_put(l, a, b - a, l->now);
+	l->now += b - a;
+	return r;
+}
+
+/* The re-references consumed from the old segments of pos rank j and
+ * above (a Fenwick tree over ranks, 1-based inside). */
+static void fen_add(uint64_t *f, size_t n, size_t j, uint64_t v)
+{
+	for (size_t i = j + 1; i <= n; i += i & -i)
+		f[i] += v;
+}
+
+static uint64_t fen_prefix(const uint64_t *f, size_t j)
+{
+	uint64_t s = 0;
+	for (size_t i = j; i > 0; i -= i & -i)
+		s += f[i];
+	return s;
+}
+
+/* Pushes segment g, from old segment of rank o, onto the next lists. */
+static void lru_keep(lru_ranges_t *l, size_t *n, wss_seg_t g, size_t o)
+{
+	l->an[*n] = g;
+	l->origin[(*n)++] = o;
+}
+
+/* An interval's key ranges k[0 .. nk) at once, for an interval with many
+ * runs: lru_run's arithmetic on lists of the segments instead of the
+ * trees, O(segments + runs log segments).  The old segments are ranked
+ * by position; a segment's keys referenced again have distance: the old
+ * keys after it in position not referenced yet in this interval
+ * (suffix[j + 1] less the Fenwick tree of what was), its own keys after
+ * them (end - v), the keys of the interval's runs before this one (moved
+ * to the top of the stack), and those of this run before it (v - a): the
+ * same sum as lru_run's.  The trees are then made anew from the lists:
+ * the old segments' remains in their position order (a segment's pieces
+ * keep it), then the interval's runs. */
+static int lru_interval(lru_ranges_t *l, const wss_range_t *k, size_t nk, dists_t *h)
+{
+	size_t na = l->addr.n, nn = 0, cap = na + 2 * nk;
+	if (wss_reserve(&l->a, &l->a_cap, na, sizeof *l->a) || wss_reserve(&l->p, &l->p_cap, na, sizeof *l->p) ||
+	    wss_reserve(&l->an, &l->an_cap, cap, sizeof *l->an) || wss_reserve(&l->pn, &l->pn_cap, cap, sizeof *l->pn) ||
+	    wss_reserve(&l->suffix, &l->suffix_cap, na + 1, sizeof *l->suffix) ||
+	    wss_reserve(&l->fen, &l->fen_cap, na + 1, sizeof *l->fen) ||
+	    wss_reserve(&l->rank, &l->rank_cap, na, sizeof *l->rank) ||
+	    wss_reserve(&l->origin, &l->origin_cap, cap, sizeof *l->origin) ||
+	    wss_reserve(&l->count, &l->count_cap, na + nk + 1, sizeof *l->count))
+		return ENOMEM;
+	wss_segs_list(&l->addr, l->a);
+	wss_segs_list(&l->pos, l->p);
+	l->suffix[na] = 0;
+	for (size_t j = na; j-- > 0;)
+		l->suffix[j] = l->suffix[j + 1] + l->p[j].len;
+	memset(l->fen, 0, (na + 1) * sizeof *l->fen);
+	for (size_t i = 0; i < na; i++) {
+		size_t lo = 0, hi = na;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (l->p[mid].key <= l->a[i].val)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		l->rank[i] = lo;
+	}
+	uint64_t before = 0, consumed = 0;
+	size_t i = 0;
+	int r = 0;
+	for (size_t j = 0; j < nk && !r; j++) {
+		uint64_t a = k[j].first, b = a + k[j].n, at = a;
+		for (; i < na && l->a[i].key < b && !r; i++) {
+			wss_seg_t g = l->a[i];
+			uint64_t end = g.key + g.len;
+			if (end <= a) {
+				lru_keep(l, &nn, g, l->rank[i]);
+				continue;
+			}
+			if (g.key < a) {
+				lru_keep(l, &nn, (wss_seg_t){g.key, a - g.key, g.val}, l->rank[i]);
+				g = (wss_seg_t){a, end - a, g.val + (a - g.key)};
+			}
+			if (g.key > at && (r = dist_add(h, 0, g.key - at, l->now + (at - a))))
+				break;
+			uint64_t v = end < b ? end : b, rk = l->rank[i];
+			uint64_t later = l->suffix[rk + 1] - (consumed - fen_prefix(l->fen, rk + 1));
+			r = dist_add(h, later + end + before - a, v - g.key, l->now + (g.key - a));
+			fen_add(l->fen, na, rk, v - g.key);
+			consumed += v - g.key;
+			at = v;
+			if (v < end) {
+				l->a[i] = (wss_seg_t){v, end - v, g.val + (v - g.key)};
+				break;
+			}
+		}
+		if (!r && at < b)
+			r = dist_add(h, 0, b - at, l->now + (at - a));
+		lru_keep(l, &nn, (wss_seg_t){a, b - a, l->now}, na + j);
+		l->now += b - a;
+		before += b - a;
+	}
+	for (; i < na; i++)
+		lru_keep(l, &nn, l->a[i], l->rank[i]);
+	if (r)
+		return r;
+	/* The position order: by origin (old ranks, then the runs), and by
+	 * address within one, a counting sort. */
+	memset(l->count, 0, (na + nk + 1) * sizeof *l->count);
+	for (size_t x = 0; x < nn; x++)
+		l->count[l->origin[x] + 1]++;
+	for (size_t x = 1; x <= na + nk; x++)
+		l->count[x] += l->count[x - 1];
+	for (size_t x = 0; x < nn; x++)
+		l->pn[l->count[l->origin[x]]++] = (wss_seg_t){l->an[x].val, l->an[x].len, l->an[x].key};
+	if ((r = wss_segs_assign(&l->addr, l->an, nn)))
+		return r;
+	return wss_segs_assign(&l->pos, l->pn, nn);
+}
+
+/* mrc's histogram over ranges (second pass), with the string's length and
+ * distinct keys in rs: an interval's runs one by one, or all at once when
+ * they are many next to the segments. */
+static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
+{
+	lru_ranges_t l = {0};
+	wss_trace_interval_t iv;
+	bool got;
+	int r = 0, t;
+	refs_start(s, rs);
+	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
+		size_t nk = 0;
+		if ((r = wss_reserve(&l.keys, &l.keys_cap, iv.nruns, sizeof *l.keys)))
+			break;
+		for (size_t k = 0; k < iv.nruns; k++) {
+			uint64_t k0, k1;
+			run_keys(iv.runs[k].first, iv.runs[k].n, rs->level, p->prof.sampling_seed, &k0, &k1);
+			if (k1 > k0)
+				l.keys[nk++] = (wss_range_t){k0, k1 - k0};
+			rs->n += k1 - k0;
+		}
+		if (nk * 16 >= l.addr.n)
+			r = lru_interval(&l, l.keys, nk, h);
+		else
+			for (size_t k = 0; k < nk && !r; k++)
+				r = lru_run(&l, l.keys[k].first, l.keys[k].first + l.keys[k].n, h);
+	}
+	lru_release(&l);
+	return r ? nomem_cmd("mrc") : t;
+}
+
+/* The same histogram from the string, reference by reference (the tests'
+ * reference build). */
+static int mrc_pages(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
+{
+	int r = refs_build(p, s, rs, "mrc", "the stack-distance pass");
+	if (r || (r = wss_trace_rewind(&p->trace)))
+		return r;
+	wss_stackdist_t sd;
+	if (wss_stackdist_init(&sd, rs->npages))
+		return nomem_cmd("mrc");
+	for (size_t i = 0; i < rs->n && !r; i++) {
+		uint64_t d;
+		wss_stackdist_ref(&sd, rs->r[i], &d);
+		r = dist_add(h, d, 1, i);
+	}
+	wss_stackdist_release(&sd);
+	return r ? nomem_cmd("mrc") : 0;
+}
+
 int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 {
 	const char *sz = NULL, *paths[1];
@@ -1487,58 +2248,48 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 		return r;
 	wss_pair_t p;
 	wss_scan_t s;
-	refs_t rs;
+	refs_t rs = {0}, os = {0};
+	dists_t h = {0};
+	uint64_t *next = NULL;
+	mrc_point_t *pt = NULL;
 	if ((r = open_scanned(paths[0], &p, &s))) {
 		free(sizes);
 		return r;
 	}
-	if ((r = refs_build(&p, &s, &rs, "mrc")))
-		goto out_scan;
 	/* LRU: the histogram of stack distances, cumulated. */
-	wss_stackdist_t sd;
-	uint64_t *cum = calloc(rs.npages + 2, sizeof *cum), *next = NULL;
-	mrc_point_t *pt = NULL;
-	if (!cum || wss_stackdist_init(&sd, rs.npages)) {
-		free(cum);
-		r = nomem_cmd("mrc");
-		goto out_refs;
-	}
-	for (size_t i = 0; i < rs.n; i++) {
-		uint64_t d;
-		wss_stackdist_ref(&sd, rs.r[i], &d);
-		cum[d]++; /* d = 0: a first reference */
-	}
-	wss_stackdist_release(&sd);
-	uint64_t cold = cum[0];
-	cum[0] = 0;
-	for (size_t d = 1; d <= rs.npages; d++)
-		cum[d] += cum[d - 1];
-	uint64_t refs = (uint64_t)rs.n * rs.rate, reuse = rs.n - cold;
+	if ((r = WSS_PER_PAGE ? mrc_pages(&p, &s, &rs, &h) : mrc_ranges(&p, &s, &rs, &h)))
+		goto out;
+	dist_finish(&h);
+	uint64_t cold = h.cold, refs = (uint64_t)rs.n * rs.rate;
+	rs.distinct = cold;
 	/* The smallest size whose LRU hits q % of the re-references. */
 	uint64_t q[3] = {0, 0, 0};
-	for (int k = 0; k < 3 && reuse; k++) {
-		size_t d = 1;
-		while (d < rs.npages && cum[d] * 100 < (uint64_t)quantiles[k] * reuse)
-			d++;
-		q[k] = (uint64_t)d * rs.rate;
+	for (int k = 0; k < 3 && h.reuse; k++) {
+		size_t i = 0;
+		while (h.v[i].count * 100 < (uint64_t)quantiles[k] * h.reuse)
+			i++;
+		q[k] = h.v[i].dist * rs.rate;
 	}
 	if (!sizes && default_sizes(rs.distinct * rs.rate, &sizes, &nsizes)) {
 		r = nomem_cmd("mrc");
-		goto out_cum;
+		goto out;
 	}
+	/* OPT: reference by reference, on the string built again. */
+	if (!no_opt && ((r = wss_trace_rewind(&p.trace)) ||
+			(r = refs_build(&p, &s, &os, "mrc", "OPT"))))
+		goto out;
 	pt = calloc(nsizes, sizeof *pt);
-	if (!pt || (!no_opt && !(next = malloc((rs.n ? rs.n : 1) * sizeof *next))) ||
-	    (next && wss_policy_next_uses(rs.r, rs.n, rs.npages, next))) {
+	if (!pt || (!no_opt && !(next = malloc((os.n ? os.n : 1) * sizeof *next))) ||
+	    (next && wss_policy_next_uses(os.r, os.n, os.npages, next))) {
 		r = nomem_cmd("mrc");
-		goto out_cum;
+		goto out;
 	}
 	for (size_t i = 0; i < nsizes; i++) {
-		size_t f = scaled_frames(&rs, sizes[i]);
 		pt[i].size = sizes[i];
-		pt[i].lru_hits = cum[f < rs.npages ? f : rs.npages] * rs.rate;
-		if (next && opt_hits(&rs, next, sizes[i], &pt[i].opt_hits)) {
+		pt[i].lru_hits = dist_hits(&h, scaled_frames(&rs, sizes[i])) * rs.rate;
+		if (next && opt_hits(&os, next, sizes[i], &pt[i].opt_hits)) {
 			r = nomem_cmd("mrc");
-			goto out_cum;
+			goto out;
 		}
 	}
 	wss_pair_note_end(&p);
@@ -1549,13 +2300,12 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 	else
 		mrc_text(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
 	r = finish(out, "mrc");
-out_cum:
-	free(cum);
+out:
+	free(h.v);
 	free(next);
 	free(pt);
-out_refs:
 	refs_release(&rs);
-out_scan:
+	refs_release(&os);
 	free(sizes);
 	wss_scan_release(&s);
 	wss_pair_close(&p);
@@ -1600,6 +2350,56 @@ static int sim_run(const refs_t *rs, const uint64_t *next, size_t period, size_t
 		o->period_refs[k] *= rs->rate;
 	}
 	return 0;
+}
+
+/* The string's length and distinct keys, from a pass of mrc's stack
+ * over ranges (so without walking it). */
+static int sim_count(wss_pair_t *p, const wss_scan_t *s, refs_t *rs)
+{
+	dists_t h = {0};
+	int r = mrc_ranges(p, s, rs, &h);
+	dist_finish(&h);
+	free(h.v);
+	rs->distinct = h.cold;
+	return r ? r : wss_trace_rewind(&p->trace);
+}
+
+/* Every result of res (all LRU) in one more pass of the stack over
+ * ranges: a reference hits at f frames when its distance is at most f. */
+static int sim_lru(wss_pair_t *p, const wss_scan_t *s, const refs_t *rs, sim_result_t *res, size_t nres,
+		   size_t period, size_t nperiods)
+{
+	uint64_t *fr = calloc(nres ? nres : 1, sizeof *fr), *hits = calloc(nres ? nres : 1, sizeof *hits);
+	uint64_t **ph = calloc(nres ? nres : 1, sizeof *ph);
+	int r = fr && hits && ph ? 0 : ENOMEM;
+	for (size_t i = 0; i < nres && !r; i++) {
+		fr[i] = scaled_frames(rs, res[i].frames);
+		res[i].period_hits = ph[i] = calloc(nperiods ? nperiods : 1, sizeof **ph);
+		res[i].period_refs = calloc(nperiods ? nperiods : 1, sizeof *res[i].period_refs);
+		if (!ph[i] || !res[i].period_refs)
+			r = ENOMEM;
+	}
+	dist_sink_t sink = {nres, fr, hits, ph, period};
+	dists_t h = {.sink = &sink};
+	refs_t count;
+	if (r || (r = mrc_ranges(p, s, &count, &h)))
+		goto out;
+	for (size_t i = 0; i < nres; i++) {
+		sim_result_t *o = &res[i];
+		o->hits = hits[i] * rs->rate;
+		o->faults = (uint64_t)rs->n * rs->rate - o->hits;
+		for (size_t k = 0; k < nperiods; k++) {
+			uint64_t end = (k + 1) * period < rs->n ? (k + 1) * period : rs->n;
+			o->period_hits[k] *= rs->rate;
+			o->period_refs[k] = (end - k * period) * rs->rate;
+		}
+	}
+out:
+	free(h.v);
+	free(fr);
+	free(hits);
+	free(ph);
+	return r == ENOMEM ? nomem_cmd("simulate") : r;
 }
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
@@ -1713,7 +2513,17 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		free(frames);
 		return r;
 	}
-	if ((r = refs_build(&p, &s, &rs, "simulate")))
+	/* LRU comes from mrc's stack over ranges, whatever the string's
+	 * length (page by page in the tests' reference build); the other
+	 * policies walk the string. */
+	bool walk = WSS_PER_PAGE;
+	for (size_t k = 0; k < nkinds; k++)
+		walk |= kinds[k] != WSS_POLICY_LRU;
+	if (walk)
+		r = refs_build(&p, &s, &rs, "simulate", "a policy");
+	else
+		r = sim_count(&p, &s, &rs);
+	if (r)
 		goto out_scan;
 	if (!frames && default_sizes(rs.distinct * rs.rate, &frames, &nframes)) {
 		r = nomem_cmd("simulate");
@@ -1730,7 +2540,15 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		r = nomem_cmd("simulate");
 		goto out_refs;
 	}
-	for (size_t k = 0; k < nkinds; k++) {
+	for (size_t k = 0; k < nkinds; k++)
+		for (size_t f = 0; f < nframes; f++) {
+			res[k * nframes + f].kind = kinds[k];
+			res[k * nframes + f].frames = frames[f];
+		}
+	nres = nkinds * nframes;
+	if (!walk && (r = sim_lru(&p, &s, &rs, res, nres, sp, nperiods)))
+		goto out_res;
+	for (size_t k = 0; walk && k < nkinds; k++) {
 		if (kinds[k] == WSS_POLICY_OPT && !next &&
 		    (!(next = malloc((rs.n ? rs.n : 1) * sizeof *next)) ||
 		     wss_policy_next_uses(rs.r, rs.n, rs.npages, next))) {
@@ -1738,9 +2556,7 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 			goto out_res;
 		}
 		for (size_t f = 0; f < nframes; f++) {
-			sim_result_t *o = &res[nres++];
-			o->kind = kinds[k];
-			o->frames = frames[f];
+			sim_result_t *o = &res[k * nframes + f];
 			if (sim_run(&rs, kinds[k] == WSS_POLICY_OPT ? next : NULL, sp, nperiods, o)) {
 				r = nomem_cmd("simulate");
 				goto out_res;

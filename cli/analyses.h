@@ -12,8 +12,17 @@
 #include <stdio.h>
 
 #include "cli/load.h"
-#include "cli/pagemap.h"
+#include "cli/ranges.h"
 #include "cli/trace.h"
+
+/* The analyses work on the trace's runs as ranges: time and memory follow
+ * the runs and events, never the pages a run claims.  The tests build a
+ * second wss with WSS_PER_PAGE 1 (tests/Makefile.inc), whose analyses
+ * walk every run page by page instead: a reference for the range
+ * arithmetic, which must give the same output byte for byte. */
+#ifndef WSS_PER_PAGE
+#define WSS_PER_PAGE 0
+#endif
 
 /* What a command returns when it was asked for --help (wss.c prints the
  * usage). */
@@ -57,6 +66,11 @@ int wss_opts_parse(const char *cmd, int argc, char **argv, const wss_opt_t *opts
  * prints the error and returns 2. */
 int wss_opts_number(const char *cmd, const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
+/* *array (a T *, passed as its address) holding at least n elements of
+ * size bytes, its capacity *cap doubled as needed.  Returns 0 or ENOMEM
+ * (then *array is as it was). */
+int wss_reserve(void *array, size_t *cap, size_t n, size_t size);
+
 /* A profile and its trace. */
 typedef struct wss_pair {
 	wss_profile_t prof;
@@ -70,11 +84,11 @@ typedef struct wss_pair {
 int wss_pair_open(const char *path, wss_pair_t *p);
 void wss_pair_close(wss_pair_t *p);
 
-/* The first pass: every record checked; the distinct pages, numbered in
- * address order; each interval's seq, t_ns and level. */
+/* The first pass: every record checked; the distinct pages, as ranges,
+ * numbered in address order; each interval's seq, t_ns and level. */
 typedef struct wss_scan {
-	wss_pagemap_t map;
-	uint64_t intervals, touches;
+	wss_ranges_t pages;
+	uint64_t intervals;
 	uint64_t *seq, *t_ns;
 	uint8_t *level;
 	unsigned level_max;

@@ -583,24 +583,53 @@ static void put_run(out_t *o, const wss_profile_t *p)
  * and `wss simulate` with their defaults, so the page shows what the
  * commands print.  A trace that cannot be read gets its command's line on
  * stderr and an error in the page; the rest of the page is made anyway. */
+/* One analysis's --json document into *doc (freed by the caller), with
+ * an option or two before the profile.  Returns the command's status. */
+static int run_analysis(int (*fn)(int, char **, FILE *), const char *name, const char *const *opts,
+			const char *path, char **doc, size_t *len)
+{
+	FILE *mem = open_memstream(doc, len);
+	if (!mem)
+		return 1;
+	char *argv[6] = {(char *)name, (char *)"--json"};
+	int argc = 2;
+	for (; opts && *opts && argc < 4; opts++)
+		argv[argc++] = (char *)*opts;
+	argv[argc++] = (char *)path;
+	argv[argc] = NULL;
+	int r = fn(argc, argv, mem);
+	if (fclose(mem) && !r)
+		r = 1;
+	return r;
+}
+
 static void put_analyses(out_t *o, const wss_profile_t *p)
 {
+	/* A trace longer than the string the per-reference analyses walk
+	 * (OPT, the policies other than LRU) refuses them with status 2
+	 * once the heat map has read it whole: they run again without,
+	 * over ranges, and the page shows the LRU curves alone. */
+	static const char *const no_opt[] = {"--no-opt", NULL}, *const lru[] = {"--policy", "lru", NULL};
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **, FILE *);
-	} cmds[] = {{"heatmap", wss_cmd_heatmap_to}, {"mrc", wss_cmd_mrc_to}, {"simulate", wss_cmd_simulate_to}};
+		const char *const *fallback;
+	} cmds[] = {{"heatmap", wss_cmd_heatmap_to, NULL},
+		    {"mrc", wss_cmd_mrc_to, no_opt},
+		    {"simulate", wss_cmd_simulate_to, lru}};
 	put(o, ",\"analyses\":{");
 	int failed = 0; /* after one failure the others would say it again */
 	for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
 		char *doc = NULL;
 		size_t len = 0;
-		FILE *mem = failed ? NULL : open_memstream(&doc, &len);
-		int r = failed ? failed : 1;
-		if (mem) {
-			char *argv[] = {(char *)cmds[k].name, (char *)"--json", (char *)p->path, NULL};
-			r = cmds[k].fn(3, argv, mem);
-			if (fclose(mem) && !r)
-				r = 1;
+		int r = failed;
+		if (!failed)
+			r = run_analysis(cmds[k].fn, cmds[k].name, NULL, p->path, &doc, &len);
+		if (!failed && r == WSS_EXIT_BADINPUT && k && cmds[k].fallback) {
+			free(doc);
+			doc = NULL;
+			len = 0;
+			r = run_analysis(cmds[k].fn, cmds[k].name, cmds[k].fallback, p->path, &doc, &len);
 		}
 		putf(o, "%s\"%s\":", k ? "," : "", cmds[k].name);
 		if (!r && doc && len) {

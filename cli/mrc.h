@@ -6,7 +6,10 @@
  * counted with a Fenwick tree over time positions, one live position per
  * page (its latest reference): O(log pages) per reference.  Positions are
  * renumbered when they run out, so memory stays in proportion to the
- * distinct pages whatever the length of the string.  Pure. */
+ * distinct pages whatever the length of the string.  Pure.  wss mrc keeps
+ * its stack over ranges of pages instead (analyses.c, lru_run), whose
+ * cost does not grow with a run's length; this one, a reference at a
+ * time, is what the tests' page-by-page build holds it to. */
 #ifndef WSS_CLI_MRC_H
 #define WSS_CLI_MRC_H
 

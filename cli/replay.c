@@ -21,10 +21,11 @@
 
 #include "include/wss.h"
 
-/* One interval's pages: entries [first, end) of the touch arrays, listed
- * at level (each page stands for 2^level pages, see below). */
+/* One interval's pages: runs [first, end) of the plan, listed at level
+ * (each page stands for 2^level pages, see below), pages in all. */
 typedef struct bin {
 	size_t first, end;
+	uint64_t pages;
 	unsigned level;
 } bin_t;
 
@@ -44,53 +45,91 @@ static uint64_t below(uint64_t *state, uint64_t n)
 	return (uint64_t)(((unsigned __int128)next_random(state) * n) >> 64);
 }
 
+/* A run of a bin: its pages' indices [index, index + n) among the
+ * distinct pages, and the bin's pages before it (at). */
+typedef struct prun {
+	uint64_t at, index, n;
+	bool written;
+} prun_t;
+
 typedef struct plan {
 	bin_t *bins;
 	size_t nbins;
-	uint32_t *page;	  /* per touch: the page's index */
-	uint8_t *written; /* per touch */
-	size_t ntouches;
-	size_t npages;
+	prun_t *runs;
+	size_t nruns, cap;
+	uint64_t npages;
 	unsigned level_max;
 } plan_t;
 
 static void plan_release(plan_t *pl)
 {
 	free(pl->bins);
-	free(pl->page);
-	free(pl->written);
+	free(pl->runs);
 }
 
-/* The touches of every interval, by page index (second pass). */
+static int plan_nomem(void)
+{
+	fprintf(stderr, "wss: replay: out of memory\n");
+	return 1;
+}
+
+/* Pages [index, index + n) of bin b, one run each. */
+static int plan_pages(plan_t *pl, bin_t *b, uint64_t index, uint64_t n, bool written)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (wss_reserve(&pl->runs, &pl->cap, pl->nruns + 1, sizeof *pl->runs))
+			return plan_nomem();
+		pl->runs[pl->nruns++] = (prun_t){b->pages + i, index + i, 1, written};
+	}
+	return 0;
+}
+
+/* The runs of every interval, by page index (second pass): as many as
+ * the trace has, whatever pages they claim. */
 static int plan_build(wss_pair_t *p, const wss_scan_t *s, plan_t *pl)
 {
 	memset(pl, 0, sizeof *pl);
-	pl->npages = s->map.n;
+	pl->npages = s->pages.pages;
 	pl->level_max = s->level_max;
-	pl->bins = calloc(s->intervals ? s->intervals : 1, sizeof *pl->bins);
-	pl->page = malloc((s->touches ? s->touches : 1) * sizeof *pl->page);
-	pl->written = malloc(s->touches ? s->touches : 1);
-	if (!pl->bins || !pl->page || !pl->written) {
-		fprintf(stderr, "wss: replay: out of memory\n");
-		return 1;
-	}
+	if (!(pl->bins = calloc(s->intervals ? s->intervals : 1, sizeof *pl->bins)))
+		return plan_nomem();
 	wss_trace_interval_t iv;
 	bool got;
 	int r;
 	while (!(r = wss_trace_next(&p->trace, &iv, &got)) && got) {
 		bin_t *b = &pl->bins[pl->nbins++];
-		b->first = pl->ntouches;
+		b->first = pl->nruns;
 		b->level = iv.level;
-		for (size_t k = 0; k < iv.nruns; k++)
-			for (uint64_t pn = iv.runs[k].first; pn < iv.runs[k].first + iv.runs[k].n; pn++) {
-				uint32_t idx = 0;
-				wss_pagemap_find(&s->map, pn, &idx);
-				pl->page[pl->ntouches] = idx;
-				pl->written[pl->ntouches++] = (iv.sets & WSS_TRACE_SETS_WRITES) && iv.runs[k].written;
-			}
-		b->end = pl->ntouches;
+		if (wss_reserve(&pl->runs, &pl->cap, pl->nruns + iv.nruns, sizeof *pl->runs))
+			return plan_nomem();
+		for (size_t k = 0; k < iv.nruns; k++) {
+			uint64_t index = 0;
+			wss_ranges_index(&s->pages, iv.runs[k].first, &index);
+			bool written = (iv.sets & WSS_TRACE_SETS_WRITES) && iv.runs[k].written;
+			/* The tests' reference build plans page by page. */
+			if (WSS_PER_PAGE && (r = plan_pages(pl, b, index, iv.runs[k].n, written)))
+				return r;
+			if (!WSS_PER_PAGE)
+				pl->runs[pl->nruns++] = (prun_t){b->pages, index, iv.runs[k].n, written};
+			b->pages += iv.runs[k].n;
+		}
+		b->end = pl->nruns;
 	}
 	return r;
+}
+
+/* The run of bin b holding its e-th page (e < b->pages). */
+static const prun_t *plan_run(const plan_t *pl, const bin_t *b, uint64_t e)
+{
+	size_t lo = b->first, hi = b->end;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pl->runs[mid].at <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &pl->runs[lo];
 }
 
 int wss_cmd_replay(int argc, char **argv)
@@ -129,8 +168,17 @@ int wss_cmd_replay(int argc, char **argv)
 	 * i << level_max on, and an access to it picks one of the first
 	 * 2^level of them: the replay touches as many pages as the original
 	 * did, not as many as were sampled. */
-	long ps = sysconf(_SC_PAGESIZE);
-	size_t span = (pl.npages ? pl.npages : 1) << pl.level_max;
+	long ps = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+	uint64_t pages = pl.npages ? pl.npages : 1;
+	/* A mapping larger than the machine's memory would be paged, not
+	 * replayed: refused, and before a claimed length costs anything. */
+	if (phys > 0 && (pages > (UINT64_MAX >> pl.level_max) || pages << pl.level_max > (uint64_t)phys)) {
+		fprintf(stderr, "wss: replay: %s: %" PRIu64 " pages to map, more than this machine's memory (%ld pages)\n",
+			paths[0], pages << pl.level_max, phys);
+		r = 2;
+		goto out;
+	}
+	size_t span = (size_t)(pages << pl.level_max);
 	char *mem = mmap(NULL, span * (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
 			 0);
 	if (mem == MAP_FAILED) {
@@ -142,15 +190,17 @@ int wss_cmd_replay(int argc, char **argv)
 	volatile char sink = 0;
 	for (size_t i = 0; i < pl.nbins; i++) {
 		const bin_t *b = &pl.bins[i];
-		uint64_t n = b->end - b->first;
+		uint64_t n = b->pages;
 		/* Trials: the bin's touches, each counting its rate, over TF,
 		 * rounded to nearest. */
 		uint64_t trials = ((n << b->level) + factor / 2) / factor;
 		for (uint64_t t = 0; n && t < trials; t++) {
-			size_t e = b->first + (size_t)below(&state, n);
-			size_t pg = ((size_t)pl.page[e] << pl.level_max) + (size_t)below(&state, 1ull << b->level);
+			uint64_t e = below(&state, n);
+			const prun_t *u = plan_run(&pl, b, e);
+			size_t pg = ((size_t)(u->index + (e - u->at)) << pl.level_max) +
+				    (size_t)below(&state, 1ull << b->level);
 			volatile char *at = (volatile char *)mem + pg * (size_t)ps;
-			if (pl.written[e]) {
+			if (u->written) {
 				*at = (char)t;
 				writes++;
 			} else

@@ -12,12 +12,7 @@ plan 71
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
-pair() {
-	n=$1
-	shift
-	$TR gen "$@" >"$n.json" && $TR write "$n.json" "$n.trace" && $TR profile "$n.json" "$n.jsonl" "$n.trace" ||
-		bail "trace.py could not write $n"
-}
+pair() { $TR pair "$@" || bail "trace.py could not write $1"; }
 pair cyc cycle 8 120
 pair ramp ramp 10
 pair sp sparse 16

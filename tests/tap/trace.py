@@ -5,6 +5,9 @@ the numbers the analyses must give, computed here the plain way.
 
   trace.py gen KIND ARGS... > SPEC.json   a workload (see gen() below)
   trace.py write SPEC.json OUT.trace      the trace's bytes
+  trace.py pair NAME KIND ARGS...         gen, write and profile at once:
+                                          NAME.json, NAME.trace and
+                                          NAME.jsonl (window 1)
   trace.py profile SPEC.json OUT.jsonl NAME [WINDOW]
                                           a profile whose header names trace
                                           NAME (omit: "-" for none); samples
@@ -16,6 +19,11 @@ the numbers the analyses must give, computed here the plain way.
                                           reference string (address order
                                           within an interval)
   trace.py member PN LEVEL SEED           1 if page PN is a member, else 0
+  trace.py hostile LOG2 OUT.trace OUT.jsonl NAME
+                                          a pair that agrees on a run of
+                                          2^LOG2 pages in each of three
+                                          intervals, and a move and an
+                                          unmap of 2^LOG2 pages
 
 A spec: {"page_shift":12, "seed":"0x..", "tracked":N, "intervals":[{"seq":1,
 "t_ns":..,"level":0,"sets":1,"pages":[[pn, written, tid], ...]}, ...],
@@ -86,7 +94,7 @@ def runs_of(pages):
 
 def interval_payload(iv):
     out = bytearray(varint(iv["seq"]) + varint(iv["t_ns"]) + bytes([iv.get("level", 0), iv.get("sets", 1)]))
-    runs = runs_of(iv["pages"])
+    runs = iv["runs"] if "runs" in iv else runs_of(iv["pages"])
     out += varint(len(runs))
     end, prev = None, None
     for first, n, tid, w in runs:
@@ -167,7 +175,12 @@ def gen(kind, args):
     ramp I: interval i touches pages 0..i-1 plus page 1000+i once;
     sparse I: pages spread over addresses with gaps (for --by address);
     sampled K I LEVEL SEED: the members of LEVEL among K pages, every
-    interval."""
+    interval;
+    random SEED I LEVELMAX: I intervals drawn from SEED: long runs and
+    many short ones over a few regions, overlapping from one interval to
+    the next, threads and writes mixed, pages gone and moved (source and
+    target apart, as mremap's), at levels up to LEVELMAX (sampled
+    intervals list the members of their level)."""
     a = [int(x, 0) for x in args]
     ivs = []
     if kind == "cycle":
@@ -195,11 +208,51 @@ def gen(kind, args):
                      and (p + i) % 3 != 0]
             ivs.append({"seq": i + 1, "t_ns": (i + 1) * 1000000, "level": lv, "sets": 1, "pages": pages})
         spec = {"intervals": ivs, "seed": "0x%x" % seed, "tracked": k}
+    elif kind == "random":
+        spec = gen_random(a[0], a[1], a[2])
     else:
         raise SystemExit("trace.py gen: unknown kind " + kind)
     spec["page_shift"] = 12
     spec["end"] = {"reason": 1, "last": len(ivs)}
     return spec
+
+
+def gen_random(seed, n, level_max):
+    import random
+    rng = random.Random(seed)
+    sseed = 0x5eed0000 + seed
+    regions = [0x10000, 0x10400, 0x7f0000000, 0x7f0000800]
+    ivs = []
+    for i in range(n):
+        level = rng.choice([0, 0, 0] + list(range(1, level_max + 1))) if level_max else 0
+        pages = {}
+        for _ in range(rng.randint(0, 6)):
+            base = rng.choice(regions) + rng.randint(0, 0x300)
+            if rng.random() < 0.3:
+                first, length = base, rng.randint(20, 600)
+            else:
+                first, length = base, rng.randint(1, 4)
+            w, tid = rng.randint(0, 1), rng.choice([0, 11, 12])
+            for pn in range(first, first + length):
+                # a few pages within a run change thread or write bit
+                pw, ptid = (1 - w, tid) if rng.random() < 0.05 else (w, tid)
+                pages[pn] = [pn, pw, ptid]
+        if level:
+            pages = {pn: v for pn, v in pages.items() if member(pn, level, sseed)}
+        evs = []
+        for _ in range(rng.choice([0, 0, 0, 1, 2])):
+            frm = rng.choice(regions) + rng.randint(0, 0x300)
+            cnt = rng.randint(1, 300)
+            if rng.random() < 0.5:
+                evs.append(["gone", frm, cnt])
+            else:
+                to = rng.choice(regions) + rng.randint(0, 0x300)
+                if to < frm + cnt and frm < to + cnt:
+                    to = frm + cnt + rng.randint(0, 50)
+                evs.append(["moved", frm, to, cnt])
+        ivs.append({"seq": i + 1, "t_ns": (i + 1) * 1000000, "level": level, "sets": rng.choice([1, 3]),
+                    "pages": sorted(pages.values()), "events": evs})
+    return {"intervals": ivs, "seed": "0x%x" % sseed, "tracked": 4096}
 
 
 def profile(spec, path, name, window):
@@ -244,10 +297,42 @@ def lru(spec, frames):
     return faults, hits
 
 
+def hostile(log2, trace_path, prof_path, name):
+    """Claimed lengths the profile backs: every interval's sample counts
+    2^log2 pages, so the reader's bounds let them through."""
+    n = 1 << log2
+    base = 0x100000
+    ivs = [{"seq": 1, "t_ns": 1000000, "runs": [[base, n, 7, 1]]},
+           {"seq": 2, "t_ns": 2000000, "runs": [[base, n // 2, 7, 0], [base + n, n // 2, 8, 1]],
+            "events": [["moved", base + n // 4, base + 4 * n, n // 2]]},
+           {"seq": 3, "t_ns": 3000000, "runs": [[base + 4 * n, n, 9, 1]], "events": [["gone", base, n]]}]
+    spec = {"intervals": ivs, "end": {"reason": 1, "last": 3}}
+    write(spec, trace_path)
+    h = {"type": "header", "version": 1, "tool": "wss 0.1.0", "pid": 4242, "ppid": 4241, "exe": "/opt/app/synth",
+         "argv": ["/opt/app/synth"], "kernel": "6.8.0-test", "page_size": 4096, "backend": "hybrid",
+         "backend_reason": "auto: hybrid (test fixture)", "backend_sees": "reads and writes, writes apart",
+         "time_base": "manual", "interval_ns": 100000000, "window_intervals": 1, "window_ns": 100000000,
+         "track_mode": "all", "sampling_seed": "0x5eed"}
+    lines = [h, {"type": "trace", "file": name}]
+    for iv in ivs:
+        lines.append({"type": "sample", "seq": iv["seq"], "t_ns": iv["t_ns"], "data_pages": n, "faults": 1, "rate": 1,
+                      "threads": [{"tid": 4242, "data_pages": n, "faults": 1}]})
+    lines.append({"type": "summary", "samples": 3, "duration_ns": 1, "data": {"avg": 0.0, "peak": 0, "total": 0}})
+    with open(prof_path, "w") as f:
+        for r in lines:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "gen":
         json.dump(gen(args[0], args[1:]), sys.stdout)
+    elif cmd == "pair":
+        spec = gen(args[1], args[2:])
+        with open(args[0] + ".json", "w") as f:
+            json.dump(spec, f)
+        write(spec, args[0] + ".trace")
+        profile(spec, args[0] + ".jsonl", args[0] + ".trace", 1)
     elif cmd == "write":
         write(json.load(open(args[0])), args[1])
     elif cmd == "profile":
@@ -260,6 +345,8 @@ def main():
             print(k, window_estimate(spec, x, level), x, 1 << level)
     elif cmd == "lru":
         print(*lru(json.load(open(args[0])), int(args[1])))
+    elif cmd == "hostile":
+        hostile(int(args[0]), args[1], args[2], args[3])
     elif cmd == "member":
         print(int(member(int(args[0], 0), int(args[1]), int(args[2], 0))))
     else:
