@@ -26,11 +26,13 @@
  *
  * The rest, the pages touched that the census cannot count, is bounded
  * (wss_census_rest, the totals' caps): the pages present at their range's
- * registration; all of a file mapping's and shared memory's pages (not
- * counted here, and able to leave the mapping unseen: a truncation, a
- * hole punched, reclaim); a data segment's pages read from its file and
- * pages mapped huge, as scans see them; a library's data unloaded behind
- * our back.  A buffer given to a system call counts as touched whether or
+ * registration; a file's and shared memory's pages (never counted here),
+ * a data segment's pages read from its file and pages mapped huge, as
+ * scans see them mapped; a library's data unloaded behind our back.  A
+ * file's page can leave the mapping unseen (reclaimed, its file shortened
+ * or punched): when one may have (the system reclaimed file pages during
+ * the run, the program truncated a file), files' and shared memory's
+ * mappings count whole instead.  A buffer given to a system call counts as touched whether or
  * not the kernel writes it (pins.c): its pages are read before the call
  * (wss_census_touch), so that they are present too.  Without swap, a
  * private anonymous page leaves only through the calls above.
@@ -163,13 +165,34 @@ static bool swap_on(void)
 	return *p != '0';
 }
 
+/* File pages reclaimed system-wide so far (/proc/vmstat's pgsteal_file;
+ * UINT64_MAX: unknown, which no later read equals... nor this one). */
+static uint64_t file_reclaimed(void)
+{
+	char buf[8192];
+	long n = wss_read_small("/proc/vmstat", buf, sizeof buf - 1);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	const char *p = strstr(buf, "\npgsteal_file ");
+	if (!p)
+		return UINT64_MAX;
+	uint64_t v = 0;
+	for (p += 15; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
 void wss_census_init(void)
 {
 	E.census = false;
 	E.census_why = NULL;
 	E.census_rest = E.census_data = E.census_write = 0;
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
-	E.census_final = false;
+	E.census_final = E.census_files = false;
+	memset(E.census_whole, 0, sizeof E.census_whole);
+	E.census_reclaimed = file_reclaimed();
+	__atomic_store_n(&E.census_file_unsafe, false, __ATOMIC_RELAXED);
 	before.n = counted[0].n = counted[1].n = 0;
 	if (E.set.mode == WSS_TRACK_EXACT)
 		return; /* every touch is counted: nothing to add */
@@ -193,7 +216,10 @@ void wss_census_fork_child(void)
 {
 	E.census_data = E.census_write = E.census_rest = 0;
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
-	E.census_final = false;
+	E.census_final = E.census_files = false;
+	memset(E.census_whole, 0, sizeof E.census_whole);
+	E.census_reclaimed = file_reclaimed();
+	__atomic_store_n(&E.census_file_unsafe, false, __ATOMIC_RELAXED);
 	before.n = counted[0].n = counted[1].n = 0;
 	/* What the child inherited present was the parent's touch. */
 	for (size_t i = 0; E.census && i < E.regions.n; i++)
@@ -264,7 +290,8 @@ void wss_census_register(uintptr_t s, uintptr_t e, int kind)
 	 * leave the mapping unseen (a truncation, a hole punched, reclaim):
 	 * the whole range may have been touched. */
 	if (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED) {
-		rest_add(kind, (e - s) >> WSS_PAGE_SHIFT);
+		E.census_whole[kind] += (e - s) >> WSS_PAGE_SHIFT;
+		E.census_files = true;
 		return;
 	}
 	struct pm_scan_arg q = {.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT};
@@ -345,9 +372,7 @@ static void present(uintptr_t s, uintptr_t e, uint64_t cat, void *arg)
 {
 	census_walk_t *w = arg;
 	if (cat & (PAGE_IS_FILE | PAGE_IS_HUGE)) {
-		/* A file's or shared memory's ranges are in the rest whole. */
-		if (w->kind != WSS_KIND_FILE && w->kind != WSS_KIND_SHARED)
-			less(&before, s, e, rest_run, w);
+		less(&before, s, e, rest_run, w);
 		return;
 	}
 	w->written = !(cat & PAGE_IS_PFNZERO);
@@ -417,9 +442,25 @@ bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind)
 	 * short): what was touched since is bounded by nothing here. */
 	if (!E.census || !E.census_final || swap_on())
 		return false;
+	/* A file's and shared memory's pages touched are among those mapped
+	 * in this process at the scans, unless some left unseen: a file
+	 * page reclaimed (anywhere: the system's count moved), a file
+	 * shortened or punched (the program's calls).  Then their mappings'
+	 * sizes bound them instead. */
+	if (E.census_files && (file_reclaimed() != E.census_reclaimed ||
+			       __atomic_load_n(&E.census_file_unsafe, __ATOMIC_RELAXED))) {
+		for (int k = 0; k < WSS_KIND_N; k++)
+			rest_add(k, E.census_whole[k]);
+		memset(E.census_whole, 0, sizeof E.census_whole);
+	}
 	*rest = E.census_rest;
 	*by_kind = E.census_rest_kind;
 	return true;
+}
+
+void wss_engine_file_changed(void)
+{
+	__atomic_store_n(&E.census_file_unsafe, true, __ATOMIC_RELAXED);
 }
 
 /* A buffer a system call is given (pins.c) counts as touched, though the

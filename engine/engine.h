@@ -291,6 +291,10 @@ long wss_engine_discard(uintptr_t start, size_t len, int adv);
  * (mlock): the totals count no more pages by their presence (census.c).
  * hook (takes the engine lock when it has something to do). */
 void wss_engine_populating(const char *why);
+/* The program is about to shorten a file or punch a hole in it (truncate,
+ * ftruncate, fallocate): a file's pages may leave its mappings unseen, and
+ * the census bounds them by the mappings' sizes from now on.  AS-safe. */
+void wss_engine_file_changed(void);
 /* The application's mapping call failed with ENOMEM: if our protection
  * splits may be the cause, undo them all and return true (retry once). */
 bool wss_engine_relieve_locked(void);

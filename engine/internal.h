@@ -185,6 +185,13 @@ typedef struct wss_engine {
 	 * it). */
 	uint64_t census_rest, census_rest_kind[WSS_KIND_N];
 	bool census_final;
+	/* Files' and shared memory's mappings: their pages touched are bounded
+	 * by those mapped at the scans (in the rest), or by the mappings'
+	 * sizes (census_whole, by kind) once a file page may have left
+	 * unseen: reclaimed (the system's pgsteal_file when the census
+	 * began), or a file shortened or punched (census_file_unsafe). */
+	bool census_files, census_file_unsafe;
+	uint64_t census_whole[WSS_KIND_N], census_reclaimed;
 	uint32_t calm;            /* ticks in a row well under the budget */
 	int hold;                 /* wss_hold_t: what held the sample at the last decision (policy.c) */
 	bool raised;              /* the level was raised in the current interval (raise_to) */

@@ -123,6 +123,35 @@ WSS_EXPORT int madvise(void *addr, size_t len, int adv)
 	return result_int(wss_engine_discard((uintptr_t)addr, len, adv), saved);
 }
 
+/* A file shortened or with a hole punched loses its mapped pages (the
+ * census, engine/census.c); one made longer (a JVM's performance file,
+ * sized before it is mapped) or space reserved loses none. */
+int ftruncate(int fd, off_t len);
+int fallocate(int fd, int mode, off_t off, off_t len);
+
+WSS_EXPORT int ftruncate(int fd, off_t len)
+{
+	int saved = errno;
+	struct stat st;
+	if (wss_engine_tracking() && (wss_sys_failed(wss_sys2(SYS_fstat, fd, &st)) || st.st_size > len))
+		wss_engine_file_changed();
+	return result_int(wss_sys2(SYS_ftruncate, fd, len), saved);
+}
+
+WSS_EXPORT int ftruncate64(int fd, off_t len) __attribute__((alias("ftruncate")));
+
+#define FALLOC_KEEPS (0x01 | 0x40) /* FALLOC_FL_KEEP_SIZE, FALLOC_FL_UNSHARE_RANGE */
+
+WSS_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	int saved = errno;
+	if (mode & ~FALLOC_KEEPS)
+		wss_engine_file_changed(); /* a hole punched, a range zeroed, collapsed or inserted */
+	return result_int(wss_sys4(SYS_fallocate, fd, mode, off, len), saved);
+}
+
+WSS_EXPORT int fallocate64(int fd, int mode, off_t off, off_t len) __attribute__((alias("fallocate")));
+
 /* Locking memory faults its pages in: present without a touch, which the
  * totals' census must know (engine/census.c). */
 WSS_EXPORT int mlock(const void *addr, size_t len)

@@ -21,6 +21,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "engine/engine.h"
 
 int open64(const char *path, int fl, ...);
@@ -222,6 +223,9 @@ WSS_EXPORT int fchmodat(int d, const char *path, mode_t m, int fl)
 }
 WSS_EXPORT int truncate(const char *path, off_t n)
 {
+	struct stat st;
+	if (wss_engine_tracking() && (wss_sys_failed(wss_sys4(SYS_newfstatat, AT_FDCWD, path, &st, 0)) || st.st_size > n))
+		wss_engine_file_changed(); /* shortened: its mapped pages go (engine/census.c) */
 	WSS_REAL(truncate);
 	INT_CALL(real_truncate(path, n), path, NULL);
 }

@@ -16,7 +16,7 @@ grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
 	skip_all "transparent huge pages on every fault: the census is off here"
 awk '$1 == "SwapTotal:" && $2 != 0 { exit 1 }' /proc/meminfo || skip_all "swap is configured: the census is off here"
 
-plan 29
+plan 30
 
 # run NAME MODE [ENV...]: the census program under sampled tracking at 1 in
 # 64 (its default), its output in NAME.out, its profile NAME.PID.jsonl.
@@ -137,6 +137,23 @@ print("ok" if ok else "no", "anon", a["total"], a["total_ci"], "exact", xa, "wri
 PY
 	case $(cat "$TMP/$mode.cmp") in ok*) ok 0 "$mode: $(cat "$TMP/$mode.cmp")" ;; *) ok 1 "$mode: $(cat "$TMP/$mode.cmp")" ;; esac
 done
+
+# A file's pages read, then the file truncated while mapped: they leave
+# the mapping unseen, and the bound takes the mapping whole (the program's
+# ftruncate says so).
+run truncate truncate
+WSS_TRACK_MODE=exact WSS_SESSION_OUTPUT="$TMP/truncate-exact.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/census" truncate \
+	>/dev/null 2>&1 || bail "census truncate (exact) failed"
+python3 - "$(profile_of truncate)" "$TMP/truncate-exact.jsonl" >"$TMP/truncate.cmp" <<'PY'
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]
+x = [json.loads(l) for l in open(sys.argv[2])][-1]
+f, xf = s["kinds"]["file"], x["kinds"]["file"]["total"]
+d, xd = s["data"], x["data"]["total"]
+ok = xf == 2048 and f["total_ci"][0] <= xf <= f["total_ci"][1] and d["total_ci"][0] <= xd <= d["total_ci"][1]
+print("ok" if ok else "no", "file", f["total"], f["total_ci"], "exact", xf, "data", d["total"], d["total_ci"], "exact", xd)
+PY
+case $(cat "$TMP/truncate.cmp") in ok*) ok 0 "truncate: $(cat "$TMP/truncate.cmp")" ;; *) ok 1 "truncate: $(cat "$TMP/truncate.cmp")" ;; esac
 
 # Under exact tracking the census has nothing to add: no census object.
 WSS_TRACK_MODE=exact WSS_SESSION_OUTPUT="$TMP/exact.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/census" basic >/dev/null 2>&1

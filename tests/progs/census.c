@@ -20,6 +20,8 @@
  *             buffer counts as touched (the kernel could write all of it)
  *   sparsedrop 1024 pages of a 2 GiB reservation read, dropped
  *             (MADV_DONTNEED), then written: data and write 1024 each
+ *   truncate  a file of 2048 pages mapped shared and read (kind file),
+ *             then truncated to nothing while mapped: prints "file 2048"
  * usage: census MODE */
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,8 +172,27 @@ int main(int argc, char **argv)
 			pause_a_while();
 		}
 		n = 1024;
+	} else if (!strcmp(m, "truncate")) {
+		char path[] = "/tmp/census.XXXXXX";
+		int fd = mkstemp(path);
+		if (fd < 0 || ftruncate(fd, 2048 * PAGE))
+			return 1;
+		unlink(path);
+		char *p = mmap(NULL, 2048 * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < 2048; i++)
+				sink += p[i * PAGE];
+			pause_a_while();
+		}
+		if (ftruncate(fd, 0))
+			return 1;
+		pause_a_while();
+		printf("file 2048\n");
+		return 0;
 	} else {
-		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse|replace|shortread|sparsedrop\n");
+		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse|replace|shortread|sparsedrop|truncate\n");
 		return 2;
 	}
 	printf("anon %lu\n", n);
