@@ -131,56 +131,47 @@ static bool thp_on_any_fault(void)
 	return on;
 }
 
+/* The number after key (a line's start: "\nVmLck:") in a small /proc
+ * file; false when the file or the key is missing. */
+static bool proc_number(const char *path, const char *key, uint64_t *v)
+{
+	char buf[8192];
+	long n = wss_read_small(path, buf, sizeof buf - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strstr(buf, key);
+	if (!p)
+		return false;
+	for (p += strlen(key); *p == ' ' || *p == '\t'; p++)
+		;
+	for (*v = 0; *p >= '0' && *p <= '9'; p++)
+		*v = *v * 10 + (uint64_t)(*p - '0');
+	return true;
+}
+
 /* Pages locked in memory already (VmLck): a lock made before we came
  * (mlockall's MCL_FUTURE) populates every mapping made or reprotected. */
 static bool locked(void)
 {
-	char buf[4096];
-	long n = wss_read_small("/proc/self/status", buf, sizeof buf - 1);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	const char *p = strstr(buf, "\nVmLck:");
-	if (!p)
-		return false;
-	for (p += 8; *p == ' ' || *p == '\t'; p++)
-		;
-	return *p != '0';
+	uint64_t kb;
+	return !proc_number("/proc/self/status", "\nVmLck:", &kb) || kb;
 }
 
-/* Swap configured (swapped pages and our write-protect markers look alike
- * to PAGEMAP_SCAN), and the pages of files reclaimed system-wide so far. */
+/* Swap configured: swapped pages and our write-protect markers look alike
+ * to PAGEMAP_SCAN. */
 static bool swap_on(void)
 {
-	char buf[4096];
-	long n = wss_read_small("/proc/meminfo", buf, sizeof buf - 1);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	const char *p = strstr(buf, "SwapTotal:");
-	if (!p)
-		return true;
-	for (p += 10; *p == ' '; p++)
-		;
-	return *p != '0';
+	uint64_t kb;
+	return !proc_number("/proc/meminfo", "\nSwapTotal:", &kb) || kb;
 }
 
-/* File pages reclaimed system-wide so far (/proc/vmstat's pgsteal_file;
- * UINT64_MAX: unknown, which no later read equals... nor this one). */
+/* File pages reclaimed system-wide so far (/proc/vmstat's pgsteal_file);
+ * UINT64_MAX when unknown, which counts as moved. */
 static uint64_t file_reclaimed(void)
 {
-	char buf[8192];
-	long n = wss_read_small("/proc/vmstat", buf, sizeof buf - 1);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	const char *p = strstr(buf, "\npgsteal_file ");
-	if (!p)
-		return UINT64_MAX;
-	uint64_t v = 0;
-	for (p += 15; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
+	uint64_t v;
+	return proc_number("/proc/vmstat", "\npgsteal_file", &v) && v != UINT64_MAX ? v : UINT64_MAX;
 }
 
 void wss_census_init(void)
@@ -447,7 +438,7 @@ bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind)
 	 * page reclaimed (anywhere: the system's count moved), a file
 	 * shortened or punched (the program's calls).  Then their mappings'
 	 * sizes bound them instead. */
-	if (E.census_files && (file_reclaimed() != E.census_reclaimed ||
+	if (E.census_files && (E.census_reclaimed == UINT64_MAX || file_reclaimed() != E.census_reclaimed ||
 			       __atomic_load_n(&E.census_file_unsafe, __ATOMIC_RELAXED))) {
 		for (int k = 0; k < WSS_KIND_N; k++)
 			rest_add(k, E.census_whole[k]);
