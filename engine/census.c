@@ -174,10 +174,9 @@ static uint64_t file_reclaimed(void)
 	return proc_number("/proc/vmstat", "\npgsteal_file", &v) && v != UINT64_MAX ? v : UINT64_MAX;
 }
 
-void wss_census_init(void)
+/* Nothing counted, nothing bounded yet. */
+static void census_reset(void)
 {
-	E.census = false;
-	E.census_why = NULL;
 	E.census_rest = E.census_data = E.census_write = 0;
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
 	E.census_final = E.census_files = false;
@@ -185,6 +184,13 @@ void wss_census_init(void)
 	E.census_reclaimed = file_reclaimed();
 	__atomic_store_n(&E.census_file_unsafe, false, __ATOMIC_RELAXED);
 	before.n = counted[0].n = counted[1].n = 0;
+}
+
+void wss_census_init(void)
+{
+	E.census = false;
+	E.census_why = NULL;
+	census_reset();
 	if (E.set.mode == WSS_TRACK_EXACT)
 		return; /* every touch is counted: nothing to add */
 	if (E.set.test.census_off)
@@ -205,13 +211,7 @@ void wss_census_init(void)
 
 void wss_census_fork_child(void)
 {
-	E.census_data = E.census_write = E.census_rest = 0;
-	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
-	E.census_final = E.census_files = false;
-	memset(E.census_whole, 0, sizeof E.census_whole);
-	E.census_reclaimed = file_reclaimed();
-	__atomic_store_n(&E.census_file_unsafe, false, __ATOMIC_RELAXED);
-	before.n = counted[0].n = counted[1].n = 0;
+	census_reset();
 	/* What the child inherited present was the parent's touch. */
 	for (size_t i = 0; E.census && i < E.regions.n; i++)
 		wss_census_register(E.regions.v[i].start, E.regions.v[i].end, E.regions.v[i].kind);
