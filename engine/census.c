@@ -181,11 +181,15 @@ static void census_reset(void)
 	memset(E.census_rest_kind, 0, sizeof E.census_rest_kind);
 	E.census_final = E.census_files = false;
 	memset(E.census_whole, 0, sizeof E.census_whole);
-	E.census_reclaimed = file_reclaimed();
 	__atomic_store_n(&E.census_file_unsafe, false, __ATOMIC_RELAXED);
 	before.n = counted[0].n = counted[1].n = 0;
 }
 
+/* On from start-up where it may be (each registration records the pages
+ * present), and counting nothing before the first sampled level, which
+ * decides the rest (wss_census_start): a process tracked exactly
+ * throughout (a script's short command) reads no /proc or /sys file for
+ * it. */
 void wss_census_init(void)
 {
 	E.census = false;
@@ -199,19 +203,34 @@ void wss_census_init(void)
 		E.census_why = "off (attached: the pages present were touched before)";
 	else if (pagemap_fd() < 0)
 		E.census_why = "off (the backend reads no page map)";
-	else if (thp_on_any_fault())
-		E.census_why = "off (transparent huge pages on every fault: a fault makes pages present that were not touched)";
-	else if (swap_on())
-		E.census_why = "off (swap is configured: a swapped page looks like one of our write-protect markers)";
-	else if (locked())
-		E.census_why = "off (memory locked: pages present without a touch)";
 	else
 		E.census = true;
+	if (E.level_max)
+		wss_census_start();
+}
+
+/* Nothing is counted before this (wss_census_count needs a sampled level),
+ * so a page made present without a touch by what is checked here only
+ * needs to be ruled out from now on. */
+void wss_census_start(void)
+{
+	if (!E.census)
+		return;
+	if (thp_on_any_fault())
+		wss_census_stop("off (transparent huge pages on every fault: a fault makes pages present that were not touched)");
+	else if (swap_on())
+		wss_census_stop("off (swap is configured: a swapped page looks like one of our write-protect markers)");
+	else if (locked())
+		wss_census_stop("off (memory locked: pages present without a touch)");
+	E.census_reclaimed = file_reclaimed();
 }
 
 void wss_census_fork_child(void)
 {
+	if (!E.census)
+		return;
 	census_reset();
+	E.census_reclaimed = file_reclaimed();
 	/* What the child inherited present was the parent's touch. */
 	for (size_t i = 0; E.census && i < E.regions.n; i++)
 		wss_census_register(E.regions.v[i].start, E.regions.v[i].end, E.regions.v[i].kind);
@@ -264,6 +283,8 @@ typedef struct reg_walk {
 	bool ok;
 } reg_walk_t;
 
+/* A page present at its range's registration was not touched since, as
+ * far as the census can tell: it goes in `before`, and in the rest. */
 static void add_before(uintptr_t s, uintptr_t e, uint64_t cat, void *arg)
 {
 	reg_walk_t *w = arg;
@@ -277,9 +298,9 @@ void wss_census_register(uintptr_t s, uintptr_t e, int kind)
 {
 	if (!E.census)
 		return;
-	/* A file's or shared memory's pages are not counted here, and may
-	 * leave the mapping unseen (a truncation, a hole punched, reclaim):
-	 * the whole range may have been touched. */
+	/* A file's or shared memory's pages are never counted here; if one
+	 * may have left a mapping unseen, the whole mappings bound them
+	 * (wss_census_rest). */
 	if (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED) {
 		E.census_whole[kind] += (e - s) >> WSS_PAGE_SHIFT;
 		E.census_files = true;

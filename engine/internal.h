@@ -763,9 +763,13 @@ void wss_code_fork_now(void);
 void wss_fork_child_start(void);
 
 /* ---- census.c: the totals' pages counted by their presence ---- */
-/* On or off for the run (start-up; off under exact tracking, without a
- * page map, where huge pages come on any fault). */
+/* Start-up: on unless exact tracking, attached or without a page map
+ * (each registration then records the pages present). */
 void wss_census_init(void);
+/* The first sampled level, before which nothing is counted: off with
+ * swap, where huge pages come on any fault, with memory locked; the
+ * system's count of file pages reclaimed taken.  Engine lock. */
+void wss_census_start(void);
 /* A forked child starts afresh (after its backend reopened): the pages it
  * inherited present are not its touches. */
 void wss_census_fork_child(void);

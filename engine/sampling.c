@@ -75,8 +75,11 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 		touched_lists(false);
 	__atomic_store_n(&E.level, level, __ATOMIC_RELEASE);
 	E.level_used[level] = interval;
+	bool first = level && !E.level_max;
 	if (level > E.level_max)
 		E.level_max = level;
+	if (first)
+		wss_census_start();
 	if (level && (!E.level_min_sampled || level < E.level_min_sampled))
 		E.level_min_sampled = level;
 	wss_policy_burst_cap();
