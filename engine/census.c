@@ -479,7 +479,9 @@ void wss_engine_file_changed(void)
  * kernel may fill only its start (a short read): its tracked readable
  * pages are read here, before the call, so that each is present and
  * counted like any page touched.  A read maps the zero page where there
- * is none: no memory, no change to what the program sees. */
+ * is none: no memory, no change to what the program sees.  Not a file's
+ * page, which past the file's end would raise SIGBUS where the call only
+ * fails: the files' mappings then bound their pages whole. */
 void wss_census_touch(uintptr_t s, uintptr_t e)
 {
 	if (!__atomic_load_n(&E.census, __ATOMIC_RELAXED))
@@ -487,7 +489,11 @@ void wss_census_touch(uintptr_t s, uintptr_t e)
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		uint8_t f = fl ? wss_flags_load(a, fl) : 0;
-		if ((f & WSS_PF_TRACKED) && (f & PROT_READ) && !(f & WSS_PF_WPONLY))
+		if (!(f & WSS_PF_TRACKED) || !(f & PROT_READ) || (f & WSS_PF_WPONLY))
+			continue;
+		if (f & WSS_PF_FILE)
+			__atomic_store_n(&E.census_file_unsafe, true, __ATOMIC_RELAXED);
+		else
 			(void)*(volatile const char *)a;
 	}
 }

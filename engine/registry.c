@@ -163,7 +163,8 @@ static void reset_member(uintptr_t page, void *arg)
  * that, left out and counted for the summary (docs/limits.md). */
 static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 {
-	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED);
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED |
+				 (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED ? WSS_PF_FILE : 0));
 	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e))
 		return false;
 	/* The level first (its members must fit the VMA budget, with the new
@@ -207,7 +208,8 @@ static void track(uintptr_t start, size_t len, int prot, int kind, uint32_t owne
 	if (wss_shadow_ensure(s, e) || wss_regions_insert_owned(&E.regions, s, e, kind, owner))
 		return; /* out of memory for bookkeeping: leave it untracked */
 	wss_census_register(s, e, kind);
-	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind == WSS_KIND_STACK ? WSS_PF_WPONLY : 0));
+	uint8_t bits = (uint8_t)((prot & WSS_PF_PROT) | WSS_PF_TRACKED | (kind == WSS_KIND_STACK ? WSS_PF_WPONLY : 0) |
+				 (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED ? WSS_PF_FILE : 0));
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);
 		wss_registry_reset_page(a);

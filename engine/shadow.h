@@ -27,8 +27,12 @@
  * signal frame the kernel pushes, or a system call's output, never fails
  * there as it would on a PROT_NONE page. */
 #define WSS_PF_WPONLY 0x20
-/* 0x40: free.  A page's kind is its range's, in the registry (regions.h):
- * nothing on the fault path needs it. */
+/* A page of a file's mapping or of shared memory: reading it may raise
+ * SIGBUS (past the file's end), where the kernel would fail a system call
+ * with EFAULT (census.c, wss_census_touch).  Otherwise a page's kind is its
+ * range's, in the registry (regions.h): nothing on the fault path needs
+ * it. */
+#define WSS_PF_FILE 0x40
 #define WSS_PF_WEVER 0x80   /* written at least once in this run (write-tracking backends) */
 
 

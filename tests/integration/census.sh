@@ -16,7 +16,7 @@ grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
 	skip_all "transparent huge pages on every fault: the census is off here"
 awk '$1 == "SwapTotal:" && $2 != 0 { exit 1 }' /proc/meminfo || skip_all "swap is configured: the census is off here"
 
-plan 30
+plan 32
 
 # run NAME MODE [ENV...]: the census program under sampled tracking at 1 in
 # 64 (its default), its output in NAME.out, its profile NAME.PID.jsonl.
@@ -154,6 +154,13 @@ ok = xf == 2048 and f["total_ci"][0] <= xf <= f["total_ci"][1] and d["total_ci"]
 print("ok" if ok else "no", "file", f["total"], f["total_ci"], "exact", xf, "data", d["total"], d["total_ci"], "exact", xd)
 PY
 case $(cat "$TMP/truncate.cmp") in ok*) ok 0 "truncate: $(cat "$TMP/truncate.cmp")" ;; *) ok 1 "truncate: $(cat "$TMP/truncate.cmp")" ;; esac
+
+# A buffer given to read(2) is read first to make it present, but never a
+# file's page, which past the file's end would raise SIGBUS where the call
+# fails with EFAULT.
+is "$("$PROGS/census" pastend 2>&1)" "pastend EFAULT" "pastend: natively, read(2) past a mapped file's end fails"
+run pastend pastend
+is "$(cat "$TMP/pastend.out")" "pastend EFAULT" "pastend: under sampled tracking, the same, no SIGBUS"
 
 # Under exact tracking the census has nothing to add: no census object.
 WSS_TRACK_MODE=exact WSS_SESSION_OUTPUT="$TMP/exact.jsonl" LD_PRELOAD="$WSS_LIB" "$PROGS/census" basic >/dev/null 2>&1

@@ -22,7 +22,11 @@
  *             (MADV_DONTNEED), then written: data and write 1024 each
  *   truncate  a file of 2048 pages mapped shared and read (kind file),
  *             then truncated to nothing while mapped: prints "file 2048"
+ *   pastend   read(2) into a file mapping past its file's end: fails
+ *             with EFAULT, as natively (prints "pastend EFAULT"), never
+ *             a SIGBUS
  * usage: census MODE */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +176,20 @@ int main(int argc, char **argv)
 			pause_a_while();
 		}
 		n = 1024;
+	} else if (!strcmp(m, "pastend")) {
+		char path[] = "/tmp/census.XXXXXX";
+		int fd = mkstemp(path), pfd[2];
+		if (fd < 0 || ftruncate(fd, 4 * PAGE) || pipe(pfd) || write(pfd[1], "0123456789", 10) != 10)
+			return 1;
+		unlink(path);
+		char *p = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED || ftruncate(fd, 0))
+			return 1;
+		for (int round = 0; round < 2; round++)
+			pause_a_while();
+		long r = read(pfd[0], p, 4 * PAGE);
+		printf("pastend %s\n", r < 0 && errno == EFAULT ? "EFAULT" : "other");
+		return 0;
 	} else if (!strcmp(m, "truncate")) {
 		char path[] = "/tmp/census.XXXXXX";
 		int fd = mkstemp(path);
@@ -192,7 +210,7 @@ int main(int argc, char **argv)
 		printf("file 2048\n");
 		return 0;
 	} else {
-		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse|replace|shortread|sparsedrop|truncate\n");
+		fprintf(stderr, "usage: census basic|populate|drop|move|mlock|huge|fork|sparse|replace|shortread|sparsedrop|truncate|pastend\n");
 		return 2;
 	}
 	printf("anon %lu\n", n);
