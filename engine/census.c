@@ -484,7 +484,8 @@ void wss_engine_file_changed(void)
  * fails: the files' mappings then bound their pages whole. */
 void wss_census_touch(uintptr_t s, uintptr_t e)
 {
-	if (!__atomic_load_n(&E.census, __ATOMIC_RELAXED))
+	/* Before the first sampled level every touch is counted exactly. */
+	if (!__atomic_load_n(&E.census, __ATOMIC_RELAXED) || !__atomic_load_n(&E.level_max, __ATOMIC_RELAXED))
 		return;
 	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
 		uint8_t *fl = wss_shadow_flags(a);

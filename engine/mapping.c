@@ -167,7 +167,7 @@ long wss_engine_mprotect(void *addr, size_t len, int prot)
  * the call, but the pieces do not always merge back: each piece faulted
  * on its own got an anon_vma of its own, and the kernel merges no two
  * VMAs with different ones, so a call that works natively fails with
- * EFAULT (about one move in six of freshly written mappings, measured).
+ * EFAULT.
  * Then the call is made piece by piece, as the kernel would have moved
  * the one VMA: each piece to its offset in the target, the last one
  * grown by what the call adds.  Another thread touching the range during
