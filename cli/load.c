@@ -851,6 +851,42 @@ static int load_run_sites(loader_t *ld, const wss_json_t *r)
 	return load_sites(ld, sites, "sites", &p->sites, &p->nsites);
 }
 
+/* The allocation sites, once, at the end. */
+static int load_alloc_sites(loader_t *ld, const wss_json_t *r)
+{
+	wss_profile_t *p = ld->p;
+	const char *rec = "alloc_sites";
+	if (p->has_alloc_sites)
+		return bad(ld, ld->line, "a second alloc_sites record");
+	const wss_json_t *sites = wss_json_get(r, "sites");
+	if (!sites || sites->type != WSS_JSON_ARRAY)
+		return bad(ld, ld->line, "alloc_sites: \"sites\" missing or not an array");
+	p->has_alloc_sites = true;
+	if (!need_int(ld, r, rec, "mean_bytes", &p->alloc_mean) || !need_int(ld, r, rec, "idle_after", &p->alloc_idle_after) ||
+	    !need_int(ld, r, rec, "intervals", &p->alloc_intervals) || !opt_int(ld, r, rec, "cut_intervals", &p->alloc_cut) ||
+	    !opt_int(ld, r, rec, "dropped", &p->alloc_dropped))
+		return ld->status;
+	if (sites->n && !(p->alloc_sites = calloc(sites->n, sizeof *p->alloc_sites)))
+		return nomem(ld);
+	const char *sub = "alloc_sites: sites[]";
+	for (size_t j = 0; j < sites->n; j++, p->nalloc_sites++) {
+		const wss_json_t *o = sites->items[j];
+		wss_alloc_site_t *a = &p->alloc_sites[j];
+		if (o->type != WSS_JSON_OBJECT)
+			return bad(ld, ld->line, "alloc_sites: sites[%zu] is not an object", j);
+		if (!need_int(ld, o, sub, "stack", &a->stack) || !need_int(ld, o, sub, "sampled", &a->sampled) ||
+		    !need_int(ld, o, sub, "allocs", &a->allocs) || !need_int(ld, o, sub, "live_bytes", &a->live_bytes) ||
+		    !need_int(ld, o, sub, "freed_bytes", &a->freed_bytes) || !need_pages(ld, o, sub, "live_pages", &a->live_pages) ||
+		    !need_pages(ld, o, sub, "peak_live_pages", &a->peak_live_pages) ||
+		    !need_pages(ld, o, sub, "ws_pages", &a->ws_pages) || !need_pages(ld, o, sub, "idle_pages", &a->idle_pages) ||
+		    !need_pages(ld, o, sub, "touched_pages", &a->touched_pages) || !opt_ci(ld, o, sub, "live_ci", &a->live_ci) ||
+		    !opt_ci(ld, o, sub, "ws_ci", &a->ws_ci) || !opt_ci(ld, o, sub, "idle_ci", &a->idle_ci) ||
+		    !opt_ci(ld, o, sub, "touched_ci", &a->touched_ci))
+			return ld->status;
+	}
+	return 0;
+}
+
 /* Another process of the session noted itself in the leader's profile. */
 static int load_process(loader_t *ld, const wss_json_t *r)
 {
@@ -895,6 +931,8 @@ static int load_record(loader_t *ld, const wss_json_t *r)
 		return load_run_sites(ld, r);
 	if (!strcmp(type, "process"))
 		return load_process(ld, r);
+	if (!strcmp(type, "alloc_sites"))
+		return load_alloc_sites(ld, r);
 	if (!strcmp(type, "trace")) {
 		/* The page trace beside the profile (docs/trace-format.md). */
 		const char *file = wss_json_get_str(r, "file");
@@ -1056,6 +1094,7 @@ void wss_load_release(wss_profile_t *p)
 	}
 	free(p->settings);
 	free(p->sites);
+	free(p->alloc_sites);
 	for (size_t k = 0; k < p->nprocs; k++) {
 		free(p->procs[k].profile);
 		free(p->procs[k].reason);

@@ -118,6 +118,15 @@ typedef struct wss_hot {
 	int64_t gone_seq; /* the page left tracking in this interval (unmapped, ...), -1: tracked at the end */
 } wss_hot_t;
 
+/* An allocation site (the "alloc_sites" record, docs/profile-format.md):
+ * estimates, with their 95 % intervals where the record gives them. */
+typedef struct wss_alloc_site {
+	int64_t stack; /* 0: no stack was captured */
+	int64_t sampled, allocs, live_bytes, freed_bytes;
+	int64_t live_pages, peak_live_pages, ws_pages, idle_pages, touched_pages;
+	wss_ci_t live_ci, ws_ci, idle_ci, touched_ci;
+} wss_alloc_site_t;
+
 /* A "process" record: another process of the session noted itself. */
 typedef struct wss_process_note {
 	int64_t pid, ppid;
@@ -210,6 +219,12 @@ typedef struct wss_profile {
 	wss_site_t *sites;
 	size_t nsites;
 	int64_t sites_other;
+	/* Allocation sites (track.alloc_sites), largest first, and the
+	 * record's sampling mean, idle span and intervals counted. */
+	bool has_alloc_sites;
+	wss_alloc_site_t *alloc_sites;
+	size_t nalloc_sites;
+	int64_t alloc_mean, alloc_idle_after, alloc_intervals, alloc_cut, alloc_dropped;
 	/* The session's other processes, as the leader's profile notes them. */
 	wss_process_note_t *procs;
 	size_t nprocs, procs_cap;

@@ -114,6 +114,7 @@ typedef struct builder {
 	const wss_profile_t *p;
 	wss_symbols_t *syms;
 	bool oom;
+	size_t nvals; /* values a sample carries (the sample types) */
 	/* string_table: strs[0] is "" (the format requires it) */
 	char **strs;
 	size_t nstrs, strs_cap;
@@ -312,22 +313,72 @@ static int gather_sites(const wss_profile_t *p, wss_site_t **out, size_t *n, int
 
 /* ---- the Profile ---- */
 
-static void encode_sample(pb_t *out, const uint64_t *ids, size_t nids, int64_t pages, int64_t page_size, pb_t *tmp)
+/* The sample types: first touches in pages and bytes, and with allocation
+ * sites, their live, working-set and idle pages. */
+#define VALUES_MAX 5
+
+static void encode_values(pb_t *out, const uint64_t *ids, size_t nids, const int64_t *vals, size_t nvals, pb_t *tmp)
 {
 	pb_t sample = {0};
 	for (size_t k = 0; k < nids; k++)
 		pb_varint(tmp, ids[k]);
 	pb_msg(&sample, 1, tmp); /* location_id, packed, leaf first */
-	pb_varint(tmp, (uint64_t)pages);
-	/* The loader holds pages times page_size below 2^63; saturate all the
-	 * same, as pprof's values are signed 64-bit. */
-	int64_t bytes;
-	if (__builtin_mul_overflow(pages, page_size, &bytes))
-		bytes = INT64_MAX;
-	pb_varint(tmp, (uint64_t)bytes);
-	pb_msg(&sample, 2, tmp); /* value: pages, bytes */
+	for (size_t k = 0; k < nvals; k++)
+		pb_varint(tmp, (uint64_t)vals[k]);
+	pb_msg(&sample, 2, tmp); /* value */
 	pb_msg(out, 2, &sample);
 	free(sample.b);
+}
+
+static void encode_sample(pb_t *out, const uint64_t *ids, size_t nids, int64_t pages, int64_t page_size, size_t nvals,
+			  pb_t *tmp)
+{
+	/* The loader holds pages times page_size below 2^63; saturate all the
+	 * same, as pprof's values are signed 64-bit. */
+	int64_t vals[VALUES_MAX] = {pages, 0, 0, 0, 0};
+	if (__builtin_mul_overflow(pages, page_size, &vals[1]))
+		vals[1] = INT64_MAX;
+	encode_values(out, ids, nids, vals, nvals, tmp);
+}
+
+/* Room for n location ids in *ids.  False when out of memory. */
+static bool ids_room(builder_t *b, uint64_t **ids, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	uint64_t *x = realloc(*ids, n * sizeof *x);
+	if (!x) {
+		b->oom = true;
+		return false;
+	}
+	*ids = x;
+	*cap = n;
+	return true;
+}
+
+/* The allocation sites: each stack's live, working-set and idle pages
+ * (its frames all return addresses: the stack was taken in the
+ * allocator's wrapper). */
+static void encode_alloc_samples(builder_t *b, pb_t *out, pb_t *tmp)
+{
+	const wss_profile_t *p = b->p;
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < p->nalloc_sites && !b->oom; i++) {
+		const wss_alloc_site_t *x = &p->alloc_sites[i];
+		const wss_stack_t *st = x->stack > 0 ? wss_load_stack(p, x->stack) : NULL;
+		size_t nids = st && st->n ? st->n : 1;
+		if (!ids_room(b, &ids, &cap, nids))
+			break;
+		if (st && st->n)
+			for (size_t k = 0; k < st->n; k++)
+				ids[k] = location_id(b, st->frames[k], true);
+		else
+			ids[0] = pseudo_location(b, "(no stack)");
+		int64_t vals[VALUES_MAX] = {0, 0, x->live_pages, x->ws_pages, x->idle_pages};
+		encode_values(out, ids, nids, vals, VALUES_MAX, tmp);
+	}
+	free(ids);
 }
 
 static void encode_samples(builder_t *b, const wss_site_t *sites, size_t n, int64_t other, pb_t *out, pb_t *tmp)
@@ -338,25 +389,18 @@ static void encode_samples(builder_t *b, const wss_site_t *sites, size_t n, int6
 	for (size_t i = 0; i < n && !b->oom; i++) {
 		const wss_stack_t *st = sites[i].stack >= 0 ? wss_load_stack(p, sites[i].stack) : NULL;
 		size_t nids = st && st->n ? st->n : 1;
-		if (nids > cap) {
-			uint64_t *x = realloc(ids, nids * sizeof *x);
-			if (!x) {
-				b->oom = true;
-				break;
-			}
-			ids = x;
-			cap = nids;
-		}
+		if (!ids_room(b, &ids, &cap, nids))
+			break;
 		if (st && st->n)
 			for (size_t k = 0; k < st->n; k++)
 				ids[k] = location_id(b, st->frames[k], k > 0);
 		else
 			ids[0] = location_id(b, sites[i].pc, false);
-		encode_sample(out, ids, nids, sites[i].pages, p->page_size, tmp);
+		encode_sample(out, ids, nids, sites[i].pages, p->page_size, b->nvals, tmp);
 	}
 	if (other > 0 && !b->oom) {
 		uint64_t id = pseudo_location(b, "(other sites)");
-		encode_sample(out, &id, 1, other, p->page_size, tmp);
+		encode_sample(out, &id, 1, other, p->page_size, b->nvals, tmp);
 	}
 	free(ids);
 }
@@ -462,7 +506,17 @@ int wss_export_pprof(const wss_profile_t *p, wss_sink_t *out)
 	int64_t pages = str_id(&b, "pages"), bytes = str_id(&b, "bytes");
 	pb_value_type(&msg, 1, pages, pages, &tmp); /* sample_type[0]: pages first touched */
 	pb_value_type(&msg, 1, bytes, bytes, &tmp); /* sample_type[1]: the same in bytes */
+	b.nvals = 2;
+	if (p->has_alloc_sites) {
+		/* sample_type[2..4]: allocation sites' pages */
+		pb_value_type(&msg, 1, str_id(&b, "live_pages"), pages, &tmp);
+		pb_value_type(&msg, 1, str_id(&b, "ws_pages"), pages, &tmp);
+		pb_value_type(&msg, 1, str_id(&b, "idle_pages"), pages, &tmp);
+		b.nvals = VALUES_MAX;
+	}
 	encode_samples(&b, sites, nsites, other, &msg, &tmp);
+	if (p->has_alloc_sites)
+		encode_alloc_samples(&b, &msg, &tmp);
 	encode_tables(&b, &msg, &tmp);
 	char comment[2][4096];
 	snprintf(comment[0], sizeof comment[0], "wss first-touch sites of %s (pid %" PRId64 "), from %s", p->exe, p->pid,

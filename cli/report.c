@@ -692,6 +692,88 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 	return 0;
 }
 
+/* An allocation site's frames: all return addresses (the stack was taken
+ * inside the allocator wrapper, wss's own frames left out).  Returns 0,
+ * ENOMEM, or ENOENT when its stack is not in the profile (or none was
+ * captured: stack 0). */
+static int alloc_frames(const wss_profile_t *p, wss_symbols_t *syms, int64_t stack, frames_t *out)
+{
+	const wss_stack_t *st = stack > 0 ? wss_load_stack(p, stack) : NULL;
+	if (!st)
+		return ENOENT;
+	out->n = 0;
+	for (size_t k = 0; k < st->n; k++)
+		if (wss_sym_frames(syms, st->frames[k], true, &out->f, &out->n, &out->cap))
+			return ENOMEM;
+	return 0;
+}
+
+/* "N" for an exact figure, "≈ N [lo, hi]" for an estimate. */
+static void print_alloc_figure(FILE *out, int64_t v, const wss_ci_t *ci)
+{
+	char a[32], b[32], c[32];
+	if (!ci->present || (ci->hi - ci->lo <= 1 && ci->lo <= (double)v && (double)v <= ci->hi)) {
+		fputs(grouped(a, sizeof a, (uint64_t)v), out);
+		return;
+	}
+	fprintf(out, "≈ %s [%s, %s]", grouped(a, sizeof a, (uint64_t)v), grouped(b, sizeof b, (uint64_t)ci->lo),
+		grouped(c, sizeof c, (uint64_t)ci->hi));
+}
+
+/* At most this many allocation sites in the text, and frames of each. */
+#define REPORT_ALLOC_SITES 10
+#define REPORT_ALLOC_FRAMES 6
+
+static int print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+{
+	char a[32];
+	size_t n = p->nalloc_sites < REPORT_ALLOC_SITES ? p->nalloc_sites : REPORT_ALLOC_SITES;
+	fprintf(out, "Memory by allocation site (%zu of %zu, largest live first): pages live now (at the peak), the\n",
+		n, p->nalloc_sites);
+	fprintf(out, "working set on average, idle now (untouched for %" PRId64 " interval%s); an allocation is\n",
+		p->alloc_idle_after, p->alloc_idle_after == 1 ? "" : "s");
+	fprintf(out, "sampled by its bytes (one sample per %s bytes allocated on average, at the end;\n",
+		grouped(a, sizeof a, (uint64_t)p->alloc_mean));
+	fputs("each stands for those it represents), and a page counts as touched when anything on it\n", out);
+	fputs("was (objects sharing a page share its touches)\n", out);
+	if (p->alloc_cut)
+		fprintf(out, "(%" PRId64 " interval%s attributed only in part: too many pages to visit in one tick)\n",
+			p->alloc_cut, p->alloc_cut == 1 ? "" : "s");
+	if (p->alloc_dropped)
+		fprintf(out, "(%" PRId64 " sampled allocation%s dropped: the table of live ones was full)\n", p->alloc_dropped,
+			p->alloc_dropped == 1 ? "" : "s");
+	frames_t fr = {NULL, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		const wss_alloc_site_t *x = &p->alloc_sites[i];
+		fprintf(out, "%2zu. live ", i + 1);
+		print_alloc_figure(out, x->live_pages, &x->live_ci);
+		fprintf(out, " (%s); working set ", grouped(a, sizeof a, (uint64_t)x->peak_live_pages));
+		print_alloc_figure(out, x->ws_pages, &x->ws_ci);
+		fputs("; idle ", out);
+		print_alloc_figure(out, x->idle_pages, &x->idle_ci);
+		fprintf(out, "; %s allocation%s%s\n", grouped(a, sizeof a, (uint64_t)x->allocs), x->allocs == 1 ? "" : "s",
+			x->sampled < x->allocs ? " (estimated)" : "");
+		int r = alloc_frames(p, syms, x->stack, &fr);
+		if (r == ENOENT) {
+			fputs("      (no stack)\n", out);
+			continue;
+		}
+		if (r) {
+			free(fr.f);
+			return ENOMEM;
+		}
+		for (size_t f = 0; f < fr.n && f < REPORT_ALLOC_FRAMES; f++) {
+			fputs("      ", out);
+			print_frame(out, &fr.f[f]);
+			fputc('\n', out);
+		}
+		if (fr.n > REPORT_ALLOC_FRAMES)
+			fprintf(out, "      (%zu more frames: wss report --json)\n", fr.n - REPORT_ALLOC_FRAMES);
+	}
+	free(fr.f);
+	return 0;
+}
+
 /* The whole run's first-touch sites, at most this many in the text. */
 #define REPORT_SITES 10
 
@@ -865,6 +947,10 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	if (!r && p->has_sites) {
 		fputc('\n', out);
 		r = print_run_sites(p, syms, out);
+	}
+	if (!r && p->nalloc_sites) {
+		fputc('\n', out);
+		r = print_alloc_sites(p, syms, out);
 	}
 	if (!r && p->nhot_code) {
 		fputc('\n', out);
@@ -1137,6 +1223,55 @@ static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 	return 0;
 }
 
+/* "alloc_sampling": {...}, "alloc_sites": [{"stack", "frames", the
+ * figures and their intervals}]. */
+static int json_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+{
+	frames_t fr = {NULL, 0, 0};
+	jw_open(w, "alloc_sampling", '{');
+	jw_int(w, "mean_bytes", p->alloc_mean);
+	jw_int(w, "idle_after_intervals", p->alloc_idle_after);
+	jw_int(w, "intervals", p->alloc_intervals);
+	jw_int(w, "cut_intervals", p->alloc_cut);
+	jw_int(w, "dropped", p->alloc_dropped);
+	jw_close(w, '}');
+	jw_open(w, "alloc_sites", '[');
+	for (size_t i = 0; i < p->nalloc_sites; i++) {
+		const wss_alloc_site_t *x = &p->alloc_sites[i];
+		jw_open(w, NULL, '{');
+		jw_int_or_null(w, "stack", x->stack > 0 ? x->stack : -1);
+		int r = alloc_frames(p, syms, x->stack, &fr);
+		if (r == ENOENT)
+			jw_str(w, "frames", NULL);
+		else if (r) {
+			free(fr.f);
+			return ENOMEM;
+		} else {
+			jw_open(w, "frames", '[');
+			for (size_t f = 0; f < fr.n; f++)
+				json_frame(w, NULL, &fr.f[f]);
+			jw_close(w, ']');
+		}
+		jw_int(w, "sampled", x->sampled);
+		jw_int(w, "allocs", x->allocs);
+		jw_int(w, "live_bytes", x->live_bytes);
+		jw_int(w, "freed_bytes", x->freed_bytes);
+		jw_int(w, "live_pages", x->live_pages);
+		jw_ci(w, "live_ci", &x->live_ci);
+		jw_int(w, "peak_live_pages", x->peak_live_pages);
+		jw_int(w, "ws_pages", x->ws_pages);
+		jw_ci(w, "ws_ci", &x->ws_ci);
+		jw_int(w, "idle_pages", x->idle_pages);
+		jw_ci(w, "idle_ci", &x->idle_ci);
+		jw_int(w, "touched_pages", x->touched_pages);
+		jw_ci(w, "touched_ci", &x->touched_ci);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	free(fr.f);
+	return 0;
+}
+
 static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
@@ -1386,6 +1521,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	int r = json_peaks(p, syms, &w);
 	if (!r && p->has_sites)
 		r = json_run_sites(p, syms, &w);
+	if (!r && p->has_alloc_sites)
+		r = json_alloc_sites(p, syms, &w);
 	if (!r)
 		r = json_hot(p, syms, &w);
 	jw_close(&w, '}');

@@ -120,6 +120,10 @@ static const keydef_t keys[] = {
 	 "Track the code working set too: the pages of the program's and its shared\n"
 	 "libraries' executable segments run in each interval (the \"insn\" series).\n"
 	 "Exact; costs a fault per code page run per interval (docs/backends.md)."},
+	{"track", "alloc_sites", WSS_KEY_TRACK_ALLOC_SITES, T_BOOL, NULL,
+	 "Record where the heap's and the program's mappings' memory was allocated: a\n"
+	 "sample of allocations by bytes (one per 512 KiB allocated on average), each\n"
+	 "with its call stack, and per site its live, working-set and idle pages."},
 	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
 	 "Detect peaks of the working set and record the call stacks that made them."},
 	{"peaks", "sensitivity", WSS_KEY_PEAKS_SENSITIVITY, T_DECIMAL, NULL,
@@ -129,6 +133,9 @@ static const keydef_t keys[] = {
 	 "Frames kept of each first-touch site's call stack (at most 128)."},
 	{"report", "hot_pages", WSS_KEY_REPORT_HOT_PAGES, T_COUNT, NULL,
 	 "How many of the most often touched pages the summary lists (0: none)."},
+	{"report", "idle_after", WSS_KEY_REPORT_IDLE_AFTER, T_DURATION, NULL,
+	 "A live page not touched for this long is idle (allocation sites): a duration,\n"
+	 "rounded up to whole intervals.  Default: ten intervals."},
 	{"report", "summary", WSS_KEY_REPORT_SUMMARY, T_BOOL, NULL,
 	 "Print the working-set summary and the profile's path on stderr at exit."},
 };
@@ -164,6 +171,7 @@ void wss_config_defaults(wss_config_t *c)
 	c->peaks_max = 100;
 	c->peaks_stack_depth = 32;
 	c->report_hot_pages = 20;
+	c->track_alloc_sites = true;
 	c->follow_fork = true;
 	c->follow_exec = true;
 }
@@ -552,8 +560,11 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 		wss_fmt_ch(f, '"');
 		return;
 	case WSS_KEY_SESSION_INTERVAL:
-	case WSS_KEY_SESSION_WINDOW: {
-		uint64_t ns = k->id == WSS_KEY_SESSION_INTERVAL ? c->interval_ns : c->window_ns ? c->window_ns : c->interval_ns;
+	case WSS_KEY_SESSION_WINDOW:
+	case WSS_KEY_REPORT_IDLE_AFTER: {
+		uint64_t ns = k->id == WSS_KEY_SESSION_INTERVAL ? c->interval_ns
+			      : k->id == WSS_KEY_REPORT_IDLE_AFTER ? (c->idle_after_ns ? c->idle_after_ns : 10 * c->interval_ns)
+			      : c->window_ns ? c->window_ns : c->interval_ns;
 		if (toml) {
 			wss_fmt_ch(f, '"');
 			fmt_dur(f, ns);
@@ -603,6 +614,7 @@ static void value_of(const wss_config_t *c, const keydef_t *k, wss_fmt_t *f, boo
 	case WSS_KEY_TRACK_DATA_SEGMENTS: wss_fmt_str(f, c->track_data_segments ? "true" : "false"); return;
 	case WSS_KEY_TRACK_LIBRARY_DATA: wss_fmt_str(f, c->track_library_data ? "true" : "false"); return;
 	case WSS_KEY_TRACK_CODE: wss_fmt_str(f, c->track_code ? "true" : "false"); return;
+	case WSS_KEY_TRACK_ALLOC_SITES: wss_fmt_str(f, c->track_alloc_sites ? "true" : "false"); return;
 	case WSS_KEY_REPORT_SUMMARY: wss_fmt_str(f, c->report_summary ? "true" : "false"); return;
 	case WSS_KEY_PEAKS_ENABLED: wss_fmt_str(f, c->peaks_enabled ? "true" : "false"); return;
 	case WSS_KEY_PEAKS_SENSITIVITY: fmt_milli(f, c->peaks_sensitivity_milli); return;
@@ -695,6 +707,8 @@ static int set_duration(wss_config_t *c, const keydef_t *k, const input_t *in, w
 	}
 	if (k->id == WSS_KEY_SESSION_INTERVAL)
 		c->interval_ns = ns;
+	else if (k->id == WSS_KEY_REPORT_IDLE_AFTER)
+		c->idle_after_ns = ns;
 	else
 		c->window_ns = ns;
 	return 0;
@@ -723,6 +737,7 @@ static int set_bool(wss_config_t *c, const keydef_t *k, const input_t *in, wss_f
 	case WSS_KEY_TRACK_DATA_SEGMENTS: c->track_data_segments = v; break;
 	case WSS_KEY_TRACK_LIBRARY_DATA: c->track_library_data = v; break;
 	case WSS_KEY_TRACK_CODE: c->track_code = v; break;
+	case WSS_KEY_TRACK_ALLOC_SITES: c->track_alloc_sites = v; break;
 	case WSS_KEY_SESSION_FOLLOW_FORK: c->follow_fork = v; break;
 	case WSS_KEY_SESSION_FOLLOW_EXEC: c->follow_exec = v; break;
 	case WSS_KEY_SESSION_TRACE: c->trace = v; break;
@@ -1411,6 +1426,15 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 	}
 	c->window_ns = w;
 	c->window_intervals = (uint32_t)(w / c->interval_ns);
+	/* report.idle_after: whole intervals, at least one, rounded up. */
+	uint64_t idle = c->idle_after_ns ? (c->idle_after_ns + c->interval_ns - 1) / c->interval_ns : 10;
+	if (idle > WSS_WINDOW_MAX_INTERVALS) {
+		at_origin(c, WSS_KEY_REPORT_IDLE_AFTER, &e);
+		wss_fmt_str(&e, "report.idle_after is more than 1000000 intervals");
+		wss_fmt_cstr(&e);
+		return EINVAL;
+	}
+	c->idle_after_intervals = (uint32_t)idle;
 	return 0;
 }
 

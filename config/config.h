@@ -60,12 +60,14 @@ typedef enum {
 	WSS_KEY_TRACK_DATA_SEGMENTS,
 	WSS_KEY_TRACK_LIBRARY_DATA,
 	WSS_KEY_TRACK_CODE,
+	WSS_KEY_TRACK_ALLOC_SITES,
 	WSS_KEY_REPORT_SUMMARY,
 	WSS_KEY_PEAKS_ENABLED,
 	WSS_KEY_PEAKS_SENSITIVITY,
 	WSS_KEY_PEAKS_MAX,
 	WSS_KEY_PEAKS_STACK_DEPTH,
 	WSS_KEY_REPORT_HOT_PAGES,
+	WSS_KEY_REPORT_IDLE_AFTER,
 	WSS_KEY_COUNT
 } wss_key_t;
 
@@ -98,12 +100,15 @@ typedef struct wss_config {
 	bool track_stacks;          /* the main thread's and the threads' stacks (write-protect backends) */
 	bool track_library_data;    /* shared libraries' .data/.bss, dlopen'd ones too */
 	bool track_code;            /* the code working set: executable segments' pages run */
+	bool track_alloc_sites;     /* allocation sites: live, working-set and idle memory by call stack */
 	bool report_summary;
 	bool peaks_enabled;
 	uint32_t peaks_sensitivity_milli; /* g in thousandths */
 	uint32_t peaks_max;               /* peak records per process */
 	uint32_t peaks_stack_depth;       /* frames per stack */
 	uint32_t report_hot_pages;        /* pages the summary lists */
+	uint64_t idle_after_ns;           /* report.idle_after; 0 until validated: ten intervals */
+	uint32_t idle_after_intervals;    /* the same in whole intervals, rounded up (validated) */
 	char file[WSS_CONFIG_PATH_MAX]; /* the session file, "" for none */
 	wss_origin_t src[WSS_KEY_COUNT];
 	/* Test-only (WSS_TEST_VMA_BUDGET): cap the mprotect backend's VMA

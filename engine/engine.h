@@ -50,6 +50,8 @@ typedef struct wss_engine_settings {
 	bool peaks;                   /* peaks.enabled */
 	uint32_t peaks_sensitivity_milli, peaks_max, peaks_stack_depth;
 	uint32_t hot_pages;           /* report.hot_pages */
+	bool alloc_sites;             /* track.alloc_sites */
+	uint32_t idle_after;          /* report.idle_after, in intervals */
 	bool summary;                 /* report.summary: the stderr lines */
 	wss_track_mode_t mode;        /* track.mode */
 	uint32_t sample_level;        /* track.sample_rate as 1/2^level; 0: set by the budget */
@@ -121,6 +123,13 @@ bool wss_engine_seccomp(const struct sock_fprog *prog, bool strict);
 /* The engine thread's tid, waiting up to a second for it to start; 0 when
  * it does not run.  init. */
 int wss_engine_thread_tid(void);
+/* Allocation sites (engine/allocs.c): the program allocated n bytes at p
+ * (malloc and friends, or its own mmap), freed p, or unmapped the mapping
+ * that starts at p.  Cheap unless sampled.  hook, never from a signal
+ * handler of ours. */
+void wss_engine_alloc(const void *p, size_t n);
+void wss_engine_free(const void *p);
+void wss_engine_free_range(const void *p, size_t n);
 /* The profile's path ("" when none is written).  hook. */
 const char *wss_engine_profile_path(void);
 
@@ -309,6 +318,10 @@ bool wss_engine_tracked_any(const void *p, size_t n);
  * a pipe to check addresses) reach the preload's wrappers, which must then
  * do nothing but the call.  AS-safe (engine/sites.c). */
 bool wss_engine_unwinding(void);
+/* Inside a capture from our own context, with the asynchronous signals
+ * blocked for its whole walk: the mask in force in *mask (the unwinder's
+ * mask changes need no system call then).  AS-safe. */
+bool wss_engine_unwind_masked(uint64_t *mask);
 /* The engine thread stops being held to the CPU of a single-threaded
  * program (engine/clock.c): called before a thread of the program takes a
  * realtime policy (realtime: the engine, held behind it, would not run

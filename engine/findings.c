@@ -160,6 +160,14 @@ void wss_findings_sites(void)
 	wss_profile_sites(&E.out, out, n, rest);
 }
 
+void wss_findings_alloc_sites(void)
+{
+	if (!wss_allocs_on())
+		return;
+	wss_sites_stacks_unwritten(stack_out, NULL);
+	wss_allocs_out(&E.out);
+}
+
 void wss_findings_peaks(uint32_t k, uint64_t pages, uint64_t writes, wss_profile_sets_t sets, uint32_t nt,
 			const wss_sampled_t *sm, int64_t code)
 {

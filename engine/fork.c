@@ -76,8 +76,9 @@ static void child_start_locked(void)
 	E.code_lower_bound = false;
 	wss_code_fork_child();
 	E.samples_out = 0;
-	if (E.sites)
+	if (E.sites || wss_allocs_on())
 		wss_sites_fork_child();
+	wss_allocs_fork_child();
 	if (E.peaks)
 		wss_findings_init();
 	wss_findings_hot_init();

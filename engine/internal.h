@@ -589,6 +589,26 @@ void wss_findings_hot_gone(uintptr_t a, int kind);
 /* The "sites" record: the whole run's first-touch sites, their stacks
  * written first, into E.out.  Engine lock held, after the final sample. */
 void wss_findings_sites(void);
+/* The "alloc_sites" record, the stacks first, into E.out.  Engine lock
+ * held, after the final sample. */
+void wss_findings_alloc_sites(void);
+
+/* allocs.c: allocation sites (track.alloc_sites).  Allocations are
+ * sampled by bytes, one per M bytes allocated on average, M from
+ * WSS_ALLOC_MEAN_MIN up as the budget requires. */
+#define WSS_ALLOC_MEAN_MIN (16ULL << 10)
+#define WSS_ALLOC_MEAN_MAX (1ULL << 30)
+/* Set up the tables and the stack store (depth frames a stack).  Returns 0
+ * or ENOMEM.  init. */
+int wss_allocs_init(unsigned depth);
+bool wss_allocs_on(void);
+/* Attribute the pages of interval k's window (w intervals) to the live
+ * sampled allocations.  Engine lock held, after the tick's count. */
+void wss_allocs_tick(uint32_t k, uint32_t w);
+/* The record (its stacks already written).  Engine lock held. */
+void wss_allocs_out(wss_fmt_t *f);
+/* A forked child: the figures over time start afresh.  Engine lock. */
+void wss_allocs_fork_child(void);
 
 /* clock.c */
 /* /proc/self/stat, kept open high (-1 when it cannot be); the current

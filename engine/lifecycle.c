@@ -119,6 +119,8 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (E.peaks)
 		wss_findings_init();
 	wss_findings_hot_init();
+	if (E.set.alloc_sites && !s->attach_reason && wss_allocs_init(E.set.peaks_stack_depth ? E.set.peaks_stack_depth : 64))
+		wss_log("allocation sites: out of memory for their tables; not recorded", NULL);
 	long max_map = wss_read_long("/proc/sys/vm/max_map_count", 65530);
 	/* Our splits may use half of what is left; the application keeps the
 	 * rest, and the relieve path covers it if it needs more. */
@@ -181,7 +183,7 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	return 0;
 }
 
-bool wss_engine_sites(void) { return E.sites || E.set.hot_pages; }
+bool wss_engine_sites(void) { return E.sites || E.set.hot_pages || wss_allocs_on(); }
 
 bool wss_engine_active(void) { return __atomic_load_n(&E.measuring, __ATOMIC_ACQUIRE); }
 
@@ -314,6 +316,7 @@ static void finish(enum finish_how how)
 	wss_tick_locked(true);
 	wss_census_count_all();
 	wss_findings_sites();
+	wss_findings_alloc_sites();
 	wss_trace_end();
 	wss_profile_summary_t sum;
 	wss_out_summary(&sum);

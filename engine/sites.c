@@ -49,6 +49,7 @@
 #include "config.h"
 #include "engine/sites.h"
 
+#include <link.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -83,6 +84,23 @@ __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")));
 
 bool wss_engine_unwinding(void) { return wss_sites_unwinding != 0; }
 
+/* A capture from our own context (wss_sites_capture_here) blocks the
+ * asynchronous signals once, around the whole walk, and the unwinder's own
+ * mask changes (two system calls around each cache access: Debian's
+ * libunwind masks every signal while it holds its cache lock) are then
+ * answered here without a call: no signal can arrive meanwhile, which is
+ * what they are for.  Mask: the one in force, 0 when not capturing. */
+static __thread uint64_t here_mask __attribute__((tls_model("initial-exec")));
+static __thread bool here_masked __attribute__((tls_model("initial-exec")));
+
+bool wss_engine_unwind_masked(uint64_t *mask)
+{
+	if (!here_masked)
+		return false;
+	*mask = here_mask;
+	return true;
+}
+
 /* Set in a forked child: no stack is captured there.  A parent thread may
  * have been inside the unwinder at the fork, holding one of its internal
  * mutexes, which the child then inherits held. */
@@ -100,8 +118,30 @@ static char *capture_stacks; /* CAPTURE_STACKS * CAPTURE_STRIDE: guard, stack */
 static uint32_t capture_busy; /* bit i: stack i is in use */
 static uint8_t tries[SITE_SLOTS]; /* captures of the site left for later */
 
+/* wss's own executable code: the frames a capture from our own context
+ * leaves out. */
+static uintptr_t self_lo, self_hi;
+
+static int find_self_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= s && me < s + ph->p_memsz) {
+			self_lo = s;
+			self_hi = s + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int wss_sites_init(unsigned stack_depth)
 {
+	if (!self_hi)
+		dl_iterate_phdr(find_self_text, (void *)(uintptr_t)wss_sites_init);
 	depth = stack_depth ? stack_depth : 1;
 	if (!frames) {
 		frames = wss_sys_alloc((size_t)STACK_SLOTS * WSS_SITES_DEPTH_MAX * sizeof *frames);
@@ -198,6 +238,7 @@ static uint32_t stack_insert(const uint64_t *f, uint32_t n)
 
 struct capture {
 	const void *uc;
+	bool here;   /* uc is unw_getcontext's, not a signal frame's: wss_sites_capture_here */
 	bool last;   /* the site's last try: end the stack where modtab cannot go on */
 	bool later;  /* out: leave the site for its next fault */
 	uint32_t id; /* the stack's id, 0: none */
@@ -215,7 +256,9 @@ static void unwind(void *arg)
 	uint64_t f[WSS_SITES_DEPTH_MAX];
 	uint32_t n = 0;
 	stack_t off = {.ss_flags = SS_DISABLE}, alt;
-	bool restore = !wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, &alt)) && !(alt.ss_flags & SS_DISABLE);
+	/* From our own context (not a handler), a nested fault is delivered
+	 * as any other: nothing to switch off, nothing to open. */
+	bool restore = !c->here && !wss_sys_failed(wss_sys2(SYS_sigaltstack, &off, &alt)) && !(alt.ss_flags & SS_DISABLE);
 	/* SIGSEGV open only while the alternate stack is off: with it on and
 	 * us off it, a nested one (a fault, or one sent by kill) would be
 	 * delivered over the outer handler's frames.  Only SIGSEGV, which is
@@ -223,13 +266,16 @@ static void unwind(void *arg)
 	 * here would take a SIGBUS sent to the process by kill() in a thread
 	 * whose program blocks it, to its default action. */
 	uint64_t open = 1ULL << (SIGSEGV - 1), old;
-	wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
+	if (!c->here)
+		wss_sys_sigmask(SIG_UNBLOCK, &open, &old);
 	unw_cursor_t cur;
 	if (!wss_modtab_enter()) {
 		c->later = !c->last; /* a sync is writing the table */
 	} else {
-		if (unw_init_local2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-			bool exact = true; /* the interrupted frame: its IP is looked up as is */
+		if (unw_init_local2(&cur, (unw_context_t *)c->uc, c->here ? 0 : UNW_INIT_SIGNAL_FRAME) == 0) {
+			/* The interrupted frame: its IP is looked up as is.  A
+			 * context of our own holds a return address. */
+			bool exact = !c->here;
 			int memo = -1;
 			for (;;) {
 				unw_word_t ip = 0;
@@ -250,7 +296,11 @@ static void unwind(void *arg)
 					c->later = true;
 					break;
 				}
-				f[n++] = ip;
+				/* From our own context: wss's frames (the capture,
+				 * the allocation hook, the wrapper) are not the
+				 * program's. */
+				if (!(c->here && !n && ip >= self_lo && ip < self_hi))
+					f[n++] = ip;
 				if (st != WSS_MODTAB_OK || n >= depth)
 					break;
 				/* The next frame's IP is a return address, unless
@@ -263,7 +313,8 @@ static void unwind(void *arg)
 		}
 		wss_modtab_leave();
 	}
-	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	if (!c->here)
+		wss_sys_sigmask(SIG_SETMASK, &old, NULL);
 	c->id = n && !c->later ? stack_insert(f, n) : 0;
 	if (restore) {
 		alt.ss_flags &= ~SS_ONSTACK;
@@ -304,7 +355,7 @@ void wss_sites_capture(int site, const void *uc)
 		__atomic_store_n(&sites[site].state, 0, __ATOMIC_RELEASE);
 		return;
 	}
-	struct capture c = {uc, tries[site] + 1 >= TRIES, false, 0};
+	struct capture c = {uc, false, tries[site] + 1 >= TRIES, false, 0};
 	wss_sites_unwinding++;
 	call_on_stack(capture_stacks + (size_t)k * CAPTURE_STRIDE + CAPTURE_STRIDE, unwind, &c);
 	wss_sites_unwinding--;
@@ -316,6 +367,45 @@ void wss_sites_capture(int site, const void *uc)
 	}
 	__atomic_store_n(&sites[site].stack, c.id, __ATOMIC_RELEASE);
 	__atomic_store_n(&sites[site].state, 2, __ATOMIC_RELEASE);
+}
+
+uint32_t wss_sites_capture_here(void)
+{
+	if (!frames || no_capture || wss_sites_unwinding)
+		return 0;
+	int k = -1;
+	for (int i = 0; i < CAPTURE_STACKS && k < 0; i++) {
+		uint32_t bit = 1U << i;
+		if (!(__atomic_fetch_or(&capture_busy, bit, __ATOMIC_ACQUIRE) & bit))
+			k = i;
+	}
+	if (k < 0)
+		return 0;
+	/* This frame stays live while the walk runs on the capture stack. */
+	unw_context_t uc;
+	unw_getcontext(&uc);
+	/* The walk's last try at once: an allocation is not met again, so
+	 * the stack ends where modtab cannot go on (a library loaded since
+	 * the last tick) rather than being left for later. */
+	struct capture c = {&uc, true, true, false, 0};
+	/* Every signal but the synchronous ones (a fault must reach its
+	 * handler: ours, for an armed page the walk reads). */
+	uint64_t block = ~((1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)) | (1ULL << (SIGILL - 1)) |
+			   (1ULL << (SIGFPE - 1)) | (1ULL << (SIGTRAP - 1))),
+		 old;
+	if (wss_sys_failed(wss_sys_sigmask(SIG_BLOCK, &block, &old))) {
+		__atomic_fetch_and(&capture_busy, ~(1U << k), __ATOMIC_RELEASE);
+		return 0;
+	}
+	here_mask = old | block;
+	here_masked = true;
+	wss_sites_unwinding++;
+	call_on_stack(capture_stacks + (size_t)k * CAPTURE_STRIDE + CAPTURE_STRIDE, unwind, &c);
+	wss_sites_unwinding--;
+	here_masked = false;
+	wss_sys_sigmask(SIG_SETMASK, &old, NULL);
+	__atomic_fetch_and(&capture_busy, ~(1U << k), __ATOMIC_RELEASE);
+	return c.id;
 }
 
 int wss_sites_top(uint32_t k, wss_site_count_t *top, int max, uint64_t *rest)

@@ -33,6 +33,11 @@ extern __thread int wss_sites_unwinding __attribute__((tls_model("initial-exec")
  * allocation, takes no lock a program thread may hold (not the loader's:
  * see sites.c); never inside the in-flight section. */
 void wss_sites_capture(int site, const void *uc);
+/* The call stack of the current context, wss's own frames left out, for
+ * an allocation site (allocs.c): its stack id, 0 when none could be taken
+ * (every capture stack in use, a forked child, a nested call).  Not from a
+ * signal handler.  hook. */
+uint32_t wss_sites_capture_here(void);
 /* The at most max sites of interval k with the most pages, largest first,
  * and the pages of all the others in *rest; clears interval k's counts.
  * Returns how many.  tick. */

@@ -316,11 +316,29 @@ static inline bool route_untracked(const void *ra)
 	return false;
 }
 
+/* An allocation from a tracked arena, for the allocation sites
+ * (engine/allocs.c): most cost one subtraction there. */
+static inline void *sited(void *p, size_t n)
+{
+	wss_engine_alloc(p, n);
+	return p;
+}
+
+/* realloc: the old block leaves the sample before the call (once the
+ * call has freed it, another thread may be given its address), and the
+ * new one is an allocation of its own.  A realloc that fails leaves the
+ * old block live, and out of the sample. */
+static inline void *resited(void *old, size_t n)
+{
+	wss_engine_free(old);
+	return sited(wss_je_realloc(old, n), n);
+}
+
 WSS_EXPORT void *malloc(size_t n)
 {
 	if (route_untracked(__builtin_return_address(0)))
 		return wss_je_mallocx(n ? n : 1, UNTRACKED);
-	return wss_je_malloc(n);
+	return sited(wss_je_malloc(n), n);
 }
 
 WSS_EXPORT void *calloc(size_t n, size_t m)
@@ -333,7 +351,9 @@ WSS_EXPORT void *calloc(size_t n, size_t m)
 		}
 		return wss_je_mallocx(t ? t : 1, UNTRACKED | MALLOCX_ZERO);
 	}
-	return wss_je_calloc(n, m);
+	size_t t = 0;
+	(void)__builtin_mul_overflow(n, m, &t);
+	return sited(wss_je_calloc(n, m), t);
 }
 
 WSS_EXPORT void *realloc(void *p, size_t n)
@@ -343,7 +363,7 @@ WSS_EXPORT void *realloc(void *p, size_t n)
 			return wss_je_mallocx(n, UNTRACKED);
 		return wss_je_rallocx(p, n, UNTRACKED);
 	}
-	return wss_je_realloc(p, n);
+	return resited(p, n);
 }
 
 WSS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -358,40 +378,48 @@ WSS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 			return wss_je_mallocx(t, UNTRACKED);
 		return wss_je_rallocx(p, t, UNTRACKED);
 	}
-	return wss_je_realloc(p, t);
+	return resited(p, t);
 }
 
-WSS_EXPORT void free(void *p) { wss_je_free(p); }
+WSS_EXPORT void free(void *p)
+{
+	wss_engine_free(p);
+	wss_je_free(p);
+}
 
 WSS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	route_untracked(NULL);
-	return wss_je_posix_memalign(out, align, n);
+	int r = wss_je_posix_memalign(out, align, n);
+	if (!r)
+		sited(*out, n);
+	return r;
 }
 
 WSS_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	route_untracked(NULL);
-	return wss_je_aligned_alloc(align, n);
+	return sited(wss_je_aligned_alloc(align, n), n);
 }
 
 WSS_EXPORT void *memalign(size_t align, size_t n)
 {
 	route_untracked(NULL);
-	return wss_je_memalign(align, n);
+	return sited(wss_je_memalign(align, n), n);
 }
 
 WSS_EXPORT void *valloc(size_t n)
 {
 	route_untracked(NULL);
-	return wss_je_valloc(n);
+	return sited(wss_je_valloc(n), n);
 }
 
 WSS_EXPORT void *pvalloc(size_t n)
 {
 	route_untracked(NULL);
 	size_t ps = WSS_PAGE_SIZE;
-	return wss_je_memalign(ps, n ? (n + ps - 1) & ~(ps - 1) : ps);
+	n = n ? (n + ps - 1) & ~(ps - 1) : ps;
+	return sited(wss_je_memalign(ps, n), n);
 }
 
 WSS_EXPORT size_t malloc_usable_size(void *p) { return p ? wss_je_malloc_usable_size(p) : 0; }

@@ -90,7 +90,11 @@ WSS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mmap(addr, len, prot, flags, fd, off), saved);
-	return result_ptr(wss_engine_mmap(addr, len, prot, flags, fd, off, mapping_kind(prot, flags, fd)), saved);
+	int kind = mapping_kind(prot, flags, fd);
+	void *r = wss_engine_mmap(addr, len, prot, flags, fd, off, kind);
+	if (kind != WSS_KIND_NONE && !wss_sys_failed((long)r))
+		wss_engine_alloc(r, len); /* an allocation site (engine/allocs.c) */
+	return result_ptr(r, saved);
 }
 
 WSS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
@@ -100,6 +104,9 @@ WSS_EXPORT int munmap(void *addr, size_t len)
 	int saved = errno;
 	if (!wss_engine_tracking())
 		return result_int(wss_sys_munmap(addr, len), saved);
+	/* Out of the allocation sites first: once unmapped, the address may
+	 * be another thread's new mapping. */
+	wss_engine_free_range(addr, len);
 	return result_int(wss_engine_munmap(addr, len), saved);
 }
 

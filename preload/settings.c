@@ -55,6 +55,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 	wss_fmt_str(&conf, c->track_library_data ? "true" : "false");
 	wss_fmt_str(&conf, ",\"code\":");
 	wss_fmt_str(&conf, c->track_code ? "true" : "false");
+	wss_fmt_str(&conf, ",\"alloc_sites\":");
+	wss_fmt_str(&conf, c->track_alloc_sites ? "true" : "false");
 	wss_fmt_ch(&conf, '}');
 	if (*c->file) {
 		wss_fmt_str(&conf, ",\"config_file\":");
@@ -83,6 +85,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 		.peaks_max = c->peaks_max,
 		.peaks_stack_depth = c->peaks_stack_depth,
 		.hot_pages = c->report_hot_pages,
+		.alloc_sites = c->track_alloc_sites,
+		.idle_after = c->idle_after_intervals,
 		.summary = c->report_summary,
 		.mode = modes[c->mode],
 		.sample_level = c->sample_level, /* validated: 0 unless mode is sampled */

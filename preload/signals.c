@@ -238,6 +238,15 @@ void wss_signals_check(void)
  * errno. */
 static int mask_change(int how, const sigset_t *set, sigset_t *old)
 {
+	uint64_t held;
+	if (wss_engine_unwind_masked(&held)) {
+		/* The unwinder, capturing an allocation's stack with every
+		 * asynchronous signal blocked already (sites.c): the mask
+		 * stays as it is. */
+		if (old)
+			memcpy(old, &held, sizeof held);
+		return 0;
+	}
 	if (wss_engine_unwinding()) {
 		/* The unwinder, inside our fault handler, saving and restoring
 		 * the mask around its caches and memory pool: what it asks,

@@ -238,7 +238,9 @@ def check_pprof(profile, path):
         fail("string_table[0] is not \"\"")
     s = lambda i: strs[i] if 0 <= i < len(strs) else fail("string index %d out of range" % i)
     types = [(s(one(m, 1)), s(one(m, 2))) for m in msgs(p, 1)]
-    if types != [("pages", "pages"), ("bytes", "bytes")] or s(one(p, 14)) != "pages":
+    alloc = [("live_pages", "pages"), ("ws_pages", "pages"), ("idle_pages", "pages")]
+    if types not in ([("pages", "pages"), ("bytes", "bytes")], [("pages", "pages"), ("bytes", "bytes")] + alloc) \
+            or s(one(p, 14)) != "pages":
         fail("sample types %r, default %r" % (types, s(one(p, 14))))
     pt = msgs(p, 11)
     if len(pt) != 1 or (s(one(pt[0], 1)), s(one(pt[0], 2))) != ("pages", "pages"):
@@ -267,8 +269,10 @@ def check_pprof(profile, path):
     total = 0
     for m in msgs(p, 2):
         ids, vals = ints(m, 1), ints(m, 2)
-        if not ids or any(i not in locs for i in ids) or len(vals) != 2 or vals[1] != vals[0] * h["page_size"]:
+        if not ids or any(i not in locs for i in ids) or len(vals) != len(types) or vals[1] != vals[0] * h["page_size"]:
             fail("sample %r %r" % (ids, vals))
+        if len(vals) > 2 and vals[0] == 0:
+            continue  # an allocation site's
         total += vals[0]
         print(locs[ids[0]][0], vals[0])
     sites = [r for r in recs if r.get("type") == "sites"]

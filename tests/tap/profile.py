@@ -57,7 +57,7 @@ def check(path, prefix):
         raise SystemExit("%s:1: unknown version %r" % (path, h["version"]))
     last = 0
     stacks = set()
-    seen_sites = False
+    seen_sites = seen_alloc = False
     # "process" notes come from other processes of the session, appended
     # whenever they start or end: anywhere after the header, even after the
     # summary.
@@ -106,7 +106,7 @@ def check(path, prefix):
             # The run's first-touch sites: once, after the final sample,
             # most pages first, every stack already written.
             # (stacks captured meanwhile may follow it, for the hot pages)
-            if seen_sites or any(x.get("type") not in ("stack", "summary", "process") for x in recs[n:end]):
+            if seen_sites or any(x.get("type") not in ("stack", "summary", "process", "alloc_sites") for x in recs[n:end]):
                 raise SystemExit("%s:%d: sites record that is not the last before the summary" % (path, n))
             seen_sites = True
             pages = [site["pages"] for site in r["sites"]]
@@ -115,6 +115,27 @@ def check(path, prefix):
             for site in r["sites"]:
                 if not site["pc"].startswith("0x") or ("stack" in site and site["stack"] not in stacks):
                     raise SystemExit("%s:%d: site %r without pc or with a stack not written before" % (path, n, site))
+            continue
+        if t == "alloc_sites":
+            # Allocation sites: once, after the final sample, largest
+            # first (live now plus at the peak), every stack written
+            # before, each figure inside its interval.
+            if seen_alloc or any(x.get("type") not in ("stack", "summary", "process") for x in recs[n:end]):
+                raise SystemExit("%s:%d: alloc_sites record that is not the last before the summary" % (path, n))
+            seen_alloc = True
+            for k in ("mean_bytes", "idle_after", "intervals", "cut_intervals", "dropped"):
+                if not isinstance(r.get(k), int):
+                    raise SystemExit("%s:%d: alloc_sites.%s missing" % (path, n, k))
+            size = [x["live_pages"] + x["peak_live_pages"] for x in r["sites"]]
+            if size != sorted(size, reverse=True):
+                raise SystemExit("%s:%d: alloc_sites not sorted by size" % (path, n))
+            for x in r["sites"]:
+                if x["stack"] and x["stack"] not in stacks:
+                    raise SystemExit("%s:%d: alloc site refers to stack %d before its record" % (path, n, x["stack"]))
+                for k, c in (("live_pages", "live_ci"), ("idle_pages", "idle_ci"), ("touched_pages", "touched_ci")):
+                    lo, hi = x[c]
+                    if not lo <= x[k] <= hi:
+                        raise SystemExit("%s:%d: alloc site %s %d outside %s %r" % (path, n, k, x[k], c, x[c]))
             continue
         if t == "trace":
             continue

@@ -1,0 +1,552 @@
+/* Allocation sites (track.alloc_sites): which code allocated the memory,
+ * and whether that memory is used.  A heap profiler knows the first, the
+ * working set the second; wss sees both, so it can say which allocations'
+ * pages are idle.
+ *
+ * The sample.  An allocation of n bytes (malloc and friends, and the
+ * program's own mmap calls) is sampled with probability 1 - exp(-n/M):
+ * each thread counts bytes down from an exponential draw of mean M, and
+ * the allocation that crosses zero is sampled (a Poisson process over the
+ * bytes allocated, as heap profilers sample).  Large allocations are
+ * sampled all but surely (n = 4M: 98 %), small ones one per M bytes on
+ * average; a sampled allocation stands for 1/p of its kind (a
+ * Horvitz-Thompson weight, kept with it, so that M may change), and every
+ * per-site figure is an unbiased estimate.  Each sampled allocation's call
+ * stack is captured at the allocation (about 3 us here: libunwind's walk)
+ * and deduplicated with the peaks' (sites.c).
+ *
+ * The budget.  M starts at WSS_ALLOC_MEAN_MIN and follows the cost: the
+ * captures may take a quarter of session.overhead of the wall time, as a
+ * token bucket of an interval's whole budget that a capture draws its
+ * measured time from and the tick refills.  An empty bucket doubles M
+ * (a burst of allocations is sampled more thinly within the interval, not
+ * paid for); a bucket the interval left more than half full halves it,
+ * down to the minimum.
+ *
+ * Attribution.  At each tick, every live sampled allocation's pages are
+ * looked up in the page state the tick has just counted: its share of each
+ * page (the bytes of the allocation on that page, over the page size) is
+ * in the site's working set when the page was touched in the window, and
+ * idle when the page was not touched for report.idle_after intervals and
+ * the allocation is at least that old.  A page is touched or not as a
+ * whole: an object on a page another object touched counts as touched
+ * (page granularity, which the report says).  Shares, not whole pages, so
+ * that a site's small objects add up to the pages they fill, and sites sum
+ * to no more than the memory.  Under sampled tracking only the members of
+ * the page sample are observed; each counts for 2^L pages (L: the coarsest
+ * level in force over the window or the idle span, whose members were
+ * armed throughout it).
+ *
+ * Contexts.  wss_engine_alloc and wss_engine_free run in the program's
+ * threads inside the allocator wrappers (hook context: never from our
+ * fault handler).  The table of live sampled allocations is lock-free:
+ * open addressing with CAS on the key (0 free, TOMB removed, BUSY being
+ * written); a counting filter in front of it keeps the free of an
+ * unsampled pointer (nearly every free) at one load.  Per-site counters
+ * are atomic adds; the tick (engine lock) reads entries with a key check
+ * before and after, and skips one that changed meanwhile. */
+#include "config.h"
+#include "engine/internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "engine/sites.h"
+
+#define LIVE_BITS 16
+#define LIVE_SLOTS (1U << LIVE_BITS)
+#define LIVE_PROBES 64
+#define FILTER_BITS 16
+#define KEY_TOMB 1ULL
+#define KEY_BUSY 2ULL
+#define ASITES 4097 /* stack ids 1..4096 (sites.c), 0: no stack */
+/* Page visits a tick spends on attribution at most: past it, the rest of
+ * the allocations wait for the next tick (the record says how many ticks
+ * were cut short). */
+#define VISITS_MAX (1U << 22)
+
+typedef struct live {
+	uint64_t key;    /* the address; 0 free, KEY_TOMB, KEY_BUSY */
+	uint64_t size;
+	uint64_t wbytes; /* size times the weight, what the site's live bytes got */
+	double weight;   /* 1/p */
+	uint32_t site;   /* stack id, 0: none */
+	uint32_t born;   /* the interval it was allocated in */
+} live_t;
+
+/* An estimate, its variance, the part of it known exactly (pages counted
+ * as they are, of allocations sampled surely), how many sampled
+ * observations it rests on, and whether any part of it is sampled. */
+typedef struct part {
+	double est, var, exact;
+	uint64_t n, units; /* sampled observations that counted, and all of them */
+	uint64_t obs;      /* every observation, exact ones too */
+	bool sampled;
+} part_t;
+
+/* Fewer sampled observations that counted than this say too little of
+ * their own variance (none says 0): the bounds are then those of a
+ * proportion, n of the units, taken as a Poisson count (its exact 97.5 %
+ * upper bound below), of everything the site could hold; and, below, what
+ * was counted exactly. */
+#define PART_MIN 10
+static const double poisson_hi[PART_MIN] = {3.689, 5.572, 7.225, 8.767, 10.242, 11.668, 13.059, 14.423, 15.763, 17.085};
+
+/* An observation of a page: y of it counts (0: none), seen at level. */
+static void part_add(part_t *p, double y, uint32_t level)
+{
+	double scale = (double)(1ULL << level);
+	p->est += y * scale;
+	p->var += y * y * scale * (scale - 1); /* Horvitz-Thompson: y^2 (1 - pi) / pi^2 */
+	p->obs++;
+	if (!level) {
+		p->exact += y;
+		return;
+	}
+	p->units++;
+	p->n += y > 0;
+}
+
+/* A sampled allocation's part s (over its pages), weight w = 1/p: its
+ * allocation-sampling variance w (w - 1) s^2 and its pages' w^2 var.
+ * levelled: the pages were observed through a page sample. */
+static void part_weigh(part_t *site, const part_t *s, double w, bool levelled)
+{
+	site->est += w * s->est;
+	site->var += w * (w - 1) * s->est * s->est + w * w * s->var;
+	bool surely = w < 1.0000001;
+	site->exact += surely ? s->exact : 0;
+	site->n += surely ? s->n : s->est > 0;
+	/* An allocation sampled by its bytes is one unit, if any page of it
+	 * was observed. */
+	site->units += surely ? s->units : s->obs > 0;
+	site->obs += s->obs;
+	site->sampled |= levelled || !surely;
+}
+
+static double part_lo(const part_t *p)
+{
+	double lo = p->est - 1.96 * sqrt(p->var);
+	if (p->sampled && p->n < PART_MIN)
+		lo = p->exact;
+	return lo > p->exact ? lo : p->exact;
+}
+
+static double part_hi(const part_t *p, double most)
+{
+	double hi = p->est + 1.96 * sqrt(p->var);
+	if (p->sampled && p->n < PART_MIN && most > 0) {
+		double b = p->exact + (p->units ? poisson_hi[p->n] / (double)p->units : 1) * most;
+		if (b > hi)
+			hi = b;
+	}
+	/* No more than the site's memory could hold. */
+	if (most > 0 && hi > most)
+		hi = most > p->est ? most : p->est;
+	return hi;
+}
+
+typedef struct asite {
+	/* Program threads, atomic. */
+	uint64_t sampled, wcount; /* sampled allocations, and their weights summed (est. allocations) */
+	uint64_t live_wbytes, freed_wbytes;
+	/* The tick: this tick's estimates, and the run's. */
+	part_t ws, idle, touched, live;
+	double ws_sum, ws_lo_sum, ws_hi_sum; /* the working set's estimates and bounds summed over the ticks */
+	double peak_live_pages;
+	bool seen;
+} asite_t;
+
+static live_t *live;
+static uint16_t *filter;
+static asite_t *asites;
+static bool on;
+static uint64_t dropped;    /* sampled allocations the table had no room for */
+static uint32_t ticks, cut_ticks;
+static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
+/* The sampling's mean, bytes: a power of two from WSS_ALLOC_MEAN_MIN to
+ * WSS_ALLOC_MEAN_MAX; and the captures' token bucket, ns (atomic). */
+static uint64_t mean = WSS_ALLOC_MEAN_MIN;
+static int64_t tokens, depth, capture_avg = 3000;
+static uint64_t last_tick_ns, captures;
+static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+
+bool wss_allocs_on(void) { return on; }
+
+int wss_allocs_init(unsigned stack_depth)
+{
+	if (on)
+		return 0;
+	live = wss_sys_alloc(LIVE_SLOTS * sizeof *live);
+	filter = wss_sys_alloc((1U << FILTER_BITS) * sizeof *filter);
+	asites = wss_sys_alloc(ASITES * sizeof *asites);
+	if (!live || !filter || !asites || wss_sites_init(stack_depth))
+		return ENOMEM;
+	depth = (int64_t)(E.set.interval_ns / 1000000 * E.set.overhead_ppm);
+	if (depth < 1000000)
+		depth = 1000000;
+	tokens = depth;
+	last_tick_ns = wss_clock_ns(CLOCK_MONOTONIC);
+	on = true;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* An exponential draw of mean m, per thread. */
+static int64_t next_countdown(uint64_t m)
+{
+	if (!rng)
+		rng = mix64((uint64_t)(uintptr_t)&rng ^ wss_clock_ns(CLOCK_MONOTONIC)) | 1;
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	double u = ((double)(rng >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+	return (int64_t)(-log(u) * (double)m) + 1;
+}
+
+static void insert(uint64_t a, uint64_t n, double weight, uint32_t site)
+{
+	uint64_t h = mix64(a);
+	uint64_t wb = (uint64_t)((double)n * weight + 0.5);
+	for (uint32_t i = 0; i < LIVE_PROBES; i++) {
+		live_t *e = &live[(h + i) & (LIVE_SLOTS - 1)];
+		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
+		if ((k != 0 && k != KEY_TOMB) ||
+		    !__atomic_compare_exchange_n(&e->key, &k, KEY_BUSY, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		e->size = n;
+		e->wbytes = wb;
+		e->weight = weight;
+		e->site = site;
+		e->born = __atomic_load_n(&E.epoch, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&filter[h & ((1U << FILTER_BITS) - 1)], 1, __ATOMIC_RELAXED);
+		asite_t *s = &asites[site];
+		__atomic_add_fetch(&s->sampled, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->wcount, (uint64_t)(weight + 0.5), __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->live_wbytes, wb, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->key, a, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+}
+
+void wss_engine_alloc(const void *p, size_t n)
+{
+	if (!on || !p || !n || wss_sites_unwinding || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
+		return;
+	uint64_t m = __atomic_load_n(&mean, __ATOMIC_RELAXED);
+	if (!countdown)
+		countdown = next_countdown(m);
+	countdown -= (int64_t)n;
+	if (countdown > 0)
+		return;
+	countdown = next_countdown(m);
+	double prob = -expm1(-(double)n / (double)m);
+	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
+	uint32_t site = wss_sites_capture_here();
+	insert((uint64_t)(uintptr_t)p, n, prob > 0 ? 1 / prob : 1, site);
+	/* Its time, less a preemption's: clipped at twice the running
+	 * average (a loaded machine's wall time is not our cost). */
+	int64_t spent = (int64_t)(wss_clock_ns(CLOCK_MONOTONIC) - t0);
+	int64_t avg = __atomic_load_n(&capture_avg, __ATOMIC_RELAXED);
+	if (spent > 2 * avg + 1000)
+		spent = 2 * avg + 1000;
+	__atomic_store_n(&capture_avg, (7 * avg + spent) / 8, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&captures, 1, __ATOMIC_RELAXED);
+	/* The bucket empty: twice the mean from here on, and a quarter of
+	 * the bucket for it (each doubling halves the rate of what follows;
+	 * the tick refills). */
+	if (__atomic_sub_fetch(&tokens, spent, __ATOMIC_RELAXED) < 0 && m < WSS_ALLOC_MEAN_MAX &&
+	    __atomic_compare_exchange_n(&mean, &m, m * 2, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		__atomic_store_n(&tokens, depth / 4, __ATOMIC_RELAXED);
+}
+
+void wss_engine_free(const void *p)
+{
+	if (!on || !p)
+		return;
+	uint64_t a = (uint64_t)(uintptr_t)p, h = mix64(a);
+	uint16_t *fc = &filter[h & ((1U << FILTER_BITS) - 1)];
+	if (!__atomic_load_n(fc, __ATOMIC_RELAXED))
+		return;
+	for (uint32_t i = 0; i < LIVE_PROBES; i++) {
+		live_t *e = &live[(h + i) & (LIVE_SLOTS - 1)];
+		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		if (k == 0)
+			return;
+		if (k != a)
+			continue;
+		/* Read before the removal: once removed, an insert may reuse
+		 * the entry.  No one else frees p meanwhile (a double free is
+		 * the program's bug, and jemalloc's abort). */
+		uint64_t wb = e->wbytes;
+		uint32_t site = e->site;
+		if (!__atomic_compare_exchange_n(&e->key, &k, KEY_TOMB, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return;
+		__atomic_sub_fetch(fc, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&asites[site].live_wbytes, wb, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&asites[site].freed_wbytes, wb, __ATOMIC_RELAXED);
+		return;
+	}
+}
+
+void wss_engine_free_range(const void *p, size_t n)
+{
+	/* The program's munmap of what its mmap returned: the mapping's
+	 * start is the allocation's.  A part unmapped from the middle or
+	 * the end leaves the entry; its pages are no longer tracked, and
+	 * attribute nothing. */
+	(void)n;
+	wss_engine_free(p);
+}
+
+/* ---- the tick -------------------------------------------------------------- */
+
+typedef struct visit {
+	uint64_t a, end;  /* the allocation's bytes */
+	uint32_t k, w, idle, born;
+	part_t ws, idle_pages, touched;
+	uint32_t lw, li, lt; /* the levels whose members were armed throughout the window, the idle span, the run */
+	bool aw_w, aw_t;     /* every write of the window, of the run, observed (all writes, or exact) */
+	uint32_t visits;
+} visit_t;
+
+/* The allocation's bytes on the page at pg, in pages. */
+static double share(const visit_t *v, uintptr_t pg)
+{
+	uint64_t lo = v->a > pg ? v->a : pg, hi = v->end < pg + WSS_PAGE_SIZE ? v->end : pg + WSS_PAGE_SIZE;
+	return hi > lo ? (double)(hi - lo) / WSS_PAGE_SIZE : 0;
+}
+
+/* First touched in the last w intervals up to k (a fault, or the harvest's
+ * record), or written there (the harvest's bits). */
+static bool touched_in(uintptr_t pg, uint32_t k, uint32_t w)
+{
+	uint32_t owner;
+	wss_page_t *p = wss_shadow_page(pg);
+	if (p && wss_page_in_window(p, k, w, &owner))
+		return true;
+	uint64_t *wr = wss_shadow_written(pg);
+	return wr && wss_written_in(*wr, k, w);
+}
+
+/* One page's part.  Where every write was observed, a written page counts
+ * as it is, and the members stand for the pages read and not written
+ * (the tick's own estimator under all writes); elsewhere the members stand
+ * for every page. */
+static void visit_page(uintptr_t pg, void *arg)
+{
+	visit_t *v = arg;
+	v->visits++;
+	uint8_t *fl = wss_shadow_flags(pg);
+	if (!fl || !(wss_flags_load(pg, fl) & WSS_PF_TRACKED))
+		return;
+	double sh = share(v, pg);
+	uint64_t *wr = wss_shadow_written(pg);
+	if (v->aw_w && wr && wss_written_in(*wr, v->k, v->w))
+		part_add(&v->ws, sh, 0);
+	else if (!v->lw || wss_sampling_member(pg, v->lw))
+		part_add(&v->ws, touched_in(pg, v->k, v->w) ? sh : 0, v->lw);
+	/* Idle: the members untouched (a written page is touched: the
+	 * writes add nothing to this estimate). */
+	if (v->born + v->idle <= v->k && (!v->li || wss_sampling_member(pg, v->li)))
+		part_add(&v->idle_pages, touched_in(pg, v->k, v->idle) ? 0 : sh, v->li);
+	uint8_t f = __atomic_load_n(fl, __ATOMIC_RELAXED);
+	if (v->aw_t && (f & WSS_PF_WEVER))
+		part_add(&v->touched, sh, 0);
+	else if (!v->lt || wss_sampling_member(pg, v->lt))
+		part_add(&v->touched, (f & (WSS_PF_EVER | WSS_PF_WEVER)) ? sh : 0, v->lt);
+}
+
+/* The pages of the allocation: every one where writes were observed on
+ * every page, else the members of the finest of the three levels (levels
+ * nest: a member of a coarser level is one of a finer). */
+static void visit_pages(visit_t *v)
+{
+	uint32_t l = v->lw < v->li ? v->lw : v->li;
+	if (v->lt < l)
+		l = v->lt;
+	if (v->aw_w || v->aw_t)
+		l = 0;
+	uintptr_t s = (uintptr_t)(v->a & ~(uint64_t)(WSS_PAGE_SIZE - 1));
+	uintptr_t e = (uintptr_t)((v->end + WSS_PAGE_SIZE - 1) & ~(uint64_t)(WSS_PAGE_SIZE - 1));
+	if (l == 0) {
+		for (uintptr_t pg = s; pg < e; pg += WSS_PAGE_SIZE)
+			visit_page(pg, v);
+	} else {
+		wss_sampling_members(s, e, l, visit_page, v);
+	}
+}
+
+void wss_allocs_tick(uint32_t k, uint32_t w)
+{
+	if (!on)
+		return;
+	for (uint32_t i = 0; i < ASITES; i++) {
+		asite_t *s = &asites[i];
+		s->ws = s->idle = s->touched = s->live = (part_t){0};
+	}
+	uint32_t idle = E.set.idle_after ? E.set.idle_after : 10;
+	uint32_t lw = wss_sampling_window_level(k, w), li = wss_sampling_window_level(k, idle);
+	uint32_t lt = E.level_max;
+	bool aw_w = lw && wss_sampling_all_writes_in(k, w), aw_t = lt && E.all_writes_from == 1;
+	uint32_t visits = 0;
+	bool cut = false;
+	for (uint32_t i = 0; i < LIVE_SLOTS; i++) {
+		live_t *e = &live[i];
+		uint64_t a = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+		if (a <= KEY_BUSY)
+			continue;
+		visit_t v = {.a = a, .end = a + e->size, .k = k, .w = w, .idle = idle, .born = e->born,
+			     .lw = lw, .li = li, .lt = lt, .aw_w = aw_w, .aw_t = aw_t};
+		double weight = e->weight;
+		uint32_t site = e->site;
+		if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != a || site >= ASITES)
+			continue;
+		asite_t *s = &asites[site];
+		s->seen = true;
+		part_t pages = {e->size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
+							  : (double)e->size / WSS_PAGE_SIZE,
+				0, 0, 0, 0, 0, false};
+		part_weigh(&s->live, &pages, weight, false);
+		if (cut)
+			continue;
+		visit_pages(&v);
+		visits += v.visits;
+		part_weigh(&s->ws, &v.ws, weight, lw != 0);
+		part_weigh(&s->idle, &v.idle_pages, weight, li != 0);
+		part_weigh(&s->touched, &v.touched, weight, lt != 0);
+		if (visits > VISITS_MAX)
+			cut = true;
+	}
+	ticks++;
+	cut_ticks += cut;
+	/* The bucket: a quarter of the budget of the time since the last
+	 * tick, at most an interval's whole budget.  Left more than half
+	 * full by an interval that sampled at all: half the mean. */
+	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC), el = now - last_tick_ns;
+	last_tick_ns = now;
+	int64_t add = (int64_t)(el / 1000 * E.set.overhead_ppm / 4000);
+	int64_t t = __atomic_load_n(&tokens, __ATOMIC_RELAXED) + add;
+	__atomic_store_n(&tokens, t > depth ? depth : t, __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&mean, __ATOMIC_RELAXED);
+	if (t > depth / 2 && __atomic_exchange_n(&captures, 0, __ATOMIC_RELAXED) && m > WSS_ALLOC_MEAN_MIN)
+		__atomic_store_n(&mean, m / 2, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < ASITES; i++) {
+		asite_t *s = &asites[i];
+		s->ws_sum += s->ws.est;
+		s->ws_lo_sum += part_lo(&s->ws);
+		s->ws_hi_sum += part_hi(&s->ws, part_hi(&s->live, 0));
+		if (s->live.est > s->peak_live_pages)
+			s->peak_live_pages = s->live.est;
+	}
+}
+
+void wss_allocs_fork_child(void)
+{
+	if (!on)
+		return;
+	/* The parent's allocations are the child's too (fork copied them),
+	 * with their stacks; the figures over time start afresh. */
+	for (uint32_t i = 0; i < ASITES; i++) {
+		asites[i].ws_sum = asites[i].ws_lo_sum = asites[i].ws_hi_sum = asites[i].peak_live_pages = 0;
+		asites[i].freed_wbytes = 0;
+	}
+	ticks = cut_ticks = 0;
+	countdown = 0;
+}
+
+/* ---- the record -------------------------------------------------------------- */
+
+static void key_num(wss_fmt_t *f, const char *k, double x)
+{
+	wss_fmt_str(f, ",\"");
+	wss_fmt_str(f, k);
+	wss_fmt_str(f, "\":");
+	wss_fmt_u64(f, x > 0 ? (uint64_t)(x + 0.5) : 0);
+}
+
+/* ,"k":[lo,hi]: the 95 % interval (normal, from the variance). */
+static void key_ci(wss_fmt_t *f, const char *k, const part_t *p, double most)
+{
+	wss_fmt_str(f, ",\"");
+	wss_fmt_str(f, k);
+	wss_fmt_str(f, "\":[");
+	wss_fmt_u64(f, (uint64_t)part_lo(p));
+	wss_fmt_ch(f, ',');
+	wss_fmt_u64(f, (uint64_t)ceil(part_hi(p, most)));
+	wss_fmt_ch(f, ']');
+}
+
+static int by_live(const void *a, const void *b)
+{
+	const asite_t *x = &asites[*(const uint32_t *)a], *y = &asites[*(const uint32_t *)b];
+	double a1 = x->live.est + x->peak_live_pages, b1 = y->live.est + y->peak_live_pages;
+	return a1 < b1 ? 1 : a1 > b1 ? -1 : 0;
+}
+
+/* {"type":"alloc_sites",...}: every site with memory live now or at its
+ * peak, largest first (docs/profile-format.md).  The stacks are written
+ * before it.  tick context, at the end. */
+void wss_allocs_out(wss_fmt_t *f)
+{
+	if (!on)
+		return;
+	static uint32_t order[ASITES];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ASITES; i++)
+		if (asites[i].seen || asites[i].sampled)
+			order[n++] = i;
+	/* Insertion sort (no qsort: it may allocate); a few hundred sites. */
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t x = order[i], j = i;
+		for (; j > 0 && by_live(&order[j - 1], &x) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+	uint32_t idle = E.set.idle_after ? E.set.idle_after : 10;
+	wss_fmt_str(f, "{\"type\":\"alloc_sites\"");
+	key_num(f, "mean_bytes", (double)__atomic_load_n(&mean, __ATOMIC_RELAXED));
+	key_num(f, "idle_after", idle);
+	key_num(f, "intervals", ticks);
+	key_num(f, "cut_intervals", cut_ticks);
+	key_num(f, "dropped", (double)__atomic_load_n(&dropped, __ATOMIC_RELAXED));
+	wss_fmt_str(f, ",\"sites\":[");
+	for (uint32_t j = 0; j < n; j++) {
+		const asite_t *s = &asites[order[j]];
+		if (j)
+			wss_fmt_ch(f, ',');
+		wss_fmt_ch(f, '{');
+		wss_fmt_str(f, "\"stack\":");
+		wss_fmt_u64(f, order[j]);
+		key_num(f, "sampled", (double)s->sampled);
+		key_num(f, "allocs", (double)s->wcount);
+		key_num(f, "live_bytes", (double)__atomic_load_n(&s->live_wbytes, __ATOMIC_RELAXED));
+		key_num(f, "freed_bytes", (double)__atomic_load_n(&s->freed_wbytes, __ATOMIC_RELAXED));
+		key_num(f, "live_pages", s->live.est);
+		double most = part_hi(&s->live, 0);
+		key_ci(f, "live_ci", &s->live, 0);
+		key_num(f, "peak_live_pages", s->peak_live_pages);
+		key_num(f, "ws_pages", ticks ? s->ws_sum / ticks : 0);
+		wss_fmt_str(f, ",\"ws_ci\":[");
+		wss_fmt_u64(f, ticks ? (uint64_t)(s->ws_lo_sum / ticks) : 0);
+		wss_fmt_ch(f, ',');
+		wss_fmt_u64(f, ticks ? (uint64_t)ceil(s->ws_hi_sum / ticks) : 0);
+		wss_fmt_ch(f, ']');
+		key_num(f, "idle_pages", s->idle.est);
+		key_ci(f, "idle_ci", &s->idle, most);
+		key_num(f, "touched_pages", s->touched.est);
+		key_ci(f, "touched_ci", &s->touched, most);
+		wss_fmt_ch(f, '}');
+	}
+	wss_fmt_str(f, "]}\n");
+}
