@@ -321,11 +321,20 @@ typedef struct frames {
 /* The frames of addresses a[0 .. n) (a[0] the touching instruction, the
  * rest return addresses) as an array of
  * [function, file, line, inlined, module, "0xaddr", "0xoffset", function offset, note]. */
+static int put_frames_as(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_t n, frames_t *fr, bool all_returns);
+
 static int put_frames(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_t n, frames_t *fr)
+{
+	return put_frames_as(o, syms, a, n, fr, false);
+}
+
+/* all_returns: a[0] is a return address too (an allocation site's stack,
+ * taken inside the allocator's wrapper). */
+static int put_frames_as(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_t n, frames_t *fr, bool all_returns)
 {
 	fr->n = 0;
 	for (size_t k = 0; k < n; k++)
-		if (wss_sym_frames(syms, a[k], k > 0, &fr->f, &fr->n, &fr->cap))
+		if (wss_sym_frames(syms, a[k], all_returns || k > 0, &fr->f, &fr->n, &fr->cap))
 			return ENOMEM;
 	put(o, "[");
 	for (size_t k = 0; k < fr->n; k++) {
@@ -384,6 +393,45 @@ static int put_sites(out_t *o, const wss_profile_t *p, wss_symbols_t *syms, cons
 		put(o, "}");
 	}
 	put(o, "]");
+	return 0;
+}
+
+/* Allocation sites: ",alloc_sites":[{figures, "stack"}], their stacks
+ * apart in "alloc_stacks" (every frame a return address), and
+ * "alloc_meta". */
+static int put_alloc_sites(out_t *o, const wss_profile_t *p, wss_symbols_t *syms, frames_t *fr)
+{
+	if (!p->has_alloc_sites)
+		return 0;
+	putf(o, ",\"alloc_meta\":{\"mean_bytes\":%" PRId64 ",\"idle_after\":%" PRId64 ",\"intervals\":%" PRId64 "}",
+	     p->alloc_mean, p->alloc_idle_after, p->alloc_intervals);
+	put(o, ",\"alloc_sites\":[");
+	for (size_t k = 0; k < p->nalloc_sites; k++) {
+		const wss_alloc_site_t *x = &p->alloc_sites[k];
+		putf(o,
+		     "%s{\"stack\":%" PRId64 ",\"allocs\":%" PRId64 ",\"sampled\":%" PRId64 ",\"live\":%" PRId64
+		     ",\"peak\":%" PRId64 ",\"ws\":%" PRId64 ",\"idle\":%" PRId64 ",\"live_bytes\":%" PRId64,
+		     k ? "," : "", x->stack, x->allocs, x->sampled, x->live_pages, x->peak_live_pages, x->ws_pages,
+		     x->idle_pages, x->live_bytes);
+		const wss_ci_t *ci[3] = {&x->live_ci, &x->ws_ci, &x->idle_ci};
+		static const char *const keys[3] = {"live_ci", "ws_ci", "idle_ci"};
+		for (int c = 0; c < 3; c++)
+			if (ci[c]->present)
+				putf(o, ",\"%s\":[%.0f,%.0f]", keys[c], ci[c]->lo, ci[c]->hi);
+		put(o, "}");
+	}
+	put(o, "],\"alloc_stacks\":{");
+	bool first = true;
+	for (size_t k = 0; k < p->nalloc_sites; k++) {
+		const wss_stack_t *st = p->alloc_sites[k].stack > 0 ? wss_load_stack(p, p->alloc_sites[k].stack) : NULL;
+		if (!st)
+			continue;
+		putf(o, "%s\"%" PRId64 "\":", first ? "" : ",", st->id);
+		first = false;
+		if (put_frames_as(o, syms, st->frames, st->n, fr, true))
+			return ENOMEM;
+	}
+	put(o, "}");
 	return 0;
 }
 
@@ -670,7 +718,7 @@ static int put_proc(out_t *o, proc_t *pr, size_t k)
 	int r = put_threads(o, p);
 	wss_symbols_t *syms = r ? NULL : wss_sym_open(p);
 	frames_t fr = {NULL, 0, 0};
-	if (!syms || put_stacks(o, p, syms, &fr) || put_peaks(o, p, syms, &fr))
+	if (!syms || put_stacks(o, p, syms, &fr) || put_peaks(o, p, syms, &fr) || put_alloc_sites(o, p, syms, &fr))
 		r = ENOMEM;
 	free(fr.f);
 	if (syms)

@@ -122,8 +122,9 @@ static const keydef_t keys[] = {
 	 "Exact; costs a fault per code page run per interval (docs/backends.md)."},
 	{"track", "alloc_sites", WSS_KEY_TRACK_ALLOC_SITES, T_BOOL, NULL,
 	 "Record where the heap's and the program's mappings' memory was allocated: a\n"
-	 "sample of allocations by bytes (one per 512 KiB allocated on average), each\n"
-	 "with its call stack, and per site its live, working-set and idle pages."},
+	 "sample of allocations by bytes (one per 16 KiB allocated on average, fewer as\n"
+	 "session.overhead requires), each with its call stack, and per site its live,\n"
+	 "working-set and idle pages."},
 	{"peaks", "enabled", WSS_KEY_PEAKS_ENABLED, T_BOOL, NULL,
 	 "Detect peaks of the working set and record the call stacks that made them."},
 	{"peaks", "sensitivity", WSS_KEY_PEAKS_SENSITIVITY, T_DECIMAL, NULL,

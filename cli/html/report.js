@@ -719,6 +719,12 @@
 	 * record), or, for an older profile without one, every peak's
 	 * together; or one peak's. */
 	function flameSites(p, sel) {
+		if (sel.indexOf('alloc:') === 0) {
+			var key = sel.slice(6);
+			return { sites: (p.alloc_sites || []).map(function (x) {
+				return { pages: x[key], frames: p.alloc_stacks[String(x.stack)] || [] };
+			}), other: 0 };
+		}
 		if (sel.indexOf('peak:') === 0) {
 			var k = p.peaks[+sel.slice(5) - 1];
 			return k ? { sites: k.sites, other: 0 } : { sites: [], other: 0 };
@@ -758,11 +764,16 @@
 		var select = el('select', { id: 'flame-select' });
 		select.appendChild(el('option', { value: 'run', text: p.sites ? 'the whole run' : 'all peaks together (no sites record in this profile)' }));
 		p.peaks.forEach(function (k) { select.appendChild(el('option', { value: 'peak:' + k.number, text: 'peak ' + k.number + ' (seq ' + k.seq + ')' })); });
+		if (p.alloc_sites && p.alloc_sites.length)
+			[['idle', 'idle memory by allocation site'], ['live', 'live memory by allocation site'], ['ws', 'the working set by allocation site']].forEach(function (o) {
+				select.appendChild(el('option', { value: 'alloc:' + o[0], text: o[1] }));
+			});
 		if (!select.querySelector('option[value="' + state.flame + '"]')) state.flame = 'run';
 		select.value = state.flame;
 		select.addEventListener('change', function () { state.flame = select.value; renderFlame(proc); });
-		b.appendChild(el('div', { class: 'toolbar' }, [el('label', {}, ['First touches of ', select]),
-			el('span', { text: 'width: pages first touched; top: the outermost frame; click a frame to zoom, the top bar to zoom out; hatched: inlined' })]));
+		var byAlloc = state.flame.indexOf('alloc:') === 0;
+		b.appendChild(el('div', { class: 'toolbar' }, [el('label', {}, [byAlloc ? 'Pages: ' : 'First touches of ', select]),
+			el('span', { text: (byAlloc ? 'width: pages of the allocations made there' : 'width: pages first touched') + '; top: the outermost frame; click a frame to zoom, the top bar to zoom out; hatched: inlined' })]));
 		var root = flameTree(p, state.flame);
 		if (!root.value) {
 			b.appendChild(el('p', { class: 'note', text: 'No first-touch sites here (none recorded: peaks.enabled = false, or the uffd-wp backend, which takes no faults).' }));
@@ -918,6 +929,61 @@
 		return el('div', {}, [el('h3', { text: title }), s, legend]);
 	}
 
+	/* ---- allocation sites ---- */
+
+	/* A figure: the count, or an estimate with its interval. */
+	function allocFigure(v, ci) {
+		if (!ci || ci[1] - ci[0] <= 1) return grouped(v);
+		return '≈ ' + grouped(v) + ' [' + grouped(ci[0]) + ', ' + grouped(ci[1]) + ']';
+	}
+
+	/* Each site a row, sortable by any column (a click on its header;
+	 * again, the other way). */
+	function renderAlloc(proc) {
+		var p = proc.profile, b = sectionBody('alloc');
+		if (!p.alloc_sites || !p.alloc_sites.length) {
+			b.appendChild(el('p', { class: 'note', text: 'No allocation sites in this profile (track.alloc_sites = false, or nothing was allocated).' }));
+			return;
+		}
+		var m = p.alloc_meta;
+		b.appendChild(el('p', { class: 'note', text: 'Pages by the call stack that allocated them: live at the end (and at the peak), the working set on average, idle (untouched for the last ' + m.idle_after + ' intervals). Allocations are sampled by their bytes (one sample per ' + grouped(m.mean_bytes) + ' bytes allocated on average, at the end), so figures with an interval are estimates; a page counts as touched when anything on it was.' }));
+		var cols = [['site', 'site'], ['live', 'live'], ['peak', 'peak'], ['ws', 'working set'], ['idle', 'idle'], ['allocs', 'allocations']];
+		var sort = state.allocSort || { key: 'live', desc: true };
+		var rows = p.alloc_sites.slice().sort(function (a, c) {
+			var x = sort.key === 'site' ? allocLabel(p, a) : a[sort.key], y = sort.key === 'site' ? allocLabel(p, c) : c[sort.key];
+			var r = x < y ? -1 : x > y ? 1 : 0;
+			return sort.desc ? -r : r;
+		});
+		var head = el('tr', {}, cols.map(function (c) {
+			var th = el('th', { class: (c[0] === 'site' ? '' : 'num') + ' sortable', 'data-sort': c[0], text: c[1] + (sort.key === c[0] ? (sort.desc ? ' ▾' : ' ▴') : '') });
+			th.addEventListener('click', function () {
+				state.allocSort = { key: c[0], desc: sort.key === c[0] ? !sort.desc : c[0] !== 'site' };
+				renderAlloc(proc);
+			});
+			return th;
+		}));
+		var tbl = el('table', { id: 'alloc-sites' }, [head]);
+		rows.forEach(function (x) {
+			var frames = p.alloc_stacks[String(x.stack)], site;
+			if (!frames || !frames.length) site = el('span', { class: 'note', text: '(no stack)' });
+			else site = el('details', {}, [el('summary', { text: allocLabel(p, x) }), stackList(frames)]);
+			tbl.appendChild(el('tr', { class: 'wss-alloc' }, [
+				el('td', {}, [site]),
+				el('td', { class: 'num', text: allocFigure(x.live, x.live_ci) }),
+				el('td', { class: 'num', text: grouped(x.peak) }),
+				el('td', { class: 'num', text: allocFigure(x.ws, x.ws_ci) }),
+				el('td', { class: 'num', text: allocFigure(x.idle, x.idle_ci) }),
+				el('td', { class: 'num', text: grouped(x.allocs) + (x.sampled < x.allocs ? ' (est.)' : '') })
+			]));
+		});
+		b.appendChild(tbl);
+	}
+
+	function allocLabel(p, x) {
+		var frames = p.alloc_stacks[String(x.stack)];
+		return frames && frames.length ? frameLabel(frames[0]) + ' (' + frameWhere(frames[0]) + ')' : '(no stack)';
+	}
+
 	/* ---- hot pages ---- */
 
 	function renderHot(proc) {
@@ -1011,6 +1077,7 @@
 		renderThreads(pr);
 		renderFlame(pr);
 		renderAnalyses(pr);
+		renderAlloc(pr);
 		renderHot(pr);
 		state.charts.forEach(function (c) { c.draw(); });
 	}

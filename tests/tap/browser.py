@@ -6,13 +6,17 @@ nothing beyond the standard library is needed.
 
   browser.py PAGE.html [--click-peak N] [--screenshot PNG] [--width W]
                        [--height H] [--timeout S] [--select-proc N]
+                       [--sort-alloc COLUMN]
       prints "key value" lines: errors (console errors and exceptions, each
       also as an "error ..." line), rendered_ms (the page's own clock, from
       navigation to drawn), load_ms (this driver's, from navigate to drawn),
       peaks, threads, procs, flame_nodes, hot, hot_gone, heatmap, hint,
       zoom_ms (one wheel step on the timeline to the second frame after it),
       then for --click-peak the text of the peak's details ("detail ..."
-      lines) after a real mouse click on its marker; with --screenshot
+      lines) after a real mouse click on its marker; for --sort-alloc
+      the first allocation site after a click on that column's header
+      (alloc_first_sorted) and the leaf of the widest stack of the flame
+      graph by idle pages (flame_alloc_top); with --screenshot
       the viewport as PNG, and its size and number of colours
   browser.py png PNG    prints "width W", "height H", "colors N"
 
@@ -214,7 +218,7 @@ def main(argv):
         w, h, n = png_info(argv[1])
         print("width %d\nheight %d\ncolors %d" % (w, h, n))
         return 0
-    opts = {"--click-peak": None, "--screenshot": None, "--width": "1280", "--height": "900", "--timeout": "60",
+    opts = {"--click-peak": None, "--sort-alloc": None, "--screenshot": None, "--width": "1280", "--height": "900", "--timeout": "60",
             "--select-proc": None}
     page = None
     it = iter(argv)
@@ -264,6 +268,8 @@ def main(argv):
             "hint": "document.querySelectorAll('#analyses .hint').length",
             "settings": "document.querySelectorAll('#settings tr').length",
             "summary_rows": "document.querySelectorAll('#summary tr[data-series]').length",
+            "alloc_rows": "document.querySelectorAll('tr.wss-alloc').length",
+            "alloc_first": "(function(){var e=document.querySelector('tr.wss-alloc summary');return e?e.textContent:''})()",
         }
         print("rendered_ms %s" % (rendered if rendered is not None else "none"))
         print("load_ms %d" % load_ms)
@@ -287,6 +293,19 @@ def main(argv):
                 print("flame_selected %s" % b.eval("document.getElementById('flame-select').value"))
             else:
                 print("detail (no marker for peak %s)" % n)
+        if opts["--sort-alloc"]:
+            # A click on a column's header sorts the sites by it, largest
+            # first; then the flame graph by idle pages.
+            b.eval("document.querySelector('#alloc-sites th[data-sort=\"%s\"]').click()" % opts["--sort-alloc"])
+            b.pump(0.2)
+            print("alloc_first_sorted %s" % b.eval("(function(){var e=document.querySelector('tr.wss-alloc summary');return e?e.textContent:''})()"))
+            b.eval("(function(){var s=document.getElementById('flame-select');s.value='alloc:idle';s.dispatchEvent(new Event('change'))})()")
+            b.pump(0.2)
+            # The deepest frame of the widest stack: its leaf (the frame
+            # that called the allocator).
+            print("flame_alloc_top %s" % b.eval("(function(){var v=[];document.querySelectorAll('.wss-flame-node:not(.root)').forEach("
+                                                 "function(d){v.push([parseFloat(d.style.top),parseFloat(d.style.width.replace('calc(','')),d.textContent])});"
+                                                 "v.sort(function(a,c){return c[0]-a[0]||c[1]-a[1]});return v.length?v[0][2]:''})()"))
         if opts["--screenshot"]:
             b.eval("window.scrollTo(0,0)")
             shot = b.send("Page.captureScreenshot", {"format": "png"})

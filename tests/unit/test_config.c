@@ -496,9 +496,9 @@ int main(void)
 	       "{\"session\":{\"output\":\"wss.%p.jsonl\",\"time_base\":\"wall\",\"interval\":100000000,\"window\":"
 	       "100000000,\"follow_fork\":true,\"follow_exec\":true,\"overhead\":\"2%\",\"precision\":\"5%\",\"trace\":false,\"trace_max\":\"256MiB\"},\"track\":{\"backend\":\"auto\","
 	       "\"mode\":\"auto\",\"sample_rate\":null,\"heap\":true,\"anon_mmap\":true,\"shared\":true,\"file_mmap\":true,\"stacks\":true,\"data_segments\":true,\"library_data\":true,"
-	       "\"code\":false},"
+	       "\"code\":false,\"alloc_sites\":true},"
 	       "\"peaks\":{\"enabled\":true,\"sensitivity\":5.0,\"max\":100,\"stack_depth\":32},"
-	       "\"report\":{\"hot_pages\":20,\"summary\":true}}",
+	       "\"report\":{\"hot_pages\":20,\"idle_after\":1000000000,\"summary\":true}}",
 	       "header config object");
 
 	wss_time_base_t tb;
