@@ -10,7 +10,7 @@
 # pprof` carries live, working-set and idle pages per stack.
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 25
+plan 29
 
 N=40
 run() {
@@ -107,4 +107,20 @@ if command -v go >/dev/null 2>&1; then
 	ok $? "go tool pprof -sample_index=idle_pages -top: cold_alloc first" || sed 's/^/# /' "$TMP/idle.top" | head -12
 else
 	skip "go tool pprof is not installed"
+fi
+
+# The HTML page: the table, sortable, and the flame graph by idle pages.
+"$WSS" report --html "$TMP/exact.html" "$TMP/exact.jsonl" || bail "wss report --html failed"
+if command -v chromium >/dev/null 2>&1; then
+	python3 "$top_srcdir/tests/tap/browser.py" "$TMP/exact.html" --sort-alloc ws >"$TMP/b.txt" 2>"$TMP/b.err"
+	fact() { awk -v k="$1" '$1 == k { sub(/^[^ ]* /, ""); print; exit }' "$TMP/b.txt"; }
+	is "$(fact errors)" 0 "html: no console error or exception"
+	is "$(fact alloc_rows)" 4 "html: the table has the four sites"
+	case $(fact alloc_first_sorted) in hot_alloc*) r=0 ;; *) r=1 ;; esac
+	ok $r "html: sorted by working set, hot_alloc first ($(fact alloc_first_sorted))"
+	is "$(fact flame_alloc_top)" cold_alloc "html: the flame graph by idle pages is cold_alloc's"
+else
+	for t in "no console error" "the table" "sorted by working set" "the flame graph by idle pages"; do
+		skip "no chromium: html: $t"
+	done
 fi

@@ -173,7 +173,7 @@ int main(void)
 {
 	uint64_t v = 0;
 	wss_config_t c;
-	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4 + 3 + 3);
+	plan(13 + (int)(sizeof bad_files / sizeof *bad_files) + 2 * (int)NGOOD + 36 + 26 + 7 + 4 + 3 + 3 + 4);
 
 	ok(dur("100ms", &v) == 0 && v == 100000000ULL, "100ms");
 	ok(dur("500us", &v) == 0 && v == 500000ULL, "500us");
@@ -408,6 +408,21 @@ int main(void)
 	       wss_config_validate(&c, err, sizeof err) == EINVAL &&
 	       !strcmp(err, "s.toml:3:10: session.window must be at most 604800s (a week)"),
 	   "a window past a week: %s", err);
+
+	/* report.idle_after: whole intervals, rounded up; ten by default. */
+	ok(load(&c, "[session]\ninterval = \"100ms\"\n[report]\nidle_after = \"350ms\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == 0 && c.idle_after_intervals == 4,
+	   "idle_after 350ms at 100ms intervals: 4 intervals (%u) %s", c.idle_after_intervals, err);
+	ok(load(&c, "[session]\ninterval = \"10ms\"\n") == 0 && wss_config_validate(&c, err, sizeof err) == 0 &&
+	       c.idle_after_intervals == 10,
+	   "idle_after not set: ten intervals (%u)", c.idle_after_intervals);
+	ok(load(&c, "[report]\nidle_after = \"fast\"\n") == EINVAL &&
+	       !strcmp(err, "s.toml:2:14: report.idle_after: not a duration: \"fast\" (a number and ns, us, ms or s, e.g. \"100ms\")"),
+	   "idle_after not a duration: %s", err);
+	ok(load(&c, "[session]\ninterval = \"100us\"\n[report]\nidle_after = \"1000s\"\n") == 0 &&
+	       wss_config_validate(&c, err, sizeof err) == EINVAL &&
+	       !strcmp(err, "s.toml:4:14: report.idle_after is more than 1000000 intervals"),
+	   "idle_after past a million intervals: %s", err);
 
 	/* The environment layer. */
 	char *env1[] = {"WSS_SESSION_INTERVAL=10ms", "WSS_SESSION_WINDOW=30ms", "WSS_SESSION_TIME_BASE=manual",
