@@ -35,16 +35,17 @@ done
 
 # uffd-wp has no faults, so no sites, but the peaks are still found.
 if WSS_TRACK_BACKEND=uffd-wp WSS_SESSION_OUTPUT="$TMP/probe2.jsonl" LD_PRELOAD="$WSS_LIB" /bin/true 2>/dev/null; then
-	bursts uffd-wp uf
+	# (Allocation sites off: their stacks are taken at the allocation.)
+	bursts uffd-wp uf WSS_TRACK_ALLOC_SITES=false
 	is "$(data_peaks "$TMP/uf.jsonl")" "45 65 " "uffd-wp: the same two data peaks"
 	is "$(grep -c '"type":"stack"' "$TMP/uf.jsonl")" 0 "uffd-wp: no stacks (no faults to take them from)"
 else
 	skip "uffd-wp: not on this kernel"
 fi
 
-bursts mprotect off WSS_PEAKS_ENABLED=false
-is "$(grep -c '"type":"\(peak\|stack\)"' "$TMP/off.jsonl")" 0 "peaks.enabled = false: no peak or stack records"
-bursts mprotect off2 WSS_PEAKS_ENABLED=false WSS_REPORT_HOT_PAGES=0
+bursts mprotect off WSS_PEAKS_ENABLED=false WSS_TRACK_ALLOC_SITES=false
+is "$(grep -c '"type":"\(peak\|stack\)"' "$TMP/off.jsonl")" 0 "peaks.enabled = false (and track.alloc_sites): no peak or stack records"
+bursts mprotect off2 WSS_PEAKS_ENABLED=false WSS_REPORT_HOT_PAGES=0 WSS_TRACK_ALLOC_SITES=false
 is "$(grep -c '"type":"module"' "$TMP/off2.jsonl")" 0 "and with report.hot_pages = 0 no module records either"
 bursts mprotect max WSS_PEAKS_MAX=1
 is "$($PROFILE peaks "$TMP/max.jsonl" | wc -l)" 1 "peaks.max = 1: one peak record"
