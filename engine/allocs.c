@@ -53,7 +53,7 @@
 
 #include "engine/sites.h"
 
-#define LIVE_BITS 16
+#define LIVE_BITS 14
 #define LIVE_SLOTS (1U << LIVE_BITS)
 #define LIVE_PROBES 64
 #define FILTER_BITS 16
@@ -155,11 +155,21 @@ typedef struct asite {
 	double ws_sum, ws_lo_sum, ws_hi_sum; /* the working set's estimates and bounds summed over the ticks */
 	double peak_live_pages;
 	bool seen;
+	int listed; /* in the active list (atomic) */
 } asite_t;
 
 static live_t *live;
 static uint16_t *filter;
 static asite_t *asites;
+/* The slots that may hold an entry, a bit each (set by an insert after
+ * it publishes, cleared by the tick: see live_slots), so that a tick
+ * visits the allocations and not the table; and the sites that ever had
+ * one, in the order they came (site + 1; 0: an append not yet stored). */
+static uint64_t occ[LIVE_SLOTS / 64];
+static uint32_t active[ASITES], nactive;
+/* Attribution every stride ticks (1 unless it costs more than a quarter
+ * of the budget: a large heap's pages at every tick), ticks counted. */
+static uint32_t stride = 1, since;
 static bool on;
 static uint64_t dropped;    /* sampled allocations the table had no room for */
 static uint32_t ticks, cut_ticks;
@@ -233,7 +243,13 @@ static void insert(uint64_t a, uint64_t n, double weight, uint32_t site)
 		__atomic_add_fetch(&s->sampled, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&s->wcount, (uint64_t)(weight + 0.5), __ATOMIC_RELAXED);
 		__atomic_add_fetch(&s->live_wbytes, wb, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->key, a, __ATOMIC_RELEASE);
+		int zero = 0;
+		if (!__atomic_load_n(&s->listed, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&s->listed, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			__atomic_store_n(&active[__atomic_fetch_add(&nactive, 1, __ATOMIC_ACQ_REL)], site + 1, __ATOMIC_RELEASE);
+		uint32_t slot = (uint32_t)((h + i) & (LIVE_SLOTS - 1));
+		__atomic_store_n(&e->key, a, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&occ[slot / 64], 1ULL << (slot % 64), __ATOMIC_SEQ_CST);
 		return;
 	}
 	__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
@@ -387,52 +403,132 @@ static void visit_pages(visit_t *v)
 	}
 }
 
-void wss_allocs_tick(uint32_t k, uint32_t w)
+static void budget_tick(void);
+
+/* The slots of the live entries, each given to fn once.  A slot found
+ * empty has its bit cleared, then its key read again: an insert publishes
+ * its key before it sets the bit (both sequentially consistent), so
+ * either this reads the new key and sets the bit back, or the insert's
+ * bit comes after the clear. */
+static void live_slots(void (*fn)(live_t *e, uint64_t a, void *arg), void *arg)
+{
+	for (uint32_t wd = 0; wd < LIVE_SLOTS / 64; wd++) {
+		uint64_t bits = __atomic_load_n(&occ[wd], __ATOMIC_SEQ_CST);
+		while (bits) {
+			uint32_t b = (uint32_t)__builtin_ctzll(bits), i = wd * 64 + b;
+			bits &= bits - 1;
+			live_t *e = &live[i];
+			uint64_t a = __atomic_load_n(&e->key, __ATOMIC_SEQ_CST);
+			if (a == 0 || a == KEY_TOMB) {
+				__atomic_fetch_and(&occ[wd], ~(1ULL << b), __ATOMIC_SEQ_CST);
+				a = __atomic_load_n(&e->key, __ATOMIC_SEQ_CST);
+				if (a != 0 && a != KEY_TOMB)
+					__atomic_fetch_or(&occ[wd], 1ULL << b, __ATOMIC_SEQ_CST);
+			}
+			if (a > KEY_BUSY)
+				fn(e, a, arg);
+		}
+	}
+}
+
+/* The sites in the active list: fn(site index). */
+static void active_sites(void (*fn)(asite_t *s, void *arg), void *arg)
+{
+	uint32_t n = __atomic_load_n(&nactive, __ATOMIC_ACQUIRE);
+	for (uint32_t j = 0; j < n && j < ASITES; j++) {
+		uint32_t id = __atomic_load_n(&active[j], __ATOMIC_ACQUIRE);
+		if (id)
+			fn(&asites[id - 1], arg);
+	}
+}
+
+static void site_reset(asite_t *s, void *arg)
+{
+	(void)arg;
+	s->ws = s->idle = s->touched = s->live = (part_t){0};
+}
+
+static void site_sum(asite_t *s, void *arg)
+{
+	(void)arg;
+	s->ws_sum += s->ws.est;
+	s->ws_lo_sum += part_lo(&s->ws);
+	s->ws_hi_sum += part_hi(&s->ws, part_hi(&s->live, 0));
+	if (s->live.est > s->peak_live_pages)
+		s->peak_live_pages = s->live.est;
+}
+
+typedef struct attrib {
+	uint32_t k, w, idle, lw, li, lt, visits;
+	bool aw_w, aw_t, cut;
+} attrib_t;
+
+static void attribute(live_t *e, uint64_t a, void *arg)
+{
+	attrib_t *t = arg;
+	visit_t v = {.a = a, .end = a + e->size, .k = t->k, .w = t->w, .idle = t->idle, .born = e->born,
+		     .lw = t->lw, .li = t->li, .lt = t->lt, .aw_w = t->aw_w, .aw_t = t->aw_t};
+	double weight = e->weight;
+	uint32_t site = e->site;
+	/* The fields are the entry's if its key did not change meanwhile:
+	 * they are written only while it is busy. */
+	if (__atomic_load_n(&e->key, __ATOMIC_SEQ_CST) != a || site >= ASITES)
+		return;
+	asite_t *s = &asites[site];
+	s->seen = true;
+	part_t pages = {e->size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
+						  : (double)e->size / WSS_PAGE_SIZE,
+			0, 0, 0, 0, 0, false};
+	part_weigh(&s->live, &pages, weight, false);
+	if (t->cut)
+		return;
+	visit_pages(&v);
+	t->visits += v.visits;
+	part_weigh(&s->ws, &v.ws, weight, t->lw != 0);
+	part_weigh(&s->idle, &v.idle_pages, weight, t->li != 0);
+	part_weigh(&s->touched, &v.touched, weight, t->lt != 0);
+	if (t->visits > VISITS_MAX)
+		t->cut = true;
+}
+
+void wss_allocs_tick(uint32_t k, uint32_t w, bool final)
 {
 	if (!on)
 		return;
-	for (uint32_t i = 0; i < ASITES; i++) {
-		asite_t *s = &asites[i];
-		s->ws = s->idle = s->touched = s->live = (part_t){0};
-	}
+	budget_tick();
+	/* Every stride-th tick, and the last (the figures at the end). */
+	if (++since < stride && !final)
+		return;
+	since = 0;
+	uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = wss_clock_ns(CLOCK_MONOTONIC);
+	active_sites(site_reset, NULL);
 	uint32_t idle = E.set.idle_after ? E.set.idle_after : 10;
-	uint32_t lw = wss_sampling_window_level(k, w), li = wss_sampling_window_level(k, idle);
-	uint32_t lt = E.level_max;
-	bool aw_w = lw && wss_sampling_all_writes_in(k, w), aw_t = lt && E.all_writes_from == 1;
-	uint32_t visits = 0;
-	bool cut = false;
-	for (uint32_t i = 0; i < LIVE_SLOTS; i++) {
-		live_t *e = &live[i];
-		uint64_t a = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-		if (a <= KEY_BUSY)
-			continue;
-		visit_t v = {.a = a, .end = a + e->size, .k = k, .w = w, .idle = idle, .born = e->born,
-			     .lw = lw, .li = li, .lt = lt, .aw_w = aw_w, .aw_t = aw_t};
-		double weight = e->weight;
-		uint32_t site = e->site;
-		if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != a || site >= ASITES)
-			continue;
-		asite_t *s = &asites[site];
-		s->seen = true;
-		part_t pages = {e->size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
-							  : (double)e->size / WSS_PAGE_SIZE,
-				0, 0, 0, 0, 0, false};
-		part_weigh(&s->live, &pages, weight, false);
-		if (cut)
-			continue;
-		visit_pages(&v);
-		visits += v.visits;
-		part_weigh(&s->ws, &v.ws, weight, lw != 0);
-		part_weigh(&s->idle, &v.idle_pages, weight, li != 0);
-		part_weigh(&s->touched, &v.touched, weight, lt != 0);
-		if (visits > VISITS_MAX)
-			cut = true;
-	}
+	attrib_t t = {.k = k, .w = w, .idle = idle, .lw = wss_sampling_window_level(k, w),
+		      .li = wss_sampling_window_level(k, idle), .lt = E.level_max};
+	t.aw_w = t.lw && wss_sampling_all_writes_in(k, w);
+	t.aw_t = t.lt && E.all_writes_from == 1;
+	live_slots(attribute, &t);
 	ticks++;
-	cut_ticks += cut;
-	/* The bucket: a quarter of the budget of the time since the last
-	 * tick, at most an interval's whole budget.  Left more than half
-	 * full by an interval that sampled at all: half the mean. */
+	cut_ticks += t.cut;
+	active_sites(site_sum, NULL);
+	/* Its cost against a quarter of the budget of the wall time it
+	 * stands for (stride intervals): over it, every other tick as often;
+	 * under an eighth of it, twice as often. */
+	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	uint64_t span = (wss_clock_ns(CLOCK_MONOTONIC) - w0) + (uint64_t)stride * E.set.interval_ns;
+	uint64_t quarter = span / 4000 * E.set.overhead_ppm / 1000;
+	if (spent > quarter && stride < 64)
+		stride *= 2;
+	else if (spent < quarter / 8 && stride > 1)
+		stride /= 2;
+}
+
+/* The token bucket of the captures (once a tick): a quarter of the budget
+ * of the time since the last tick, at most an interval's whole budget.
+ * Left more than half full by an interval that sampled at all: half the
+ * mean. */
+static void budget_tick(void)
+{
 	uint64_t now = wss_clock_ns(CLOCK_MONOTONIC), el = now - last_tick_ns;
 	last_tick_ns = now;
 	int64_t add = (int64_t)(el / 1000 * E.set.overhead_ppm / 4000);
@@ -441,14 +537,13 @@ void wss_allocs_tick(uint32_t k, uint32_t w)
 	uint64_t m = __atomic_load_n(&mean, __ATOMIC_RELAXED);
 	if (t > depth / 2 && __atomic_exchange_n(&captures, 0, __ATOMIC_RELAXED) && m > WSS_ALLOC_MEAN_MIN)
 		__atomic_store_n(&mean, m / 2, __ATOMIC_RELAXED);
-	for (uint32_t i = 0; i < ASITES; i++) {
-		asite_t *s = &asites[i];
-		s->ws_sum += s->ws.est;
-		s->ws_lo_sum += part_lo(&s->ws);
-		s->ws_hi_sum += part_hi(&s->ws, part_hi(&s->live, 0));
-		if (s->live.est > s->peak_live_pages)
-			s->peak_live_pages = s->live.est;
-	}
+}
+
+static void site_forget(asite_t *s, void *arg)
+{
+	(void)arg;
+	s->ws_sum = s->ws_lo_sum = s->ws_hi_sum = s->peak_live_pages = 0;
+	s->freed_wbytes = 0;
 }
 
 void wss_allocs_fork_child(void)
@@ -457,11 +552,9 @@ void wss_allocs_fork_child(void)
 		return;
 	/* The parent's allocations are the child's too (fork copied them),
 	 * with their stacks; the figures over time start afresh. */
-	for (uint32_t i = 0; i < ASITES; i++) {
-		asites[i].ws_sum = asites[i].ws_lo_sum = asites[i].ws_hi_sum = asites[i].peak_live_pages = 0;
-		asites[i].freed_wbytes = 0;
-	}
-	ticks = cut_ticks = 0;
+	active_sites(site_forget, NULL);
+	ticks = cut_ticks = since = 0;
+	stride = 1;
 	countdown = 0;
 }
 
@@ -502,10 +595,12 @@ void wss_allocs_out(wss_fmt_t *f)
 	if (!on)
 		return;
 	static uint32_t order[ASITES];
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < ASITES; i++)
-		if (asites[i].seen || asites[i].sampled)
-			order[n++] = i;
+	uint32_t n = 0, na = __atomic_load_n(&nactive, __ATOMIC_ACQUIRE);
+	for (uint32_t j = 0; j < na && j < ASITES; j++) {
+		uint32_t id = __atomic_load_n(&active[j], __ATOMIC_ACQUIRE);
+		if (id)
+			order[n++] = id - 1;
+	}
 	/* Insertion sort (no qsort: it may allocate); a few hundred sites. */
 	for (uint32_t i = 1; i < n; i++) {
 		uint32_t x = order[i], j = i;

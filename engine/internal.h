@@ -604,7 +604,7 @@ int wss_allocs_init(unsigned depth);
 bool wss_allocs_on(void);
 /* Attribute the pages of interval k's window (w intervals) to the live
  * sampled allocations.  Engine lock held, after the tick's count. */
-void wss_allocs_tick(uint32_t k, uint32_t w);
+void wss_allocs_tick(uint32_t k, uint32_t w, bool final);
 /* The record (its stacks already written).  Engine lock held. */
 void wss_allocs_out(wss_fmt_t *f);
 /* A forked child: the figures over time start afresh.  Engine lock. */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "engine/sites.h"
 
@@ -119,8 +120,21 @@ int wss_engine_init(const wss_engine_start_t *s, char *err, size_t errlen)
 	if (E.peaks)
 		wss_findings_init();
 	wss_findings_hot_init();
-	if (E.set.alloc_sites && !s->attach_reason && wss_allocs_init(E.set.peaks_stack_depth ? E.set.peaks_stack_depth : 64))
-		wss_log("allocation sites: out of memory for their tables; not recorded", NULL);
+	/* Allocation sites take about 4 MiB of address space for their
+	 * tables: under a limit on it (ulimit -v), that is the program's, and
+	 * they are not recorded. */
+	struct rlimit as;
+	bool as_limited = !wss_sys_failed(wss_sys4(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as)) && as.rlim_cur != RLIM_INFINITY;
+	if (E.set.alloc_sites && !s->attach_reason) {
+		if (as_limited) {
+			if (E.set.summary)
+				wss_log("allocation sites: not recorded: the address space is limited (ulimit -v), and their "
+					"tables would take 4 MiB of it",
+					NULL);
+		} else if (wss_allocs_init(E.set.peaks_stack_depth ? E.set.peaks_stack_depth : 64)) {
+			wss_log("allocation sites: not recorded: no memory for their tables", NULL);
+		}
+	}
 	long max_map = wss_read_long("/proc/sys/vm/max_map_count", 65530);
 	/* Our splits may use half of what is left; the application keeps the
 	 * rest, and the relieve path covers it if it needs more. */

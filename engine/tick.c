@@ -803,7 +803,7 @@ static void tick_locked(bool final)
 	tick_arm(&x);
 	tick_harvest(&x);
 	tick_count(&x);
-	wss_allocs_tick(x.k, x.w);
+	wss_allocs_tick(x.k, x.w, x.final);
 	tick_emit(&x);
 	tick_account(&x);
 }

@@ -50,7 +50,11 @@ wait $server
 is $? 0 "wss run ends with the server's status, 0"
 grep -q 'database system is shut down' "$TMP/server.log"
 ok $? "the server shut down cleanly" || tail -5 "$TMP/server.log" | sed 's/^/# /'
-grep -E 'FATAL|PANIC|terminated by signal|Segmentation' "$TMP/server.log" | head -3 >"$TMP/bad"
+# pg_isready's own connection before the server is ready is refused with
+# a FATAL "the database system is starting up" (a slow start: a loaded
+# machine): the poll's, not the server's failure.
+grep -E 'FATAL|PANIC|terminated by signal|Segmentation' "$TMP/server.log" | grep -v 'FATAL:  the database system is starting up' |
+	head -3 >"$TMP/bad"
 is "$(cat "$TMP/bad")" "" "no FATAL, PANIC or crash in its log"
 
 # Every profile complete, and each client backend (argv "postgres:
