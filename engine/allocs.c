@@ -344,15 +344,11 @@ static double share(const visit_t *v, uintptr_t pg)
 }
 
 /* First touched in the last w intervals up to k (a fault, or the harvest's
- * record), or written there (the harvest's bits). */
-static bool touched_in(uintptr_t pg, uint32_t k, uint32_t w)
+ * record: the page's state p), or written there (the harvest's bits wr). */
+static bool touched_in(wss_page_t *p, const uint64_t *wr, uint32_t k, uint32_t w)
 {
 	uint32_t owner;
-	wss_page_t *p = wss_shadow_page(pg);
-	if (p && wss_page_in_window(p, k, w, &owner))
-		return true;
-	uint64_t *wr = wss_shadow_written(pg);
-	return wr && wss_written_in(*wr, k, w);
+	return (p && wss_page_in_window(p, k, w, &owner)) || (wr && wss_written_in(*wr, k, w));
 }
 
 /* One page's part.  Where every write was observed, a written page counts
@@ -367,15 +363,16 @@ static void visit_page(uintptr_t pg, void *arg)
 	if (!fl || !(wss_flags_load(pg, fl) & WSS_PF_TRACKED))
 		return;
 	double sh = share(v, pg);
-	uint64_t *wr = wss_shadow_written(pg);
+	wss_page_t *p = wss_shadow_page(pg);
+	const uint64_t *wr = wss_shadow_written(pg);
 	if (v->aw_w && wr && wss_written_in(*wr, v->k, v->w))
 		part_add(&v->ws, sh, 0);
 	else if (!v->lw || wss_sampling_member(pg, v->lw))
-		part_add(&v->ws, touched_in(pg, v->k, v->w) ? sh : 0, v->lw);
+		part_add(&v->ws, touched_in(p, wr, v->k, v->w) ? sh : 0, v->lw);
 	/* Idle: the members untouched (a written page is touched: the
 	 * writes add nothing to this estimate). */
 	if (v->born + v->idle <= v->k && (!v->li || wss_sampling_member(pg, v->li)))
-		part_add(&v->idle_pages, touched_in(pg, v->k, v->idle) ? 0 : sh, v->li);
+		part_add(&v->idle_pages, touched_in(p, wr, v->k, v->idle) ? 0 : sh, v->li);
 	uint8_t f = __atomic_load_n(fl, __ATOMIC_RELAXED);
 	if (v->aw_t && (f & WSS_PF_WEVER))
 		part_add(&v->touched, sh, 0);
@@ -448,12 +445,14 @@ static void site_reset(asite_t *s, void *arg)
 	s->ws = s->idle = s->touched = s->live = (part_t){0};
 }
 
+/* A tick's figures into the run's: its working set stands for the ticks
+ * since the one attributed before (weight). */
 static void site_sum(asite_t *s, void *arg)
 {
-	(void)arg;
-	s->ws_sum += s->ws.est;
-	s->ws_lo_sum += part_lo(&s->ws);
-	s->ws_hi_sum += part_hi(&s->ws, part_hi(&s->live, 0));
+	double weight = *(const double *)arg;
+	s->ws_sum += weight * s->ws.est;
+	s->ws_lo_sum += weight * part_lo(&s->ws);
+	s->ws_hi_sum += weight * part_hi(&s->ws, part_hi(&s->live, 0));
 	if (s->live.est > s->peak_live_pages)
 		s->peak_live_pages = s->live.est;
 }
@@ -496,9 +495,11 @@ void wss_allocs_tick(uint32_t k, uint32_t w, bool final)
 	if (!on)
 		return;
 	budget_tick();
-	/* Every stride-th tick, and the last (the figures at the end). */
+	/* Every stride-th tick, and the last (the figures at the end); each
+	 * stands for the ticks since the one before. */
 	if (++since < stride && !final)
 		return;
+	double weight = since;
 	since = 0;
 	uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = wss_clock_ns(CLOCK_MONOTONIC);
 	active_sites(site_reset, NULL);
@@ -508,12 +509,15 @@ void wss_allocs_tick(uint32_t k, uint32_t w, bool final)
 	t.aw_w = t.lw && wss_sampling_all_writes_in(k, w);
 	t.aw_t = t.lt && E.all_writes_from == 1;
 	live_slots(attribute, &t);
-	ticks++;
+	ticks += (uint32_t)weight;
 	cut_ticks += t.cut;
-	active_sites(site_sum, NULL);
+	active_sites(site_sum, &weight);
 	/* Its cost against a quarter of the budget of the wall time it
 	 * stands for (stride intervals): over it, every other tick as often;
-	 * under an eighth of it, twice as often. */
+	 * under an eighth of it, twice as often.  Exact tracking attributes
+	 * every tick, whatever it costs (track.mode = "exact"). */
+	if (E.set.mode == WSS_TRACK_EXACT)
+		return;
 	uint64_t spent = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	uint64_t span = (wss_clock_ns(CLOCK_MONOTONIC) - w0) + (uint64_t)stride * E.set.interval_ns;
 	uint64_t quarter = span / 4000 * E.set.overhead_ppm / 1000;
