@@ -22,7 +22,7 @@
 #include "common/tracefmt.h"
 #include "engine/backend.h"
 #include "engine/engine.h"
-#include "engine/profile.h"
+#include "common/profile.h"
 #include "engine/regions.h"
 #include "engine/shadow.h"
 #include "engine/sparse.h"

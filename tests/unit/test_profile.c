@@ -2,7 +2,7 @@
  * and record (with and without the read/write split, whole or incomplete)
  * and the sample record with its threads. */
 #include "config.h"
-#include "engine/profile.h"
+#include "common/profile.h"
 
 #include <string.h>
 
