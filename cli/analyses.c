@@ -329,7 +329,7 @@ static void json_source(FILE *out, const wss_pair_t *p)
 		fputs("null", out);
 	else
 		fprintf(out, "{\"reason\":\"%s\",\"last\":%" PRIu64 "}",
-			p->trace.end_reason == WSS_TRACE_END_EXIT ? "exit"
+			p->trace.end_reason == WSS_TRACE_END_RUN ? "exit"
 			: p->trace.end_reason == WSS_TRACE_END_MAX ? "trace_max"
 								    : "error",
 			p->trace.end_last);

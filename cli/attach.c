@@ -31,6 +31,7 @@
 #include "cli/outfile.h"
 #include "common/fmt.h"
 #include "common/pattern.h"
+#include "common/profile.h"
 #include "config/config.h"
 
 #define EXIT_USAGE 2
@@ -103,6 +104,7 @@ typedef struct attach {
 	pageset_t written;
 	uint64_t *pm;
 	size_t pm_cap;
+	int out_err; /* ENOMEM: a profile record did not fit in memory */
 } attach_t;
 
 /* Is a mapping data: private and writable (heap, anonymous memory, a
@@ -291,6 +293,66 @@ static void json_string(FILE *f, const char *s)
 	fwrite(b.buf, 1, b.len, f);
 }
 
+/* A record built by the profile's writer (common/profile.h) onto f, as
+ * one piece; a record that did not fit in memory is left out and the run
+ * ends with ENOMEM as for a failed write. */
+static void put_record(FILE *f, attach_t *a, wss_fmt_t *b)
+{
+	if (b->overflow)
+		a->out_err = ENOMEM;
+	else
+		fwrite(b->buf, 1, b->len, f);
+	wss_fmt_reset(b);
+}
+
+/* The target's arguments from /proc/PID/cmdline, each cut at
+ * ARG_MAX_BYTES: *argv and its strings in one allocation (free(*argv)),
+ * NULL when it cannot be read.  Returns how many. */
+#define ARG_MAX_BYTES 4095
+static int read_args(pid_t pid, char ***argv)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	*argv = NULL;
+	FILE *cl = fopen(path, "r");
+	if (!cl)
+		return 0;
+	char *buf = NULL;
+	size_t got = 0, cap = 0;
+	for (size_t r = 1; r;) {
+		if (got + 1 >= cap) {
+			char *m = realloc(buf, cap = cap ? 2 * cap : 4096);
+			if (!m)
+				break;
+			buf = m;
+		}
+		got += r = fread(buf + got, 1, cap - got - 1, cl);
+	}
+	fclose(cl);
+	if (!buf)
+		return 0;
+	buf[got] = '\0'; /* a process that rewrote its arguments without a last NUL */
+	size_t argc = 0;
+	for (size_t at = 0; at < got; at += strlen(buf + at) + 1)
+		argc++;
+	/* The pointers first, then the strings: one block to free. */
+	char **v = malloc(argc * sizeof *v + got + 1);
+	if (v) {
+		char *strs = (char *)(v + argc);
+		memcpy(strs, buf, got + 1);
+		argc = 0;
+		for (size_t at = 0; at < got; at += strlen(buf + at) + 1) {
+			v[argc] = strs + at;
+			if (strlen(v[argc]) > ARG_MAX_BYTES)
+				v[argc][ARG_MAX_BYTES] = '\0';
+			argc++;
+		}
+	}
+	free(buf);
+	*argv = v;
+	return v ? (int)argc : 0;
+}
+
 static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const char *config_file)
 {
 	char path[64], exe[PATH_MAX] = "";
@@ -311,86 +373,107 @@ static void write_header(FILE *f, attach_t *a, const wss_config_t *cfg, const ch
 			sscanf(p + 2, "%*c %ld", &ppid);
 		fclose(st);
 	}
-	fprintf(f, "{\"type\":\"header\",\"version\":1,\"tool\":\"wss %s\",\"pid\":%d,\"ppid\":%ld,\"exe\":", PACKAGE_VERSION,
-		(int)a->pid, ppid);
-	json_string(f, exe);
-	fputs(",\"argv\":[", f);
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)a->pid);
-	FILE *cl = fopen(path, "r");
-	if (cl) {
-		char arg[4096];
-		int c, len = 0, k = 0;
-		bool open_arg = false;
-		while ((c = fgetc(cl)) != EOF) {
-			if (c) {
-				if (len < (int)sizeof arg - 1)
-					arg[len++] = (char)c;
-				open_arg = true;
-				continue;
-			}
-			arg[len] = '\0';
-			fputs(k++ ? "," : "", f);
-			json_string(f, arg);
-			len = 0;
-			open_arg = false;
-		}
-		if (open_arg) { /* a process that rewrote its arguments without a last NUL */
-			arg[len] = '\0';
-			fputs(k ? "," : "", f);
-			json_string(f, arg);
-		}
-		fclose(cl);
-	}
-	fprintf(f, "],\"start_unix_ns\":%" PRIu64 ",\"kernel\":", now_ns(CLOCK_REALTIME));
-	json_string(f, u.release);
-	fprintf(f,
-		",\"page_size\":%ld,\"backend\":\"refbits\",\"backend_reason\":\"wss attach --method refbits: the kernel's "
-		"accessed and soft-dirty bits of a running process, cleared every interval (/proc/PID/clear_refs)\","
-		"\"backend_sees\":\"%s\",\"time_base\":\"wall\",\"interval_ns\":%" PRIu64
-		",\"window_intervals\":1,\"window_ns\":%" PRIu64 ",\"track_mode\":\"exact\"",
-		a->page_size, a->writes ? "reads and writes, writes apart" : "reads and writes", cfg->interval_ns,
-		cfg->interval_ns);
-	fprintf(f, ",\"attach\":{\"method\":\"refbits\",\"writes\":%s", a->writes ? "true" : "false");
+	char **argv;
+	int argc = read_args(a->pid, &argv);
+	/* The run's members that a refbits profile has too, in their place:
+	 * the timing before the VMA figures (which it has not), the rest at
+	 * the end. */
+	wss_fmt_t timing, config, b;
+	wss_fmt_init_growable(&timing, 256);
+	wss_fmt_str(&timing, ",\"time_base\":\"wall\",\"interval_ns\":");
+	wss_fmt_u64(&timing, cfg->interval_ns);
+	wss_fmt_str(&timing, ",\"window_intervals\":1,\"window_ns\":");
+	wss_fmt_u64(&timing, cfg->interval_ns);
+	wss_fmt_str(&timing, ",\"track_mode\":\"exact\"");
+	wss_fmt_cstr(&timing);
+	wss_fmt_init_growable(&config, 512);
+	wss_fmt_str(&config, ",\"attach\":{\"method\":\"refbits\",\"writes\":");
+	wss_fmt_str(&config, a->writes ? "true" : "false");
 	if (a->no_writes) {
-		fputs(",\"writes_reason\":", f);
-		json_string(f, a->no_writes);
+		wss_fmt_str(&config, ",\"writes_reason\":");
+		wss_fmt_json_str(&config, a->no_writes);
 	}
-	fputs(",\"cannot_see\":\"threads, call stacks, hot pages, windows longer than one interval, which pages were "
-	      "read (counts per mapping)\"}",
-	      f);
+	wss_fmt_str(&config, ",\"cannot_see\":\"threads, call stacks, hot pages, windows longer than one interval, "
+			     "which pages were read (counts per mapping)\"}");
 	if (config_file) {
-		fputs(",\"config_file\":", f);
-		json_string(f, config_file);
+		wss_fmt_str(&config, ",\"config_file\":");
+		wss_fmt_json_str(&config, config_file);
 	}
-	fputs(",\"track\":{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":true}}\n", f);
+	wss_fmt_str(&config, ",\"track\":{\"heap\":true,\"anon_mmap\":true,\"data_segments\":true,\"library_data\":true}");
+	wss_fmt_cstr(&config);
+	wss_profile_header_t h = {
+		.pid = (int)a->pid,
+		.ppid = (int)ppid,
+		.exe = exe,
+		.argv = argv,
+		.argc = argc,
+		.start_unix_ns = now_ns(CLOCK_REALTIME),
+		.kernel = u.release,
+		.page_size = a->page_size,
+		.backend = "refbits",
+		.backend_reason = "wss attach --method refbits: the kernel's accessed and soft-dirty bits of a running "
+				  "process, cleared every interval (/proc/PID/clear_refs)",
+		.backend_sees = a->writes ? "reads and writes, writes apart" : "reads and writes",
+		.timing = timing.overflow ? NULL : timing.buf,
+		.config = config.overflow ? NULL : config.buf,
+		.no_vma = true,
+	};
+	if (timing.overflow || config.overflow)
+		a->out_err = ENOMEM;
+	wss_fmt_init_growable(&b, 4096);
+	wss_profile_header(&b, &h);
+	put_record(f, a, &b);
+	wss_fmt_release(&b);
+	wss_fmt_release(&config);
+	wss_fmt_release(&timing);
+	free(argv);
 }
 
 static void write_sample(FILE *f, attach_t *a, uint64_t seq, uint64_t t_ns, const interval_t *iv, bool final)
 {
 	int64_t cpu = target_cpu_ns(a->pid);
-	fprintf(f, "{\"type\":\"sample\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64, seq, t_ns);
-	if (cpu >= 0)
-		fprintf(f, ",\"cpu_ns\":%" PRId64, cpu);
-	fprintf(f, ",\"data_pages\":%" PRIu64, iv->data);
-	if (a->writes)
-		fprintf(f, ",\"read_pages\":%" PRIu64 ",\"write_pages\":%" PRIu64, iv->data - iv->writes, iv->writes);
-	fputs(",\"faults\":0,\"coarse\":0,\"rate\":1", f); /* reference bits take no fault */
-	if (final)
-		fputs(",\"final\":true", f);
-	fputs(",\"mappings\":[", f);
+	/* The mappings with the most pages: a refbits sample's own member. */
+	wss_fmt_t mappings, b;
+	wss_fmt_init_growable(&mappings, 1024);
+	wss_fmt_str(&mappings, ",\"mappings\":[");
 	for (int k = 0; k < iv->ntop; k++) {
-		fputs(k ? ",{\"name\":" : "{\"name\":", f);
-		json_string(f, iv->top[k].name);
-		fprintf(f, ",\"pages\":%" PRIu64, iv->top[k].pages);
-		if (a->writes)
-			fprintf(f, ",\"write_pages\":%" PRIu64, iv->top[k].writes);
-		fputc('}', f);
+		wss_fmt_str(&mappings, k ? ",{\"name\":" : "{\"name\":");
+		wss_fmt_json_str(&mappings, iv->top[k].name);
+		wss_fmt_str(&mappings, ",\"pages\":");
+		wss_fmt_u64(&mappings, iv->top[k].pages);
+		if (a->writes) {
+			wss_fmt_str(&mappings, ",\"write_pages\":");
+			wss_fmt_u64(&mappings, iv->top[k].writes);
+		}
+		wss_fmt_ch(&mappings, '}');
 	}
-	/* tid 0: pages no thread is known for (reference bits have none). */
-	fprintf(f, "],\"threads\":[{\"tid\":0,\"data_pages\":%" PRIu64, iv->data);
-	if (a->writes)
-		fprintf(f, ",\"read_pages\":%" PRIu64 ",\"write_pages\":%" PRIu64, iv->data - iv->writes, iv->writes);
-	fputs(",\"faults\":0}]}\n", f);
+	wss_fmt_ch(&mappings, ']');
+	wss_fmt_cstr(&mappings);
+	if (mappings.overflow)
+		a->out_err = ENOMEM;
+	/* Reference bits take no fault, count every page (rate 1), and know
+	 * no thread: tid 0 holds the pages no thread is known for. */
+	wss_profile_sample_t s = {
+		.seq = (uint32_t)seq,
+		.t_ns = t_ns,
+		.cpu_ns = cpu >= 0 ? (uint64_t)cpu : 0,
+		.no_cpu = cpu < 0,
+		.data_pages = iv->data,
+		.write_pages = iv->writes,
+		.read_pages = iv->data - iv->writes,
+		.sets = {.writes = a->writes, .reads = a->writes},
+		.final = final,
+		.rate = 1,
+		.extra = mappings.overflow ? NULL : mappings.buf,
+	};
+	wss_profile_thread_t t = {.tid = 0, .data_pages = iv->data, .write_pages = iv->writes, .cpu_ns = -1};
+	wss_fmt_init_growable(&b, 1024);
+	wss_profile_sample_begin(&b, &s);
+	wss_profile_sample_thread(&b, true, &s, &t);
+	wss_profile_sample_end(&b);
+	put_record(f, a, &b);
+	wss_fmt_release(&b);
+	wss_fmt_release(&mappings);
 }
 
 typedef struct stat_acc {
@@ -845,7 +928,7 @@ int wss_cmd_attach(int argc, char **argv)
 	fprintf(f, ",\"faults\":0,\"coarse\":0,\"page_size\":%ld,\"attach_end\":", a.page_size);
 	json_string(f, why);
 	fputs("}\n", f);
-	int werr = ferror(f) ? errno : 0;
+	int werr = ferror(f) ? errno : a.out_err;
 	if (fclose(f) && !werr)
 		werr = errno;
 	free(a.written.v);

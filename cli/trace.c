@@ -18,40 +18,6 @@
 
 /* ---- pure decoding ---- */
 
-uint32_t wss_trace_crc32(uint32_t crc, const void *buf, size_t n)
-{
-	/* Bytewise over the reflected polynomial: traces are read once, and a
-	 * table would be 1 KiB of state for a few percent. */
-	const uint8_t *p = buf;
-	crc = ~crc;
-	for (size_t i = 0; i < n; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1u));
-	}
-	return ~crc;
-}
-
-int wss_trace_varint(const uint8_t *p, size_t n, uint64_t *v, size_t *used)
-{
-	uint64_t x = 0;
-	for (size_t i = 0; i < WSS_TRACE_VARINT_MAX; i++) {
-		if (i >= n)
-			return ENODATA;
-		uint64_t b = p[i] & 0x7f;
-		/* The tenth byte holds bit 63 alone. */
-		if (i == WSS_TRACE_VARINT_MAX - 1 && (p[i] & 0xfe))
-			return EOVERFLOW;
-		x |= b << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = x;
-			*used = i + 1;
-			return 0;
-		}
-	}
-	return EOVERFLOW;
-}
-
 /* A cursor over a payload for the decoder. */
 typedef struct cursor {
 	const uint8_t *p;
@@ -62,7 +28,7 @@ typedef struct cursor {
 static bool get_varint(cursor_t *c, uint64_t *v, const char *what)
 {
 	size_t used;
-	int r = wss_trace_varint(c->p + c->at, c->n - c->at, v, &used);
+	int r = wss_tracefmt_varint_decode(c->p + c->at, c->n - c->at, v, &used);
 	if (r) {
 		c->why = r == ENODATA ? what : "varint overflow (more than 64 bits)";
 		return false;
@@ -288,15 +254,15 @@ int wss_trace_open(wss_trace_t *t, const char *path)
 	t->size = (uint64_t)st.st_size;
 	uint8_t h[WSS_TRACE_HEADER_SIZE];
 	size_t got = fread(h, 1, sizeof h, t->f);
-	if (got < sizeof h || memcmp(h, "WSSTRACE", 8)) {
-		if (got >= 8 && !memcmp(h, "WSSTRACE", 8))
-			fprintf(stderr, "wss: %s: header cut short (%zu of 16 bytes)\n", path, got);
+	uint32_t version, shift;
+	bool magic = got >= WSS_TRACE_MAGIC_LEN && !memcmp(h, WSS_TRACE_MAGIC, WSS_TRACE_MAGIC_LEN);
+	if (got < sizeof h || !wss_tracefmt_header_decode(h, &version, &shift)) {
+		if (magic)
+			fprintf(stderr, "wss: %s: header cut short (%zu of %d bytes)\n", path, got, WSS_TRACE_HEADER_SIZE);
 		else
-			fprintf(stderr, "wss: %s: not a wss page trace (no WSSTRACE header)\n", path);
+			fprintf(stderr, "wss: %s: not a wss page trace (no " WSS_TRACE_MAGIC " header)\n", path);
 		goto fail;
 	}
-	uint32_t version = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
-	uint32_t shift = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
 	if (version != WSS_TRACE_VERSION) {
 		fprintf(stderr, "wss: %s: trace format version %" PRIu32 " is not supported (this wss reads version %d)\n",
 			path, version, WSS_TRACE_VERSION);
@@ -328,25 +294,18 @@ static int cut_short(wss_trace_t *t, uint64_t at)
 
 static int read_end(wss_trace_t *t, uint64_t at, size_t hl, size_t len)
 {
-	uint64_t v[3] = {0, 0, 0};
-	size_t pos = 0, used;
-	for (int k = 0; k < 3; k++) {
-		if (k == 2 && v[0] != WSS_TRACE_END_ERROR)
-			break;
-		int r = wss_trace_varint(t->buf + pos, len - pos, &v[k], &used);
-		if (r)
-			return bad(t, at + hl + pos, "end record: %s",
-				   r == ENODATA ? "the payload ends inside a field" : "varint overflow (more than 64 bits)");
-		if (k == 0 && (v[0] < WSS_TRACE_END_EXIT || v[0] > WSS_TRACE_END_ERROR))
-			return bad(t, at + hl, "end record: unknown reason %" PRIu64, v[0]);
-		pos += used;
-	}
-	if (pos != len)
-		return bad(t, at + hl + pos, "end record: bytes after its fields");
+	uint64_t reason, last, err;
+	size_t where;
+	const char *why;
+	int r = wss_tracefmt_end_decode(t->buf, len, &reason, &last, &err, &where, &why);
+	if (r == ERANGE)
+		return bad(t, at + hl, "end record: unknown reason %" PRIu64, reason);
+	if (r)
+		return bad(t, at + hl + where, "end record: %s", why);
 	t->ended = true;
-	t->end_reason = v[0];
-	t->end_last = v[1];
-	t->end_errno = v[2];
+	t->end_reason = reason;
+	t->end_last = last;
+	t->end_errno = err;
 	int c = fgetc(t->f);
 	if (c != EOF)
 		return bad(t, t->off, "data after the end record");
@@ -427,7 +386,7 @@ int wss_trace_next(wss_trace_t *t, wss_trace_interval_t *iv, bool *got)
 	if (c == EOF)
 		return cut_short(t, at);
 	head[0] = (uint8_t)c;
-	if (c != WSS_TRACE_INTERVAL && c != WSS_TRACE_END)
+	if (c != WSS_TRACE_REC_INTERVAL && c != WSS_TRACE_REC_END)
 		return bad(t, at, "unknown record type 0x%02x", (unsigned)c);
 	size_t hl = 1;
 	do {
@@ -439,32 +398,31 @@ int wss_trace_next(wss_trace_t *t, wss_trace_interval_t *iv, bool *got)
 	} while (c & 0x80);
 	uint64_t len;
 	size_t used;
-	if (wss_trace_varint(head + 1, hl - 1, &len, &used))
+	if (wss_tracefmt_varint_decode(head + 1, hl - 1, &len, &used))
 		return bad(t, at + 1, "record length: varint overflow (more than 64 bits)");
-	if (len > t->size || at + hl + len + 4 > t->size)
+	if (len > t->size || at + hl + len + WSS_TRACE_CHECK_SIZE > t->size)
 		return cut_short(t, at);
-	if (len + 4 > t->buf_cap) {
-		uint8_t *m = realloc(t->buf, len + 4);
+	if (len + WSS_TRACE_CHECK_SIZE > t->buf_cap) {
+		uint8_t *m = realloc(t->buf, len + WSS_TRACE_CHECK_SIZE);
 		if (!m)
 			return nomem(t);
 		t->buf = m;
-		t->buf_cap = len + 4;
+		t->buf_cap = len + WSS_TRACE_CHECK_SIZE;
 	}
-	if (fread(t->buf, 1, len + 4, t->f) < len + 4) {
+	if (fread(t->buf, 1, len + WSS_TRACE_CHECK_SIZE, t->f) < len + WSS_TRACE_CHECK_SIZE) {
 		if (ferror(t->f)) {
 			fprintf(stderr, "wss: %s: %s\n", t->path, strerror(errno));
 			return WSS_EXIT_BADINPUT;
 		}
 		return cut_short(t, at);
 	}
-	const uint8_t *ck = t->buf + len;
-	uint32_t stored = (uint32_t)ck[0] | (uint32_t)ck[1] << 8 | (uint32_t)ck[2] << 16 | (uint32_t)ck[3] << 24;
-	uint32_t crc = wss_trace_crc32(wss_trace_crc32(0, head, hl), t->buf, len);
+	uint32_t stored = wss_tracefmt_le32(t->buf + len);
+	uint32_t crc = wss_tracefmt_crc32(wss_tracefmt_crc32(0, head, hl), t->buf, len);
 	if (crc != stored)
 		return bad(t, at, "bad check: the record's CRC-32 is 0x%08" PRIx32 ", its check says 0x%08" PRIx32, crc,
 			   stored);
-	t->off = at + hl + len + 4;
-	if (head[0] == WSS_TRACE_END)
+	t->off = at + hl + len + WSS_TRACE_CHECK_SIZE;
+	if (head[0] == WSS_TRACE_REC_END)
 		return read_end(t, at, hl, len);
 	size_t where;
 	const char *why;

@@ -13,20 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/tracefmt.h" /* the format's constants and codec */
+
 struct wss_profile;
-
-#define WSS_TRACE_HEADER_SIZE 16
-#define WSS_TRACE_VERSION 1
-#define WSS_TRACE_INTERVAL 0x49 /* 'I' */
-#define WSS_TRACE_END 0x45	/* 'E' */
-#define WSS_TRACE_VARINT_MAX 10
-
-/* The end record's reasons. */
-enum { WSS_TRACE_END_EXIT = 1, WSS_TRACE_END_MAX = 2, WSS_TRACE_END_ERROR = 3 };
-
-/* The interval record's "sets" bits. */
-#define WSS_TRACE_SETS_WRITES 1u
-#define WSS_TRACE_SETS_READS 2u
 
 /* Consecutive pages first touched in the interval by one thread, all
  * written or all not. */
@@ -40,9 +29,8 @@ typedef struct wss_trace_run {
 /* Pages that left tracking in the interval ("gone": unmapped or mapped
  * over), or moved there with their history (mremap), in the order they
  * happened, all before the interval's tick. */
-enum { WSS_TRACE_EV_GONE = 1, WSS_TRACE_EV_MOVED = 2 };
 typedef struct wss_trace_event {
-	unsigned type;
+	unsigned type; /* WSS_TRACE_EV_* */
 	uint64_t from, to, n; /* pages [from, from + n); moved to [to, to + n) */
 } wss_trace_event_t;
 
@@ -116,15 +104,6 @@ void wss_trace_close(wss_trace_t *t);
 void wss_trace_describe_end(const wss_trace_t *t, char *buf, size_t n);
 
 /* ---- pure decoding, for the reader and its unit tests ---- */
-
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32): start with 0, feed
- * pieces in order. */
-uint32_t wss_trace_crc32(uint32_t crc, const void *buf, size_t n);
-
-/* An unsigned LEB128 number from the n bytes at p.  Returns 0 with *v and
- * *used set, ENODATA when the bytes end inside it, or EOVERFLOW when it
- * passes 10 bytes or 64 bits. */
-int wss_trace_varint(const uint8_t *p, size_t n, uint64_t *v, size_t *used);
 
 /* Decodes the payload of an interval record (n bytes at p) into iv, its
  * runs and events in st, page numbers below 2^(64 - page_shift).  Returns

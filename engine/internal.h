@@ -19,9 +19,10 @@
 #include "common/fmt.h"
 #include "common/sample.h"
 #include "common/sys.h"
+#include "common/tracefmt.h"
 #include "engine/backend.h"
 #include "engine/engine.h"
-#include "engine/profile.h"
+#include "common/profile.h"
 #include "engine/regions.h"
 #include "engine/shadow.h"
 #include "engine/sparse.h"
@@ -112,8 +113,8 @@ typedef struct wss_engine {
 	uint32_t trace_records;   /* interval records written */
 	uint32_t trace_last;      /* the seq of the last one */
 	uint64_t trace_pages;     /* pages listed in them */
-	int trace_stop;           /* 0: tracing (or not started); WSS_TRACE_END_* */
-	int trace_err;            /* WSS_TRACE_END_ERR: the errno */
+	int trace_stop;           /* 0: tracing (or not started); WSS_TRACE_END_* (common/tracefmt.h) */
+	int trace_err;            /* WSS_TRACE_END_ERROR: the errno */
 	uint8_t *trace_buf;       /* a record being built (wss_sys_alloc) */
 	size_t trace_cap, trace_len;
 	uint8_t *trace_ev;        /* the interval's events so far, encoded (wss_sys_alloc) */
@@ -818,9 +819,6 @@ void wss_census_touch(uintptr_t s, uintptr_t e);
 bool wss_census_rest(uint64_t *rest, const uint64_t **by_kind);
 
 /* ---- trace.c: the page trace (docs/trace-format.md) ---- */
-#define WSS_TRACE_END_RUN 1 /* the run ended */
-#define WSS_TRACE_END_MAX 2 /* session.trace_max reached */
-#define WSS_TRACE_END_ERR 3 /* the trace could not be written (trace_err) */
 /* Sample k's record: the pages touched in interval k itself (the members
  * of its level when sampled), after the tick counted it (engine lock).
  * Creates the trace at the first one, once the profile exists. */

@@ -14,41 +14,12 @@
 #include <fcntl.h>
 #include <string.h>
 
-#define HEAD_MAX 11   /* a record's type and the varint of its length */
-#define FIXED_MAX 32  /* an interval record's fields before its runs */
-#define END_BYTES 40  /* an end record, at most */
-
-/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), table-driven. */
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int b = 0; b < 8; b++)
-			c = c & 1 ? 0xEDB88320U ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32_of(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xFFFFFFFFU;
-	while (n--)
-		c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
-	return c ^ 0xFFFFFFFFU;
-}
-
-static size_t varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
+#define HEAD_MAX WSS_TRACE_HEAD_MAX
+#define FIXED_MAX WSS_TRACE_FIXED_MAX
+/* Kept for the end record under session.trace_max: it takes at most 27
+ * bytes (a type, a one-byte length, three varints of which two fit 10
+ * bytes and the reason 1, a check). */
+#define END_BYTES 40
 
 /* Room for more bytes in the record being built; false when memory is
  * short (the trace stops: ENOMEM). */
@@ -71,20 +42,13 @@ static bool reserve(size_t more)
 	return true;
 }
 
-static void put_varint(uint64_t v) { E.trace_len += varint(E.trace_buf + E.trace_len, v); }
-
-/* The record whose payload is trace_buf[start, trace_len): its type and
- * length go just before it, its check after.  Returns where it starts. */
+/* The record whose payload is trace_buf[start, trace_len), with room
+ * for its check after: its type and length go just before it.  Returns
+ * where it starts. */
 static size_t seal(uint8_t type, size_t start)
 {
-	uint8_t h[HEAD_MAX];
-	h[0] = type;
-	size_t hn = 1 + varint(h + 1, E.trace_len - start);
-	size_t at = start - hn;
-	memcpy(E.trace_buf + at, h, hn);
-	uint32_t c = crc32_of(E.trace_buf + at, E.trace_len - at);
-	for (int i = 0; i < 4; i++)
-		E.trace_buf[E.trace_len++] = (uint8_t)(c >> (8 * i));
+	size_t at = wss_tracefmt_seal(E.trace_buf, type, start, E.trace_len);
+	E.trace_len += WSS_TRACE_CHECK_SIZE;
 	return at;
 }
 
@@ -124,11 +88,9 @@ static void end(int reason, int err)
 	E.trace_err = err;
 	E.trace_len = HEAD_MAX;
 	if (reserve(END_BYTES)) {
-		put_varint((uint64_t)reason);
-		put_varint(E.trace_last);
-		if (reason == WSS_TRACE_END_ERR)
-			put_varint((uint64_t)err);
-		size_t at = seal('E', HEAD_MAX);
+		E.trace_len += wss_tracefmt_end_encode(E.trace_buf + E.trace_len, (unsigned)reason, E.trace_last,
+						    (uint64_t)err);
+		size_t at = seal(WSS_TRACE_REC_END, HEAD_MAX);
 		if (E.trace_written + (E.trace_len - at) <= E.set.trace_max || reason != WSS_TRACE_END_MAX)
 			put_record(E.trace_buf + at, E.trace_len - at);
 	}
@@ -138,11 +100,11 @@ static void end(int reason, int err)
 /* An event of the interval, encoded at once into trace_ev: a type byte
  * and up to three varints.  Memory short: the trace stops at the next
  * record (its windows would be wrong without the event). */
-static void event(uint8_t type, uint64_t a, uint64_t b, uint64_t n)
+static void event(unsigned type, uint64_t a, uint64_t b, uint64_t n)
 {
 	if (E.trace_stop || E.trace_ev_oom || E.no_profile || E.cut_err)
 		return;
-	if (E.trace_ev_len + 31 > E.trace_ev_cap) {
+	if (E.trace_ev_len + WSS_TRACE_EVENT_MAX > E.trace_ev_cap) {
 		size_t cap = E.trace_ev_cap ? 2 * E.trace_ev_cap : 4096;
 		uint8_t *v = wss_sys_alloc(cap);
 		if (!v) {
@@ -156,22 +118,18 @@ static void event(uint8_t type, uint64_t a, uint64_t b, uint64_t n)
 		E.trace_ev = v;
 		E.trace_ev_cap = cap;
 	}
-	uint8_t *p = E.trace_ev + E.trace_ev_len;
-	size_t k = 0;
-	p[k++] = type;
-	k += varint(p + k, a);
-	if (type == 2)
-		k += varint(p + k, b);
-	k += varint(p + k, n);
-	E.trace_ev_len += k;
+	E.trace_ev_len += wss_tracefmt_event_encode(E.trace_ev + E.trace_ev_len, type, a, b, n);
 	E.trace_nev++;
 }
 
-void wss_trace_gone(uintptr_t s, uintptr_t e) { event(1, s >> WSS_PAGE_SHIFT, 0, (e - s) >> WSS_PAGE_SHIFT); }
+void wss_trace_gone(uintptr_t s, uintptr_t e)
+{
+	event(WSS_TRACE_EV_GONE, s >> WSS_PAGE_SHIFT, 0, (e - s) >> WSS_PAGE_SHIFT);
+}
 
 void wss_trace_moved(uintptr_t old, uintptr_t nw, size_t n)
 {
-	event(2, old >> WSS_PAGE_SHIFT, nw >> WSS_PAGE_SHIFT, n);
+	event(WSS_TRACE_EV_MOVED, old >> WSS_PAGE_SHIFT, nw >> WSS_PAGE_SHIFT, n);
 }
 
 void wss_trace_init(void)
@@ -184,8 +142,6 @@ void wss_trace_init(void)
 	E.trace_ev_len = 0;
 	E.trace_nev = 0;
 	E.trace_ev_oom = false;
-	if (!crc_table[1])
-		crc_init();
 }
 
 void wss_trace_fork_child(void)
@@ -225,7 +181,8 @@ static int create(void)
 	}
 	if (r)
 		return r;
-	uint8_t h[16] = {'W', 'S', 'S', 'T', 'R', 'A', 'C', 'E', 1, 0, 0, 0, WSS_PAGE_SHIFT, 0, 0, 0};
+	uint8_t h[WSS_TRACE_HEADER_SIZE];
+	wss_tracefmt_header_encode(h, WSS_PAGE_SHIFT);
 	E.trace_written = 0;
 	r = put_record(h, sizeof h);
 	if (r) /* not even its header: no trace, and no empty file left */
@@ -257,13 +214,13 @@ static void flush_run(walk_t *w)
 {
 	if (!w->open || w->oom)
 		return;
-	if (!reserve(3 * 10)) {
+	if (!reserve(WSS_TRACE_RUN_MAX)) {
 		w->oom = true;
 		return;
 	}
-	put_varint(w->first ? w->start : w->start - w->prev_stop);
-	put_varint(w->stop - w->start - 1);
-	put_varint(!w->first && w->kind == w->prev_kind ? 0 : w->kind + 1);
+	E.trace_len += wss_tracefmt_run_encode(E.trace_buf + E.trace_len, w->first ? w->start : w->start - w->prev_stop,
+					    w->stop - w->start - 1,
+					    !w->first && w->kind == w->prev_kind ? 0 : w->kind + 1);
 	w->first = false;
 	w->prev_stop = w->stop;
 	w->prev_kind = w->kind;
@@ -304,7 +261,7 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_s
 			return; /* created once, then closed: stopped */
 		int r = create();
 		if (r) {
-			E.trace_stop = WSS_TRACE_END_ERR;
+			E.trace_stop = WSS_TRACE_END_ERROR;
 			E.trace_err = r;
 			close_trace();
 			return;
@@ -324,8 +281,8 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_s
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, level, trace_page, &w);
 	flush_run(&w);
 	/* Then the interval's events, in the order they happened. */
-	if (!w.oom && !E.trace_ev_oom && reserve(10 + E.trace_ev_len)) {
-		put_varint(E.trace_nev);
+	if (!w.oom && !E.trace_ev_oom && reserve(WSS_TRACE_VARINT_MAX + E.trace_ev_len)) {
+		E.trace_len += wss_tracefmt_varint_encode(E.trace_buf + E.trace_len, E.trace_nev);
 		if (E.trace_ev_len)
 			memcpy(E.trace_buf + E.trace_len, E.trace_ev, E.trace_ev_len);
 		E.trace_len += E.trace_ev_len;
@@ -335,22 +292,20 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_s
 	E.trace_ev_len = 0;
 	E.trace_nev = 0;
 	if (w.oom) {
-		end(WSS_TRACE_END_ERR, ENOMEM);
+		end(WSS_TRACE_END_ERROR, ENOMEM);
 		return;
 	}
 	uint8_t fixed[FIXED_MAX];
-	size_t fn = varint(fixed, k);
-	fn += varint(fixed + fn, t_ns);
-	fixed[fn++] = (uint8_t)level;
-	fixed[fn++] = (uint8_t)((sets.writes ? 1 : 0) | (sets.reads ? 2 : 0));
-	fn += varint(fixed + fn, w.nruns);
+	size_t fn = wss_tracefmt_fixed_encode(fixed, k, t_ns, level,
+					   (sets.writes ? WSS_TRACE_SETS_WRITES : 0) | (sets.reads ? WSS_TRACE_SETS_READS : 0),
+					   w.nruns);
 	size_t start = HEAD_MAX + FIXED_MAX - fn;
 	memcpy(E.trace_buf + start, fixed, fn);
-	if (!reserve(4)) {
-		end(WSS_TRACE_END_ERR, ENOMEM);
+	if (!reserve(WSS_TRACE_CHECK_SIZE)) {
+		end(WSS_TRACE_END_ERROR, ENOMEM);
 		return;
 	}
-	size_t at = seal('I', start);
+	size_t at = seal(WSS_TRACE_REC_INTERVAL, start);
 	size_t n = E.trace_len - at;
 	if (E.trace_written + n + END_BYTES > E.set.trace_max) {
 		end(WSS_TRACE_END_MAX, 0);
@@ -358,7 +313,7 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_s
 	}
 	int r = put_record(E.trace_buf + at, n);
 	if (r) {
-		end(WSS_TRACE_END_ERR, r);
+		end(WSS_TRACE_END_ERROR, r);
 		return;
 	}
 	E.trace_records++;
@@ -369,7 +324,7 @@ void wss_trace_interval(uint32_t k, uint64_t t_ns, uint32_t level, wss_profile_s
 void wss_trace_cut(int err)
 {
 	if (E.trace_fd >= 0 && !E.trace_stop)
-		end(WSS_TRACE_END_ERR, err);
+		end(WSS_TRACE_END_ERROR, err);
 }
 
 void wss_trace_end(void)
@@ -407,7 +362,7 @@ bool wss_trace_summary(wss_profile_trace_t *t)
 				   .bytes = E.trace_written,
 				   .last = E.trace_last,
 				   .stopped = E.trace_stop == WSS_TRACE_END_MAX   ? "trace_max"
-					      : E.trace_stop == WSS_TRACE_END_ERR ? errno_name(E.trace_err)
+					      : E.trace_stop == WSS_TRACE_END_ERROR ? errno_name(E.trace_err)
 										  : NULL};
 	return true;
 }

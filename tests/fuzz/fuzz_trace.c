@@ -79,12 +79,12 @@ static void seal(uint8_t *b, size_t n)
 	while (at + 1 < n) {
 		uint64_t len;
 		size_t used;
-		if (wss_trace_varint(b + at + 1, n - at - 1, &len, &used) || len > n)
+		if (wss_tracefmt_varint_decode(b + at + 1, n - at - 1, &len, &used) || len > n)
 			return;
 		size_t body = 1 + used + (size_t)len;
 		if (body + 4 > n - at)
 			return;
-		uint32_t crc = wss_trace_crc32(0, b + at, body);
+		uint32_t crc = wss_tracefmt_crc32(0, b + at, body);
 		for (int k = 0; k < 4; k++)
 			b[at + body + k] = (uint8_t)(crc >> (8 * k));
 		at += body + 4;

@@ -1,8 +1,9 @@
-/* The profile's records as engine/profile.c formats them: the summary line
- * and record (with and without the read/write split, whole or incomplete)
- * and the sample record with its threads. */
+/* The profile's records as common/profile.c formats them: the summary line
+ * and record (with and without the read/write split, whole or incomplete),
+ * the sample record with its threads, and the header and sample of a
+ * refbits attach (cli/attach.c), which uses the same writer. */
 #include "config.h"
-#include "engine/profile.h"
+#include "common/profile.h"
 
 #include <string.h>
 
@@ -12,7 +13,7 @@ int main(void)
 {
 	char buf[1024];
 	wss_fmt_t f;
-	plan(17);
+	plan(19);
 	wss_profile_summary_t s = {.samples = 4, .data = {1394, 534, 1098}, .page_size = 4096};
 	wss_fmt_init(&f, buf, sizeof buf);
 	wss_profile_summary_text(&f, &s, "data");
@@ -125,5 +126,32 @@ int main(void)
 		if (!strstr(wss_fmt_cstr(&f), holds[i].says))
 			diag("got: %s", wss_fmt_cstr(&f));
 	}
+
+	/* wss attach --method refbits: no VMA figures, an unknown ppid, its
+	 * own members in the header's fragments and the sample's extra. */
+	char *argv[] = {"prog", "a\"b"};
+	wss_profile_header_t h = {.pid = 7, .ppid = -1, .exe = "/bin/prog", .argc = 2, .argv = argv,
+				  .start_unix_ns = 5, .kernel = "6.8", .page_size = 4096, .backend = "refbits",
+				  .backend_reason = "why", .backend_sees = "reads and writes",
+				  .timing = ",\"time_base\":\"wall\"", .config = ",\"attach\":{}", .no_vma = true};
+	wss_fmt_reset(&f);
+	wss_profile_header(&f, &h);
+	is_str(wss_fmt_cstr(&f),
+	       "{\"type\":\"header\",\"version\":1,\"tool\":\"wss " PACKAGE_VERSION "\",\"pid\":7,\"ppid\":-1,"
+	       "\"exe\":\"/bin/prog\",\"argv\":[\"prog\",\"a\\\"b\"],\"start_unix_ns\":5,\"kernel\":\"6.8\","
+	       "\"page_size\":4096,\"backend\":\"refbits\",\"backend_reason\":\"why\",\"backend_sees\":\"reads and "
+	       "writes\",\"time_base\":\"wall\",\"attach\":{}}\n",
+	       "a refbits header: ppid -1, no max_map_count or vma_budget");
+	wss_profile_sample_t rs = {.seq = 2, .t_ns = 9, .no_cpu = true, .data_pages = 3, .final = true, .rate = 1,
+				   .extra = ",\"mappings\":[]"};
+	wss_profile_thread_t rt = {.tid = 0, .data_pages = 3, .cpu_ns = -1};
+	wss_fmt_reset(&f);
+	wss_profile_sample_begin(&f, &rs);
+	wss_profile_sample_thread(&f, true, &rs, &rt);
+	wss_profile_sample_end(&f);
+	is_str(wss_fmt_cstr(&f),
+	       "{\"type\":\"sample\",\"seq\":2,\"t_ns\":9,\"data_pages\":3,\"faults\":0,\"coarse\":0,\"final\":true,"
+	       "\"rate\":1,\"mappings\":[],\"threads\":[{\"tid\":0,\"data_pages\":3,\"faults\":0}]}\n",
+	       "a refbits sample: no cpu_ns, its mappings before the threads");
 	return done_testing();
 }

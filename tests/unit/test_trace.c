@@ -1,6 +1,6 @@
 /* The page-trace reader's pure parts (cli/trace.c) and the page map
- * (cli/pagemap.c): CRC-32 against its check value, varints at their
- * limits, an interval payload written here byte by byte and decoded, and
+ * (cli/pagemap.c): an interval payload written here byte by byte and
+ * decoded (CRC-32 and varints are the codec's, tests/unit/test_tracefmt.c), and
  * each way a payload can be corrupt, with the offset the reader names. */
 #include "config.h"
 #include "cli/trace.h"
@@ -10,35 +10,6 @@
 
 #include "cli/pagemap.h"
 #include "tests/tap/tap.h"
-
-static void test_crc(void)
-{
-	is_int(wss_trace_crc32(0, "123456789", 9), 0xcbf43926, "CRC-32 of \"123456789\" is the IEEE check value");
-	uint32_t c = wss_trace_crc32(0, "1234", 4);
-	is_int(wss_trace_crc32(c, "56789", 5), 0xcbf43926, "CRC-32 fed in two pieces");
-	is_int(wss_trace_crc32(0, "", 0), 0, "CRC-32 of nothing is 0");
-}
-
-static void test_varint(void)
-{
-	uint64_t v;
-	size_t used;
-	static const uint8_t a[] = {0xac, 0x02};
-	ok(!wss_trace_varint(a, 2, &v, &used) && v == 300 && used == 2, "0xac 0x02 is 300 in 2 bytes");
-	static const uint8_t z[] = {0x00};
-	ok(!wss_trace_varint(z, 1, &v, &used) && v == 0 && used == 1, "0x00 is 0");
-	is_int(wss_trace_varint(a, 1, &v, &used), ENODATA, "a varint cut short: ENODATA");
-	uint8_t max[10];
-	memset(max, 0xff, 9);
-	max[9] = 0x01;
-	ok(!wss_trace_varint(max, 10, &v, &used) && v == UINT64_MAX && used == 10, "ten bytes: 2^64 - 1");
-	max[9] = 0x02;
-	is_int(wss_trace_varint(max, 10, &v, &used), EOVERFLOW, "a tenth byte above 1 overflows 64 bits");
-	uint8_t eleven[11];
-	memset(eleven, 0x80, 10);
-	eleven[10] = 0;
-	is_int(wss_trace_varint(eleven, 11, &v, &used), EOVERFLOW, "more than ten bytes overflows");
-}
 
 /* seq 5, t_ns 300, level 0, sets 3, three runs: pages 0x100-0x102
  * written by 42, 0x103 the same (kind 0), 0x109 read by 7; no events. */
@@ -151,9 +122,7 @@ static void test_pagemap(void)
 
 int main(void)
 {
-	plan(35);
-	test_crc();
-	test_varint();
+	plan(26);
 	test_decode();
 	test_pagemap();
 	return done_testing();

@@ -1,6 +1,6 @@
 /* Profile records (see profile.h and docs/profile-format.md). */
 #include "config.h"
-#include "engine/profile.h"
+#include "common/profile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +58,8 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	key_u64(f, "version", WSS_PROFILE_VERSION);
 	key_str(f, "tool", "wss " PACKAGE_VERSION);
 	key_u64(f, "pid", (uint64_t)h->pid);
-	key_u64(f, "ppid", (uint64_t)h->ppid);
+	key(f, "ppid");
+	wss_fmt_i64(f, h->ppid);
 	key_str(f, "exe", h->exe);
 	key(f, "argv");
 	wss_fmt_ch(f, '[');
@@ -80,8 +81,10 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 			key_str(f, "runtime_untracked", h->untracked);
 	}
 	wss_fmt_str(f, h->timing ? h->timing : "");
-	key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
-	key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
+	if (!h->no_vma) {
+		key_u64(f, "max_map_count", (uint64_t)h->max_map_count);
+		key_u64(f, "vma_budget", (uint64_t)h->vma_budget);
+	}
 	if (h->mode) {
 		key_str(f, "track_mode", h->mode);
 		key(f, "sampling_seed");
@@ -135,7 +138,8 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	wss_fmt_str(f, "{\"type\":\"sample\"");
 	key_u64(f, "seq", s->seq);
 	key_u64(f, "t_ns", s->t_ns);
-	key_u64(f, "cpu_ns", s->cpu_ns);
+	if (!s->no_cpu)
+		key_u64(f, "cpu_ns", s->cpu_ns);
 	page_sets(f, s->sets, s->data_pages, s->write_pages, s->read_pages);
 	key_u64(f, "faults", s->faults);
 	key_u64(f, "coarse", s->coarse);
@@ -196,6 +200,7 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s)
 	}
 	if (!first)
 		wss_fmt_ch(f, '}');
+	wss_fmt_str(f, s->extra ? s->extra : "");
 	wss_fmt_str(f, ",\"threads\":[");
 }
 

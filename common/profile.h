@@ -1,9 +1,11 @@
 /* The profile: one JSON object per line, streamed with one write(2) per
  * record so that a killed program leaves every completed record on disk.
- * Formatting is separate from I/O so that it is unit-tested directly.
+ * Formatting is separate from I/O so that it is unit-tested directly, and
+ * pure (into a wss_fmt_t, no allocation), so that the engine (`wss run`)
+ * and `wss attach --method refbits` (cli/attach.c) write the same records.
  * docs/profile-format.md is the schema. */
-#ifndef WSS_ENGINE_PROFILE_H
-#define WSS_ENGINE_PROFILE_H
+#ifndef WSS_COMMON_PROFILE_H
+#define WSS_COMMON_PROFILE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,7 +16,7 @@
 #include "common/profile_version.h"
 
 typedef struct wss_profile_header {
-	int pid, ppid;
+	int pid, ppid;              /* ppid -1: unknown */
 	const char *exe;
 	int argc;
 	char **argv;
@@ -31,6 +33,7 @@ typedef struct wss_profile_header {
 	long page_size;
 	long max_map_count;
 	long vma_budget;
+	bool no_vma;                /* no mapping is split (refbits): neither figure written */
 	const char *mode;           /* track.mode: "auto", "exact", "sampled" */
 	uint64_t seed;              /* the sampling membership seed */
 	/* track.code: on, with the excluded start-up objects (JSON objects
@@ -66,6 +69,10 @@ typedef struct wss_profile_kind {
 typedef struct wss_profile_sample {
 	uint32_t seq;
 	uint64_t t_ns, cpu_ns;
+	bool no_cpu;              /* cpu_ns unknown (refbits: /proc/PID/stat unreadable): left out */
+	/* JSON members, each starting with ',', written just before
+	 * "threads" (refbits: its "mappings"), or NULL. */
+	const char *extra;
 	uint64_t data_pages, write_pages, read_pages, faults, coarse, unarmed;
 	wss_profile_sets_t sets;
 	bool final;
