@@ -7,7 +7,9 @@
  * mapping at an address of its own), so the run wrote KEEP + PHASES * MORE
  * pages, which it prints ("written N").
  * usage: awgone munmap|fixed|mremap KEEP MORE PHASES */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,11 @@
 #define PAGES 256
 #define EXPORT __attribute__((visibility("default"))) /* the build hides symbols by default */
 
+EXPORT long dl_touch(int n);
+#ifdef WSS_TEST_BAD
+EXPORT int dl_bad(void);
+#endif
+
 static char bss[PAGES][4096];
 EXPORT int dl_data_variant = VARIANT;
 

@@ -5,7 +5,9 @@
  * with it, as without wss (engine/mapping.c, mremap_pieces).  Prints
  * "remaps N ok" or the failing call.
  * usage: remaps [ROUNDS] */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -26,7 +26,8 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "recover";
-	char *p = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* volatile: live across the sigsetjmps below (-Wclobbered) */
+	char *volatile p = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
 	memset(p, 1, 8 * 4096);

@@ -12,7 +12,9 @@
  * Prints, at the end, "expect SEQ WHO DATA WRITTEN" lines, WHO being
  * "main" or "helper", and "tids MAIN HELPER".
  * usage: split */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>

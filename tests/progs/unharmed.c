@@ -16,7 +16,9 @@
  *                request (straight between the caller's pages and the
  *                kernel) and of a short one (through the stream's buffer)
  * Each prints a checksum; the test compares it with a run without wss. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

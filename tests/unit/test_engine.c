@@ -338,10 +338,10 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail("mkdtemp");
 	snprintf(profile, sizeof profile, "%s/p.jsonl", dir);
-	void *m = mmap(NULL, NP * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	void *map = mmap(NULL, NP * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
 		bail("mmap");
-	base = (uintptr_t)m;
+	base = (uintptr_t)map;
 
 	wss_engine_settings_t set = {
 		.backend = "auto",
@@ -353,10 +353,10 @@ int main(void)
 		.header_config = "",
 		.mode = WSS_TRACK_EXACT,
 	};
-	wss_engine_start_t s = {.argc = 0, .argv = NULL, .set = &set};
+	wss_engine_start_t start = {.argc = 0, .argv = NULL, .set = &set};
 	char err[512];
 	wss_lifecycle_test_backend = &fake;
-	if (wss_engine_init(&s, err, sizeof err))
+	if (wss_engine_init(&start, err, sizeof err))
 		bail("wss_engine_init: %s", err);
 	is_str(E.backend->name, "fake", "the test backend is the engine's");
 
@@ -431,13 +431,13 @@ int main(void)
 	E.set.sample_level = 1;
 	tick(); /* the next interval is sampled at 1/2 */
 	int members = 0;
-	bool only = true;
+	bool only_members = true;
 	for (int i = 4; i < NP; i++) {
 		bool mem = wss_sample_member((base >> WSS_PAGE_SHIFT) + (uint64_t)i, 1, E.seed);
 		members += mem;
-		only = only && armed[i] == mem;
+		only_members = only_members && armed[i] == mem;
 	}
-	ok(only && members == (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 1),
+	ok(only_members && members == (int)wss_sampling_count(base + 4 * PG, base + NP * PG, 1),
 	   "sampled 1/2: exactly the members of the sample are armed");
 	for (int i = 4; i < NP; i++)
 		touch(i);
@@ -747,8 +747,8 @@ int main(void)
 		for (int i = 0; i < nt; i++)
 			wss_engine_touched(tm[i], wss_shadow_flags(tm[i]), NULL);
 		uint64_t tracked = 12 + (span >> WSS_PAGE_SHIFT);
-		uint64_t members = nm + wss_sampling_count(base + 4 * PG, base + NP * PG, L);
-		long est = (long)wss_estimate_pages(tracked, members, 10).est;
+		uint64_t sparse_members = nm + wss_sampling_count(base + 4 * PG, base + NP * PG, L);
+		long est = (long)wss_estimate_pages(tracked, sparse_members, 10).est;
 		sp_arms = 0;
 		is_int(tick(), est, "10 members touched: the count is scaled to the %llu tracked pages",
 		       (unsigned long long)tracked);
@@ -883,10 +883,10 @@ int main(void)
 		is_int(E.level, 0, "auto: exact");
 		E.touched[0] = E.touched[1] = NULL;
 		locked_track_at((uintptr_t)r, (size_t)big * PG);
-		uint64_t members = wss_sampling_count((uintptr_t)r, (uintptr_t)r + (size_t)big * PG, E.level);
+		uint64_t big_members = wss_sampling_count((uintptr_t)r, (uintptr_t)r + (size_t)big * PG, E.level);
 		/* 4096 >> 6 = 64 <= 100 < 4096 >> 5: 1 in 64 (the hash's draw: about 64) */
 		is_int(E.level, 6, "4,096 pages past a cap of 800: attached at 1 in 64, not exact");
-		ok(members > 0 && members < 128, "its sample: about 64 members of 4,096 (%llu)", (unsigned long long)members);
+		ok(big_members > 0 && big_members < 128, "its sample: about 64 members of 4,096 (%llu)", (unsigned long long)big_members);
 		auto_range_end(r, (size_t)big);
 	}
 

@@ -81,8 +81,8 @@ int main(void)
 	       "sampled record: estimates, intervals, the sample");
 	wss_fmt_reset(&f);
 	s.sets = smp.sets;
-	s.write = (wss_profile_stat_t){400, 200, 300};
-	s.read = (wss_profile_stat_t){994, 334, 798};
+	s.write = (wss_profile_stat_t){.sum = 400, .peak = 200, .total = 300};
+	s.read = (wss_profile_stat_t){.sum = 994, .peak = 334, .total = 798};
 	wss_profile_summary(&f, &s);
 	ok(strstr(wss_fmt_cstr(&f), "\"data\":{\"avg\":348.5,\"peak\":534,\"total\":1098},"
 				     "\"read\":{\"avg\":248.5,\"peak\":334,\"total\":798},"
