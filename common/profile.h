@@ -185,6 +185,10 @@ void wss_profile_sample_begin(wss_fmt_t *f, const wss_profile_sample_t *s);
 void wss_profile_sample_thread(wss_fmt_t *f, bool first, const wss_profile_sample_t *s, const wss_profile_thread_t *t);
 void wss_profile_sample_end(wss_fmt_t *f);
 void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s);
+/* Helpers of the record and its text (profile.c): an average with one
+ * decimal, as tenths; millionths as a percentage with one decimal. */
+uint64_t wss_profile_avg_tenths(const wss_profile_summary_t *s, const wss_profile_stat_t *st);
+void wss_profile_pct_ppm(wss_fmt_t *f, uint64_t ppm);
 /* "data peak by kind (pages): shared 18432 (72.0 MiB), anon ...", largest
  * first (an estimate: "≈"), for the stderr summary; false (nothing
  * written) when no kind had a page in the window.  AS-safe. */
