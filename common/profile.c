@@ -284,7 +284,7 @@ static void precision_json(wss_fmt_t *f, const wss_profile_summary_t *s)
 {
 	wss_fmt_str(f, ",\"precision\":{");
 	wss_fmt_str(f, "\"target_pct\":");
-	pct_ppm(f, s->prec_target_ppm);
+	wss_profile_pct_ppm(f, s->prec_target_ppm);
 	key_u64(f, "intervals", s->prec_n);
 	key_u64(f, "missed", s->prec_missed);
 	if (s->prec_n && s->prec_median_ppm != UINT64_MAX)
@@ -312,7 +312,7 @@ void wss_profile_summary(wss_fmt_t *f, const wss_profile_summary_t *s)
 	if (s->code) {
 		/* Exact whatever the data's rate. */
 		wss_fmt_str(f, ",\"code\":{\"avg\":");
-		wss_fmt_fixed(f, avg_tenths(s, &s->code_stat), 1);
+		wss_fmt_fixed(f, wss_profile_avg_tenths(s, &s->code_stat), 1);
 		key_u64(f, "peak", s->code_stat.peak);
 		key_u64(f, "total", s->code_stat.total);
 		if (s->code_lower_bound)
