@@ -158,12 +158,9 @@ void wss_engine_fork_child(void)
 	/* The write window's lock (writes.c) is taken without the engine
 	 * lock by a program thread's fault (wss_engine_split_write), which
 	 * may have read the window open just before a tick closed it: fork's
-	 * engine lock does not exclude it.  A parent thread holding it at the
-	 * fork left it held in the child, by a thread the child does not
-	 * have, and the child's first harvest and its next fault in a window
-	 * spun on it for ever (lifecycle sigchld under hybrid hung: the
-	 * child's engine thread in wss_writes_harvest, its main thread in
-	 * the fault handler, both in wlock_take; the parent in waitpid).  No
+	 * engine lock does not exclude it.  Held at the fork by a thread the
+	 * child does not have, it would stay held for ever, and the child's
+	 * next harvest and its next fault in a window would spin on it.  No
 	 * tick is running (we hold the engine lock), so the window is closed
 	 * and what that holder did under the lock is of no interval the
 	 * child counts. */
