@@ -508,10 +508,10 @@ int wss_export_pprof(const wss_profile_t *p, wss_sink_t *out)
 	pb_value_type(&msg, 1, bytes, bytes, &tmp); /* sample_type[1]: the same in bytes */
 	b.nvals = 2;
 	if (p->has_alloc_sites) {
-		/* sample_type[2..4]: allocation sites' pages */
-		pb_value_type(&msg, 1, str_id(&b, "live_pages"), pages, &tmp);
-		pb_value_type(&msg, 1, str_id(&b, "ws_pages"), pages, &tmp);
-		pb_value_type(&msg, 1, str_id(&b, "idle_pages"), pages, &tmp);
+		/* sample_type[2..4]: allocation sites' live, working-set and idle pages (go tool pprof -sample_index=idle) */
+		pb_value_type(&msg, 1, str_id(&b, "live"), pages, &tmp);
+		pb_value_type(&msg, 1, str_id(&b, "working_set"), pages, &tmp);
+		pb_value_type(&msg, 1, str_id(&b, "idle"), pages, &tmp);
 		b.nvals = VALUES_MAX;
 	}
 	encode_samples(&b, sites, nsites, other, &msg, &tmp);

@@ -101,10 +101,10 @@ within 0 "${10}" "${11}"; ok $? "defaults: its idle pages' interval [${10}, ${11
 "$WSS" export --format pprof -o "$TMP/exact.pb.gz" "$TMP/exact.jsonl" 2>"$TMP/pprof.err"
 ok $? "wss export --format pprof" || sed 's/^/# /' "$TMP/pprof.err"
 if command -v go >/dev/null 2>&1; then
-	go tool pprof -sample_index=idle_pages -top "$TMP/exact.pb.gz" 2>/dev/null >"$TMP/idle.top"
+	go tool pprof -sample_index=idle -top "$TMP/exact.pb.gz" 2>/dev/null >"$TMP/idle.top"
 	awk '$NF == "cold_alloc" || / cold_alloc$/ { f = 1 } END { exit !f }' "$TMP/idle.top" &&
 		awk 'NR > 1 && $1 ~ /^[0-9]/ { print; exit }' "$TMP/idle.top" | grep -q cold_alloc
-	ok $? "go tool pprof -sample_index=idle_pages -top: cold_alloc first" || sed 's/^/# /' "$TMP/idle.top" | head -12
+	ok $? "go tool pprof -sample_index=idle -top: cold_alloc first" || sed 's/^/# /' "$TMP/idle.top" | head -12
 else
 	skip "go tool pprof is not installed"
 fi

@@ -238,7 +238,7 @@ def check_pprof(profile, path):
         fail("string_table[0] is not \"\"")
     s = lambda i: strs[i] if 0 <= i < len(strs) else fail("string index %d out of range" % i)
     types = [(s(one(m, 1)), s(one(m, 2))) for m in msgs(p, 1)]
-    alloc = [("live_pages", "pages"), ("ws_pages", "pages"), ("idle_pages", "pages")]
+    alloc = [("live", "pages"), ("working_set", "pages"), ("idle", "pages")]
     if types not in ([("pages", "pages"), ("bytes", "bytes")], [("pages", "pages"), ("bytes", "bytes")] + alloc) \
             or s(one(p, 14)) != "pages":
         fail("sample types %r, default %r" % (types, s(one(p, 14))))
