@@ -564,12 +564,15 @@ void wss_allocs_fork_child(void)
 
 /* ---- the record -------------------------------------------------------------- */
 
+/* A figure as the record writes it. */
+static uint64_t rounded(double x) { return x > 0 ? (uint64_t)(x + 0.5) : 0; }
+
 static void key_num(wss_fmt_t *f, const char *k, double x)
 {
 	wss_fmt_str(f, ",\"");
 	wss_fmt_str(f, k);
 	wss_fmt_str(f, "\":");
-	wss_fmt_u64(f, x > 0 ? (uint64_t)(x + 0.5) : 0);
+	wss_fmt_u64(f, rounded(x));
 }
 
 /* ,"k":[lo,hi]: the 95 % interval (normal, from the variance). */
@@ -584,10 +587,12 @@ static void key_ci(wss_fmt_t *f, const char *k, const part_t *p, double most)
 	wss_fmt_ch(f, ']');
 }
 
+/* Largest first, by the figures as written (live now plus at the peak),
+ * so that a reader sees them in order. */
 static int by_live(const void *a, const void *b)
 {
 	const asite_t *x = &asites[*(const uint32_t *)a], *y = &asites[*(const uint32_t *)b];
-	double a1 = x->live.est + x->peak_live_pages, b1 = y->live.est + y->peak_live_pages;
+	uint64_t a1 = rounded(x->live.est) + rounded(x->peak_live_pages), b1 = rounded(y->live.est) + rounded(y->peak_live_pages);
 	return a1 < b1 ? 1 : a1 > b1 ? -1 : 0;
 }
 

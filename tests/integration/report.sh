@@ -316,10 +316,11 @@ sed '1s/"version":1,/"version":2,/' "$P" >"$TMP/v2.jsonl"
 "$WSS" report "$TMP/v2.jsonl" >/dev/null 2>"$TMP/err"
 is $? 2 "an unknown future version: exit 2"
 grep -q "^wss: $TMP/v2.jsonl:1: profile format version 2 is not supported" "$TMP/err"; ok $? "and says which"
-sed '5s/"data_pages":[0-9]*/"data_pages":"many"/' "$P" >"$TMP/type.jsonl"
+n=$(grep -n '"type":"sample"' "$P" | head -1 | cut -d: -f1)
+sed "${n}s/\"data_pages\":[0-9]*/\"data_pages\":\"many\"/" "$P" >"$TMP/type.jsonl"
 "$WSS" report "$TMP/type.jsonl" >/dev/null 2>"$TMP/err"
 is $? 2 "a sample with a field of the wrong type: exit 2"
-grep -qx "wss: $TMP/type.jsonl:5: sample: \"data_pages\" missing or not a non-negative integer" "$TMP/err"; ok $? "and names line and field"
+grep -qx "wss: $TMP/type.jsonl:$n: sample: \"data_pages\" missing or not a non-negative integer" "$TMP/err"; ok $? "and names line and field"
 "$WSS" report --bogus "$P" >/dev/null 2>&1; is $? 2 "an unknown option: exit 2"
 # ---- sampled tracking (issue 14): hand-written profiles, exact reports ----
 FX=$top_srcdir/tests/fixtures
