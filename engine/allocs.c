@@ -465,18 +465,24 @@ typedef struct attrib {
 static void attribute(live_t *e, uint64_t a, void *arg)
 {
 	attrib_t *t = arg;
-	visit_t v = {.a = a, .end = a + e->size, .k = t->k, .w = t->w, .idle = t->idle, .born = e->born,
-		     .lw = t->lw, .li = t->li, .lt = t->lt, .aw_w = t->aw_w, .aw_t = t->aw_t};
+	/* The fields, read once each: the size below is the one checked,
+	 * not a second read after the check (by then the entry may be
+	 * another allocation's, or being written).  The fence keeps the
+	 * reads before the second key load (a seqlock's reader: an
+	 * acquire load alone lets earlier loads move after it). */
+	uint64_t size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+	uint32_t born = __atomic_load_n(&e->born, __ATOMIC_RELAXED);
 	double weight = e->weight;
-	uint32_t site = e->site;
-	/* The fields are the entry's if its key did not change meanwhile:
-	 * they are written only while it is busy. */
+	uint32_t site = __atomic_load_n(&e->site, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->key, __ATOMIC_SEQ_CST) != a || site >= ASITES)
 		return;
+	visit_t v = {.a = a, .end = a + size, .k = t->k, .w = t->w, .idle = t->idle, .born = born,
+		     .lw = t->lw, .li = t->li, .lt = t->lt, .aw_w = t->aw_w, .aw_t = t->aw_t};
 	asite_t *s = &asites[site];
 	s->seen = true;
-	part_t pages = {e->size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
-						  : (double)e->size / WSS_PAGE_SIZE,
+	part_t pages = {size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
+					  : (double)size / WSS_PAGE_SIZE,
 			0, 0, 0, 0, 0, false};
 	part_weigh(&s->live, &pages, weight, false);
 	if (t->cut)
