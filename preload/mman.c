@@ -205,11 +205,12 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	/* For the allocation sites, as realloc: the old mapping leaves the
 	 * sample before the call (moved, its address may be another thread's
 	 * next mapping; and its entry would stay live for ever), and the
-	 * result, when tracked, is an allocation of its own.  A call that
+	 * result, when tracked (its first page: tracked_any would walk every
+	 * page of a large one), is an allocation of its own.  A call that
 	 * fails leaves the old mapping out of the sample. */
 	wss_engine_free_range(old, oldlen);
 	void *r = wss_engine_mremap(old, oldlen, newlen, flags, want);
-	if (!wss_sys_failed((long)r) && wss_engine_tracked_any(r, newlen))
+	if (!wss_sys_failed((long)r) && wss_engine_tracked_page((uintptr_t)r, NULL))
 		wss_engine_alloc(r, newlen);
 	return result_ptr(r, saved);
 }
