@@ -566,6 +566,14 @@ void wss_allocs_fork_child(void)
 	ticks = cut_ticks = since = 0;
 	stride = 1;
 	countdown = 0;
+	/* The child counts intervals from 1 again (fork.c), and its pages
+	 * start untouched: the parent's allocations were there before its
+	 * first, and may be idle after idle_after of its own.  Their births
+	 * in the parent's intervals would keep them out of the idle figure
+	 * until the child had run as many intervals as the parent had. */
+	for (uint32_t i = 0; i < LIVE_SLOTS; i++)
+		if (__atomic_load_n(&live[i].key, __ATOMIC_RELAXED) > KEY_BUSY)
+			live[i].born = 0;
 }
 
 /* ---- the record -------------------------------------------------------------- */
