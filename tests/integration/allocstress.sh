@@ -11,7 +11,7 @@
 # the sample failed to remove stays live for ever).
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 12
+plan 14
 T=120
 P=$PROGS/allocstress
 SECS=${ALLOCSTRESS_SECS:-3}
@@ -53,4 +53,28 @@ PY
 		ok 1 "$mode: no site of the workers in the profile"
 	fi
 done
+
+# A forked child's profile: the parent's block, left untouched by the
+# child, is idle there (the child counts intervals from 1 again; the
+# parent's allocations are older than its first).
+watch $T env WSS_SESSION_INTERVAL=1ms WSS_SESSION_OUTPUT="$TMP/fork.jsonl" LD_PRELOAD="$WSS_LIB" \
+	"$P" forkidle >"$TMP/fork.out" 2>"$TMP/fork.err"
+is "$?:$(cat "$TMP/fork.out")" "0:forkidle: ok" "forkidle: runs as natively"
+child=$(ls "$TMP"/fork.d/*.jsonl 2>/dev/null | head -1)
+idle=none
+if [ -n "$child" ] && "$WSS" report --json "$child" >"$TMP/child.json" 2>/dev/null; then
+	idle=$(python3 - "$TMP/child.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r.get("alloc_sites", []):
+    fr = s.get("frames") or []
+    if fr and fr[0].get("function") == "st_inherited":
+        print(s["idle_pages"])
+        break
+else:
+    print("none")
+PY
+)
+fi
+is "$idle" 16384 "forkidle: the child has the parent's 16,384 pages idle"
 done_testing

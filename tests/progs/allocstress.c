@@ -7,8 +7,13 @@
  * rate (the handler only counts), to land in the captures.  At the end
  * every block is freed, so that no allocation of the st_ functions is
  * live.
- * usage: allocstress [SECONDS] */
+ * With "forkidle": 64 MiB written after 400 ms, then a child forked
+ * that leaves it untouched for 200 ms (its profile must show the
+ * parent's block idle).
+ * usage: allocstress [SECONDS | forkidle] */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -231,8 +236,40 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+__attribute__((noinline)) static char *st_inherited(size_t n)
+{
+	char *p = malloc(n);
+	if (p)
+		memset(p, 1, n);
+	return p;
+}
+
+static int forkidle(void)
+{
+	/* Allocated late (born in the parent's ~400th interval), and
+	 * forked soon after: the child runs fewer intervals than that. */
+	struct timespec before = {0, 400000000}, settle = {0, 20000000}, idle = {0, 200000000};
+	nanosleep(&before, NULL);
+	char *p = st_inherited(64 << 20);
+	if (!p)
+		return 2;
+	nanosleep(&settle, NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		nanosleep(&idle, NULL);
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(c, &st, 0);
+	free(p);
+	printf("forkidle: %s\n", WIFEXITED(st) && !WEXITSTATUS(st) ? "ok" : "BAD");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "forkidle"))
+		return forkidle();
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
