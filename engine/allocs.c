@@ -174,6 +174,7 @@ static bool on;
 static uint64_t dropped;    /* sampled allocations the table had no room for */
 static uint32_t ticks, cut_ticks;
 static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
+static __thread uint64_t countdown_mean __attribute__((tls_model("initial-exec"))); /* the mean countdown was drawn with */
 /* The sampling's mean, bytes: a power of two from WSS_ALLOC_MEAN_MIN to
  * WSS_ALLOC_MEAN_MAX; and the captures' token bucket, ns (atomic). */
 static uint64_t mean = WSS_ALLOC_MEAN_MIN;
@@ -260,12 +261,23 @@ void wss_engine_alloc(const void *p, size_t n)
 	if (!on || !p || !n || wss_sites_unwinding || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return;
 	uint64_t m = __atomic_load_n(&mean, __ATOMIC_RELAXED);
-	if (!countdown)
+	if (!countdown) {
 		countdown = next_countdown(m);
+		countdown_mean = m;
+	} else if (countdown_mean != m) {
+		/* The mean changed since the draw: what is left of an
+		 * exponential of the old mean, scaled by new/old, is one of
+		 * the new (memoryless).  Left as drawn, the next sample's
+		 * weight (1/p under the new mean) would not match the odds
+		 * it was taken with. */
+		countdown = (int64_t)((double)countdown * (double)m / (double)countdown_mean) + 1;
+		countdown_mean = m;
+	}
 	countdown -= (int64_t)n;
 	if (countdown > 0)
 		return;
 	countdown = next_countdown(m);
+	countdown_mean = m;
 	double prob = -expm1(-(double)n / (double)m);
 	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
 	uint32_t site = wss_sites_capture_here();
