@@ -174,6 +174,7 @@ static bool on;
 static uint64_t dropped;    /* sampled allocations the table had no room for */
 static uint32_t ticks, cut_ticks;
 static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
+static __thread uint64_t countdown_mean __attribute__((tls_model("initial-exec"))); /* the mean countdown was drawn with */
 /* The sampling's mean, bytes: a power of two from WSS_ALLOC_MEAN_MIN to
  * WSS_ALLOC_MEAN_MAX; and the captures' token bucket, ns (atomic). */
 static uint64_t mean = WSS_ALLOC_MEAN_MIN;
@@ -260,12 +261,23 @@ void wss_engine_alloc(const void *p, size_t n)
 	if (!on || !p || !n || wss_sites_unwinding || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return;
 	uint64_t m = __atomic_load_n(&mean, __ATOMIC_RELAXED);
-	if (!countdown)
+	if (!countdown) {
 		countdown = next_countdown(m);
+		countdown_mean = m;
+	} else if (countdown_mean != m) {
+		/* The mean changed since the draw: what is left of an
+		 * exponential of the old mean, scaled by new/old, is one of
+		 * the new (memoryless).  Left as drawn, the next sample's
+		 * weight (1/p under the new mean) would not match the odds
+		 * it was taken with. */
+		countdown = (int64_t)((double)countdown * (double)m / (double)countdown_mean) + 1;
+		countdown_mean = m;
+	}
 	countdown -= (int64_t)n;
 	if (countdown > 0)
 		return;
 	countdown = next_countdown(m);
+	countdown_mean = m;
 	double prob = -expm1(-(double)n / (double)m);
 	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
 	uint32_t site = wss_sites_capture_here();
@@ -465,18 +477,24 @@ typedef struct attrib {
 static void attribute(live_t *e, uint64_t a, void *arg)
 {
 	attrib_t *t = arg;
-	visit_t v = {.a = a, .end = a + e->size, .k = t->k, .w = t->w, .idle = t->idle, .born = e->born,
-		     .lw = t->lw, .li = t->li, .lt = t->lt, .aw_w = t->aw_w, .aw_t = t->aw_t};
+	/* The fields, read once each: the size below is the one checked,
+	 * not a second read after the check (by then the entry may be
+	 * another allocation's, or being written).  The fence keeps the
+	 * reads before the second key load (a seqlock's reader: an
+	 * acquire load alone lets earlier loads move after it). */
+	uint64_t size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+	uint32_t born = __atomic_load_n(&e->born, __ATOMIC_RELAXED);
 	double weight = e->weight;
-	uint32_t site = e->site;
-	/* The fields are the entry's if its key did not change meanwhile:
-	 * they are written only while it is busy. */
+	uint32_t site = __atomic_load_n(&e->site, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->key, __ATOMIC_SEQ_CST) != a || site >= ASITES)
 		return;
+	visit_t v = {.a = a, .end = a + size, .k = t->k, .w = t->w, .idle = t->idle, .born = born,
+		     .lw = t->lw, .li = t->li, .lt = t->lt, .aw_w = t->aw_w, .aw_t = t->aw_t};
 	asite_t *s = &asites[site];
 	s->seen = true;
-	part_t pages = {e->size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
-						  : (double)e->size / WSS_PAGE_SIZE,
+	part_t pages = {size >= WSS_PAGE_SIZE ? (double)((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE - a / WSS_PAGE_SIZE)
+					  : (double)size / WSS_PAGE_SIZE,
 			0, 0, 0, 0, 0, false};
 	part_weigh(&s->live, &pages, weight, false);
 	if (t->cut)
@@ -560,6 +578,14 @@ void wss_allocs_fork_child(void)
 	ticks = cut_ticks = since = 0;
 	stride = 1;
 	countdown = 0;
+	/* The child counts intervals from 1 again (fork.c), and its pages
+	 * start untouched: the parent's allocations were there before its
+	 * first, and may be idle after idle_after of its own.  Their births
+	 * in the parent's intervals would keep them out of the idle figure
+	 * until the child had run as many intervals as the parent had. */
+	for (uint32_t i = 0; i < LIVE_SLOTS; i++)
+		if (__atomic_load_n(&live[i].key, __ATOMIC_RELAXED) > KEY_BUSY)
+			live[i].born = 0;
 }
 
 /* ---- the record -------------------------------------------------------------- */

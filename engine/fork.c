@@ -150,6 +150,10 @@ void wss_fork_child_start(void)
  * starts at once: the program ends the intervals, and no thread runs. */
 void wss_engine_fork_child(void)
 {
+	/* Before the child's first allocation: an allocation site's capture
+	 * would wait for ever on the unwinder's mutex, had a parent thread
+	 * held it at the fork (allocstress's forker hung there). */
+	wss_sites_fork_no_capture();
 	E.started = false;
 	wss_out_close();
 	wss_trace_fork_child();

@@ -454,6 +454,8 @@ int wss_sites_stacks_unwritten(void (*fn)(uint32_t id, const uint64_t *frames, u
 	return written;
 }
 
+void wss_sites_fork_no_capture(void) { no_capture = true; }
+
 void wss_sites_fork_child(void)
 {
 	/* The parent's handlers in flight are gone with its threads, and the

@@ -55,5 +55,10 @@ uint32_t wss_sites_stack_of(int site);
 /* In a forked child: clear the counts, write every stack again, and
  * capture no new stack (see sites.c).  hook. */
 void wss_sites_fork_child(void);
+/* In a forked child at once (its fork handler): no capture from here on.
+ * A parent thread inside the unwinder at the fork left its mutex held,
+ * and a followed child's program threads allocate, and capture
+ * (allocs.c), before wss_sites_fork_child runs an interval later. */
+void wss_sites_fork_no_capture(void);
 
 #endif

@@ -361,6 +361,10 @@ WSS_EXPORT void *realloc(void *p, size_t n)
 	if (route_untracked(__builtin_return_address(0)) && n) {
 		if (!p)
 			return wss_je_mallocx(n, UNTRACKED);
+		/* libc growing a block of the program's (getline, open_memstream):
+		 * out of the sample first, as in resited, or its entry would
+		 * outlive the block and count as live for ever. */
+		wss_engine_free(p);
 		return wss_je_rallocx(p, n, UNTRACKED);
 	}
 	return resited(p, n);
@@ -376,6 +380,7 @@ WSS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 	if (route_untracked(__builtin_return_address(0)) && t) {
 		if (!p)
 			return wss_je_mallocx(t, UNTRACKED);
+		wss_engine_free(p); /* as in realloc */
 		return wss_je_rallocx(p, t, UNTRACKED);
 	}
 	return resited(p, t);

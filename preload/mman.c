@@ -91,6 +91,11 @@ WSS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mmap(addr, len, prot, flags, fd, off), saved);
 	int kind = mapping_kind(prot, flags, fd);
+	/* A mapping that replaces one at the same address (MAP_FIXED): the
+	 * old one leaves the allocation sites first, or its entry would stay
+	 * live for ever beside the new one's. */
+	if ((flags & MAP_FIXED) && addr)
+		wss_engine_free_range(addr, len);
 	void *r = wss_engine_mmap(addr, len, prot, flags, fd, off, kind);
 	if (kind != WSS_KIND_NONE && !wss_sys_failed((long)r))
 		wss_engine_alloc(r, len); /* an allocation site (engine/allocs.c) */
@@ -197,7 +202,17 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	}
 	if (!wss_engine_tracking())
 		return result_ptr(wss_sys_mremap(old, oldlen, newlen, flags, want), saved);
-	return result_ptr(wss_engine_mremap(old, oldlen, newlen, flags, want), saved);
+	/* For the allocation sites, as realloc: the old mapping leaves the
+	 * sample before the call (moved, its address may be another thread's
+	 * next mapping; and its entry would stay live for ever), and the
+	 * result, when tracked (its first page: tracked_any would walk every
+	 * page of a large one), is an allocation of its own.  A call that
+	 * fails leaves the old mapping out of the sample. */
+	wss_engine_free_range(old, oldlen);
+	void *r = wss_engine_mremap(old, oldlen, newlen, flags, want);
+	if (!wss_sys_failed((long)r) && wss_engine_tracked_page((uintptr_t)r, NULL))
+		wss_engine_alloc(r, newlen);
+	return result_ptr(r, saved);
 }
 
 void wss_exclude_stack(const void *p, unsigned long n) { wss_engine_exclude(p, n); }
