@@ -63,7 +63,7 @@
 /* Page visits a tick spends on attribution at most: past it, the rest of
  * the allocations wait for the next tick (the record says how many ticks
  * were cut short). */
-#define VISITS_MAX (1U << 22)
+#define VISITS_MAX (1U << 20)
 
 typedef struct live {
 	uint64_t key;    /* the address; 0 free, KEY_TOMB, KEY_BUSY */
@@ -170,6 +170,8 @@ static uint32_t active[ASITES], nactive;
 /* Attribution every stride ticks (1 unless it costs more than a quarter
  * of the budget: a large heap's pages at every tick), ticks counted. */
 static uint32_t stride = 1, since;
+/* The slot the last tick cut short stopped at: the next starts there. */
+static uint32_t resume;
 static bool on;
 static uint64_t dropped;    /* sampled allocations the table had no room for */
 static uint32_t ticks, cut_ticks;
@@ -419,9 +421,10 @@ static void budget_tick(void);
  * its key before it sets the bit (both sequentially consistent), so
  * either this reads the new key and sets the bit back, or the insert's
  * bit comes after the clear. */
-static void live_slots(void (*fn)(live_t *e, uint64_t a, void *arg), void *arg)
+static void live_slots(uint32_t from, void (*fn)(live_t *e, uint64_t a, uint32_t slot, void *arg), void *arg)
 {
-	for (uint32_t wd = 0; wd < LIVE_SLOTS / 64; wd++) {
+	for (uint32_t n = 0; n < LIVE_SLOTS / 64; n++) {
+		uint32_t wd = (from / 64 + n) % (LIVE_SLOTS / 64);
 		uint64_t bits = __atomic_load_n(&occ[wd], __ATOMIC_SEQ_CST);
 		while (bits) {
 			uint32_t b = (uint32_t)__builtin_ctzll(bits), i = wd * 64 + b;
@@ -435,7 +438,7 @@ static void live_slots(void (*fn)(live_t *e, uint64_t a, void *arg), void *arg)
 					__atomic_fetch_or(&occ[wd], 1ULL << b, __ATOMIC_SEQ_CST);
 			}
 			if (a > KEY_BUSY)
-				fn(e, a, arg);
+				fn(e, a, i, arg);
 		}
 	}
 }
@@ -474,7 +477,7 @@ typedef struct attrib {
 	bool aw_w, aw_t, cut;
 } attrib_t;
 
-static void attribute(live_t *e, uint64_t a, void *arg)
+static void attribute(live_t *e, uint64_t a, uint32_t slot, void *arg)
 {
 	attrib_t *t = arg;
 	/* The fields, read once each: the size below is the one checked,
@@ -499,13 +502,31 @@ static void attribute(live_t *e, uint64_t a, void *arg)
 	part_weigh(&s->live, &pages, weight, false);
 	if (t->cut)
 		return;
+	/* An allocation of more pages than a quarter of a tick's visits is
+	 * itself sampled: the members of a level at which it fits, each
+	 * standing for its share (the page sample's estimator, writes
+	 * included), whatever the tracking's level. */
+	uint64_t npages = ((v.end + WSS_PAGE_SIZE - 1) / WSS_PAGE_SIZE) - a / WSS_PAGE_SIZE;
+	uint32_t lx = 0;
+	while (lx < WSS_SAMPLE_LEVEL_MAX && (npages >> lx) > VISITS_MAX / 4)
+		lx++;
+	if (lx) {
+		v.lw = v.lw > lx ? v.lw : lx;
+		v.li = v.li > lx ? v.li : lx;
+		v.lt = v.lt > lx ? v.lt : lx;
+		v.aw_w = v.aw_t = false;
+	}
 	visit_pages(&v);
 	t->visits += v.visits;
-	part_weigh(&s->ws, &v.ws, weight, t->lw != 0);
-	part_weigh(&s->idle, &v.idle_pages, weight, t->li != 0);
-	part_weigh(&s->touched, &v.touched, weight, t->lt != 0);
-	if (t->visits > VISITS_MAX)
+	part_weigh(&s->ws, &v.ws, weight, v.lw != 0);
+	part_weigh(&s->idle, &v.idle_pages, weight, v.li != 0);
+	part_weigh(&s->touched, &v.touched, weight, v.lt != 0);
+	/* Past the tick's visits: the rest wait, and the next tick that
+	 * attributes starts with them. */
+	if (t->visits > VISITS_MAX) {
 		t->cut = true;
+		resume = (slot + 1) % LIVE_SLOTS;
+	}
 }
 
 void wss_allocs_tick(uint32_t k, uint32_t w, bool final)
@@ -526,7 +547,7 @@ void wss_allocs_tick(uint32_t k, uint32_t w, bool final)
 		      .li = wss_sampling_window_level(k, idle), .lt = E.level_max};
 	t.aw_w = t.lw && wss_sampling_all_writes_in(k, w);
 	t.aw_t = t.lt && E.all_writes_from == 1;
-	live_slots(attribute, &t);
+	live_slots(resume, attribute, &t);
 	ticks += (uint32_t)weight;
 	cut_ticks += t.cut;
 	active_sites(site_sum, &weight);
