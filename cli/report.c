@@ -1151,6 +1151,23 @@ static void json_frame(jw_t *w, const char *key, const wss_frame_t *f)
 	jw_close(w, '}');
 }
 
+/* "frames": the frames fr got (r 0), or null when the stack is not in the
+ * profile (r ENOENT).  Returns ENOMEM for any other r. */
+static int json_frames(jw_t *w, int r, const frames_t *fr)
+{
+	if (r == ENOENT) {
+		jw_str(w, "frames", NULL);
+		return 0;
+	}
+	if (r)
+		return ENOMEM;
+	jw_open(w, "frames", '[');
+	for (size_t f = 0; f < fr->n; f++)
+		json_frame(w, NULL, &fr->f[f]);
+	jw_close(w, ']');
+	return 0;
+}
+
 /* {"pc", "stack", "pages", "frames": [FRAME...] or null when its stack is
  * not in the profile}.  Returns 0 or ENOMEM. */
 static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *fr, jw_t *w)
@@ -1159,17 +1176,8 @@ static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site
 	jw_hex(w, "pc", site->pc);
 	jw_int_or_null(w, "stack", site->stack);
 	jw_int(w, "pages", site->pages);
-	int r = site_frames(p, syms, site, fr);
-	if (r == ENOENT)
-		jw_str(w, "frames", NULL);
-	else if (r)
+	if (json_frames(w, site_frames(p, syms, site, fr), fr))
 		return ENOMEM;
-	else {
-		jw_open(w, "frames", '[');
-		for (size_t f = 0; f < fr->n; f++)
-			json_frame(w, NULL, &fr->f[f]);
-		jw_close(w, ']');
-	}
 	jw_close(w, '}');
 	return 0;
 }
@@ -1240,17 +1248,9 @@ static int json_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w
 		const wss_alloc_site_t *x = &p->alloc_sites[i];
 		jw_open(w, NULL, '{');
 		jw_int_or_null(w, "stack", x->stack > 0 ? x->stack : -1);
-		int r = alloc_frames(p, syms, x->stack, &fr);
-		if (r == ENOENT)
-			jw_str(w, "frames", NULL);
-		else if (r) {
+		if (json_frames(w, alloc_frames(p, syms, x->stack, &fr), &fr)) {
 			free(fr.f);
 			return ENOMEM;
-		} else {
-			jw_open(w, "frames", '[');
-			for (size_t f = 0; f < fr.n; f++)
-				json_frame(w, NULL, &fr.f[f]);
-			jw_close(w, ']');
 		}
 		jw_int(w, "sampled", x->sampled);
 		jw_int(w, "allocs", x->allocs);
