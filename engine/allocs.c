@@ -12,8 +12,8 @@
  * average; a sampled allocation stands for 1/p of its kind (a
  * Horvitz-Thompson weight, kept with it, so that M may change), and every
  * per-site figure is an unbiased estimate.  Each sampled allocation's call
- * stack is captured at the allocation (about 3 us here: libunwind's walk)
- * and deduplicated with the peaks' (sites.c).
+ * stack is captured at the allocation (libunwind's walk: microseconds, so
+ * the budget below) and deduplicated with the peaks' (sites.c).
  *
  * The budget.  M starts at WSS_ALLOC_MEAN_MIN and follows the cost: the
  * captures may take a quarter of session.overhead of the wall time, as a
@@ -38,8 +38,11 @@
  * armed throughout it).
  *
  * Contexts.  wss_engine_alloc and wss_engine_free run in the program's
- * threads inside the allocator wrappers (hook context: never from our
- * fault handler).  The table of live sampled allocations is lock-free:
+ * threads inside the allocator wrappers (hook context); wss_engine_free
+ * also inside our fault handler, for the unwinder's own frees during a
+ * first-touch capture, which the table's lock-freedom allows; an
+ * allocation then is not sampled (wss_sites_unwinding).  The table of
+ * live sampled allocations is lock-free:
  * open addressing with CAS on the key (0 free, TOMB removed, BUSY being
  * written); a counting filter in front of it keeps the free of an
  * unsampled pointer (nearly every free) at one load.  Per-site counters
