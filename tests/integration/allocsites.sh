@@ -44,6 +44,13 @@ PY
 
 # within V LO HI: LO <= V <= HI
 within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+# holds TRUTH EST LO HI: the 95 % interval [LO, HI] around EST, each side
+# widened 1.7 times (to about 99.9 %), holds TRUTH.  A 95 % interval
+# misses in one run of 20 by design (20 exact runs here: 1 miss), and a
+# test must not.
+holds() {
+	awk -v t="$1" -v e="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(t >= e - 1.7 * (e - lo) - 1 && t <= e + 1.7 * (hi - e) + 1) }'
+}
 
 run exact --mode exact
 grep -qx "allocsites: $N intervals" "$TMP/exact.out"
@@ -62,11 +69,11 @@ is "$3" 0 "exact: none of them idle"
 within "$2" 15564 16384; ok $? "exact: its working set on average within 5 % of 16,384 ($2)"
 set -- $(site "$TMP/exact.json" small_alloc)
 # 100,000 objects of 64 bytes: 1,562.5 pages' worth.
-within 1562 "$6" "$7"; ok $? "exact: the small objects' live pages' interval [$6, $7] holds 1,562 (est $1)"
+holds 1562 "$1" "$6" "$7"; ok $? "exact: the small objects' live pages' interval [$6, $7] (widened) holds 1,562 (est $1)"
 within 100000 "$(($5 * 7 / 10))" "$(($5 * 13 / 10))"; ok $? "exact: their allocations estimated within 30 % of 100,000 ($5)"
 # Every tenth object touched: nearly every page of theirs (0.9^64 of
 # pages untouched), in N of the N + 1 samples.
-within 1524 "$8" "$9"; ok $? "exact: their working set's interval [$8, $9] holds 1,524 (est $2)"
+holds 1524 "$2" "$8" "$9"; ok $? "exact: their working set's interval [$8, $9] (widened) holds 1,524 (est $2)"
 within 0 "${10}" "${11}"; ok $? "exact: their idle pages' interval [${10}, ${11}] holds 0"
 [ "${11}" -le 100 ]; ok $? "exact: and is narrow (at most 100 pages: ${11})"
 
@@ -92,10 +99,10 @@ $PROFILE check "$TMP/auto.jsonl"
 ok $? "defaults: the profile is valid (each site's figures inside their intervals)"
 set -- $(site "$TMP/auto.json" cold_alloc)
 is "$1" 32768 "defaults: cold_alloc has 32,768 pages live"
-within 32768 "${10}" "${11}"; ok $? "defaults: its idle pages' interval [${10}, ${11}] holds 32,768 (est $3)"
+holds 32768 "$3" "${10}" "${11}"; ok $? "defaults: its idle pages' interval [${10}, ${11}] (widened) holds 32,768 (est $3)"
 set -- $(site "$TMP/auto.json" hot_alloc)
-within 15984 "$8" "$9"; ok $? "defaults: hot_alloc's working set's interval [$8, $9] holds 15,984 (est $2)"
-within 0 "${10}" "${11}"; ok $? "defaults: its idle pages' interval [${10}, ${11}] holds 0 (est $3)"
+holds 15984 "$2" "$8" "$9"; ok $? "defaults: hot_alloc's working set's interval [$8, $9] (widened) holds 15,984 (est $2)"
+holds 0 "$3" "${10}" "${11}"; ok $? "defaults: its idle pages' interval [${10}, ${11}] (widened) holds 0 (est $3)"
 
 # pprof: live, working-set and idle pages as sample types.
 "$WSS" export --format pprof -o "$TMP/exact.pb.gz" "$TMP/exact.jsonl" 2>"$TMP/pprof.err"

@@ -85,7 +85,10 @@ for mode in mlock huge; do
 	grep -q "^census off ended ($why" "$TMP/$mode.sum"
 	ok $? "$mode: the summary says the census ended at $why"
 	set -- $(awk '$1 == "anon" { print $2, $3, $4 }' "$TMP/$mode.sum")
-	between 3072 "$2" "$3" "$mode: the anon total's interval holds the truth, 3072"
+	# A 95 % interval misses in one run of 20 by design: each side
+	# widened 1.7 times (to about 99.9 %), so that the test does not.
+	awk -v t=3072 -v e="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(t >= e - 1.7 * (e - lo) - 1 && t <= e + 1.7 * (hi - e) + 1) }'
+	ok $? "$mode: the anon total's interval [$2, $3] (widened) holds the truth, 3072 (est $1)"
 done
 
 # Off by the test knob: no census object says so.
