@@ -728,7 +728,7 @@ static int print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *
 {
 	char a[32];
 	size_t n = p->nalloc_sites < REPORT_ALLOC_SITES ? p->nalloc_sites : REPORT_ALLOC_SITES;
-	fprintf(out, "Memory by allocation site (%zu of %zu, largest live first): pages live now (at the peak), the\n",
+	fprintf(out, "Memory by allocation site (%zu of %zu, largest live first): pages live now (and at the peak), the\n",
 		n, p->nalloc_sites);
 	fprintf(out, "working set on average, idle now (untouched for %" PRId64 " interval%s); an allocation is\n",
 		p->alloc_idle_after, p->alloc_idle_after == 1 ? "" : "s");
@@ -747,7 +747,10 @@ static int print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *
 		const wss_alloc_site_t *x = &p->alloc_sites[i];
 		fprintf(out, "%2zu. live ", i + 1);
 		print_alloc_figure(out, x->live_pages, &x->live_ci);
-		fprintf(out, " (%s); working set ", grouped(a, sizeof a, (uint64_t)x->peak_live_pages));
+		/* The peak is an estimate too when the site's allocations were
+		 * sampled (its interval is not in the record). */
+		fprintf(out, " (%s%s at the peak); working set ", x->sampled < x->allocs ? "≈ " : "",
+			grouped(a, sizeof a, (uint64_t)x->peak_live_pages));
 		print_alloc_figure(out, x->ws_pages, &x->ws_ci);
 		fputs("; idle ", out);
 		print_alloc_figure(out, x->idle_pages, &x->idle_ci);
