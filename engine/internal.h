@@ -173,7 +173,9 @@ typedef struct wss_engine {
 	uint64_t wp_cost_ns;      /* a write to a write-protected page, resolved by the kernel, as the probe measured it */
 	uint64_t last_writes, last_pages; /* the last sample's write and data estimates, for the decision to count all writes */
 	uint32_t aw_hold, aw_backoff; /* ticks before all writes may come back, and the next hold (policy.c) */
-	uint64_t aw_page_ns;      /* all writes' harvest and count of one tracked page, as measured (0: not yet) */
+	uint64_t aw_page_ns;      /* all writes' harvest and count of one tracked page: the median of aw_page_v (0: not yet) */
+	uint64_t aw_page_v[3];    /* the last three ticks' figures of it, and how many were taken (policy.c) */
+	uint32_t aw_page_n;
 	/* The census (census.c): whether pages are counted in the totals by
 	 * their presence, why not (NULL: on, or exact tracking), and the
 	 * pages it counted first in the data and write totals. */
@@ -409,6 +411,7 @@ void wss_policy_probe_now(void);
  * the probe's cost of a kernel-resolved write fault and the writes of the
  * last sample, against the budget of an interval of wall_ns. */
 bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns);
+void wss_policy_aw_scanned(uint64_t per_page_ns);
 
 /* sampling.c */
 /* The seed, the first level, the probe page.  init, after the backend. */

@@ -300,6 +300,7 @@ void wss_sampling_fork_child(void)
 	E.last_writes = E.last_pages = 0;
 	E.aw_hold = E.aw_backoff = 0;
 	E.aw_page_ns = 0;
+	E.aw_page_n = 0;
 	E.calm = 0;
 	E.vma_short = false;
 	E.prec_last_ppm = 0;

@@ -594,10 +594,8 @@ static void tick_count(tick_t *x)
 	/* What all writes' scan of every page costs a page, for the policy
 	 * (wss_policy_all_writes): from ticks that harvested and counted
 	 * every page. */
-	if (x->awk && x->aw && x->tracked) {
-		uint64_t per = x->aw_scan_ns / x->tracked;
-		E.aw_page_ns = E.aw_page_ns ? (3 * E.aw_page_ns + per) / 4 : per;
-	}
+	if (x->awk && x->aw && x->tracked)
+		wss_policy_aw_scanned(x->aw_scan_ns / x->tracked);
 
 	x->now = wss_clock_ns(CLOCK_MONOTONIC);
 	x->coarse = __atomic_exchange_n(&E.coarse, 0, __ATOMIC_RELAXED);

@@ -1007,6 +1007,79 @@ int main(void)
 		is_int(wss_policy_step(14, 9000, 8000, 20000, &calm, false, 32, false), 14,
 		       "0.45x, 0.4x of it fixed: stays (a level down, 0.4 + 0.05 x 2 = 0.5x, is not under half)");
 	}
+	/* ---- all writes' scan cost (wss_policy_aw_scanned) and the
+	 * decision (wss_policy_all_writes) ---- */
+	{
+		const wss_backend_t *b = E.backend;
+		wss_track_mode_t mode = E.set.mode;
+		E.backend = &fake_hw;
+		E.set.mode = WSS_TRACK_AUTO;
+		E.set.sample_level = 0;
+		E.set.test.all_writes = 0;
+		E.aw_page_n = 0;
+		wss_policy_aw_scanned(150);
+		is_int((long long)E.aw_page_ns, 150, "one figure of the scan: taken");
+		wss_policy_aw_scanned(1500);
+		is_int((long long)E.aw_page_ns, 150, "two: the least (a one-off tick does not count)");
+		wss_policy_aw_scanned(160);
+		is_int((long long)E.aw_page_ns, 160, "three: the median");
+		wss_policy_aw_scanned(1400);
+		is_int((long long)E.aw_page_ns, 1400, "the last three: 1500, 160, 1400: the median");
+		wss_policy_aw_scanned(140);
+		is_int((long long)E.aw_page_ns, 160, "then 160, 1400, 140: the median");
+		/* The decision at 100 ms and 2 %: 2 ms allowed.  300 pages
+		 * written at 1 us each, all of the data written. */
+		uint64_t tp = wss_regions_pages(&E.regions), wall = 100000000;
+		ok(tp > 0, "pages are tracked (%llu) for the scan's cost", (unsigned long long)tp);
+		E.set.overhead_ppm = 20000;
+		E.wp_cost_ns = 1000;
+		E.nsamples = 1;
+		E.last_writes = E.last_pages = 300;
+		E.all_writes = false;
+		E.aw_hold = E.aw_backoff = 0;
+		E.aw_page_n = 0;
+		wss_policy_aw_scanned(0);
+		ok(wss_policy_all_writes(3, wall), "writes 0.3 ms, no scan: on (under a quarter of the budget)");
+		/* On, then one tick's scan of 3 ms: off, held four ticks. */
+		E.all_writes = true;
+		E.aw_page_n = 0;
+		wss_policy_aw_scanned(tp ? 3000000 / tp : 0);
+		ok(!wss_policy_all_writes(3, wall), "one scan of 3 ms: off");
+		is_int(E.aw_hold, 4, "... held four ticks");
+		E.all_writes = false;
+		int held = 0;
+		for (int i = 0; i < 3; i++)
+			held += !wss_policy_all_writes(3, wall);
+		is_int(held, 3, "three ticks held");
+		ok(wss_policy_all_writes(3, wall),
+		   "the hold's end, one figure of the scan: a trial at the writes' cost (the figure may be a one-off)");
+		/* The trial's tick read 3 ms again: off, held eight. */
+		E.all_writes = true;
+		wss_policy_aw_scanned(tp ? 3000000 / tp : 0);
+		ok(!wss_policy_all_writes(3, wall), "the trial read it again: off");
+		is_int(E.aw_hold, 8, "... held twice as long");
+		E.all_writes = false;
+		wss_policy_aw_scanned(tp ? 3000000 / tp : 0);
+		for (int i = 0; i < 8; i++)
+			wss_policy_all_writes(3, wall);
+		ok(!wss_policy_all_writes(3, wall), "three figures agree: no trial, off while the scan costs that");
+		/* They pay while the pages read and not written, R of the data
+		 * D, are under 1 - c / allow of it: 0.85 here. */
+		E.aw_hold = 0;
+		E.aw_page_n = 0;
+		wss_policy_aw_scanned(0);
+		E.last_pages = 1900;
+		ok(wss_policy_all_writes(3, wall), "84 %% of the data read and not written: on");
+		E.all_writes = false;
+		E.last_pages = 2100;
+		ok(!wss_policy_all_writes(3, wall), "86 %%: the coarser sample they cost loses more than they give: off");
+		E.backend = b;
+		E.set.mode = mode;
+		E.all_writes = false;
+		E.aw_hold = E.aw_backoff = 0;
+		E.aw_page_n = 0;
+		E.aw_page_ns = 0;
+	}
 
 	return done_testing();
 }
