@@ -75,6 +75,7 @@ typedef struct live {
 	double weight;   /* 1/p */
 	uint32_t site;   /* stack id, 0: none */
 	uint32_t born;   /* the interval it was allocated in */
+	bool mapped;     /* the program's own mapping: a call may unmap part of it */
 } live_t;
 
 /* An estimate, its variance, the part of it known exactly (pages counted
@@ -177,6 +178,7 @@ static uint32_t stride = 1, since;
 static uint32_t resume;
 static bool on;
 static uint64_t dropped;    /* sampled allocations the table had no room for */
+static uint64_t mapped_live; /* live entries of mappings (atomic): none, and an munmap costs a load */
 static uint32_t ticks, cut_ticks;
 static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
 static __thread uint64_t countdown_mean __attribute__((tls_model("initial-exec"))); /* the mean countdown was drawn with */
@@ -229,7 +231,10 @@ static int64_t next_countdown(uint64_t m)
 	return (int64_t)(-log(u) * (double)m) + 1;
 }
 
-static void insert(uint64_t a, uint64_t n, double weight, uint32_t site)
+/* An entry for n bytes at a; piece: what is left of a mapping unmapped in
+ * part (born then, counted as an allocation already).  Returns its
+ * weighted bytes, 0 when the table had no room. */
+static uint64_t insert_entry(uint64_t a, uint64_t n, double weight, uint32_t site, bool mapped, const uint32_t *piece)
 {
 	uint64_t h = mix64(a);
 	uint64_t wb = (uint64_t)((double)n * weight + 0.5);
@@ -243,11 +248,16 @@ static void insert(uint64_t a, uint64_t n, double weight, uint32_t site)
 		e->wbytes = wb;
 		e->weight = weight;
 		e->site = site;
-		e->born = __atomic_load_n(&E.epoch, __ATOMIC_RELAXED);
+		e->born = piece ? *piece : __atomic_load_n(&E.epoch, __ATOMIC_RELAXED);
+		e->mapped = mapped;
+		if (mapped)
+			__atomic_add_fetch(&mapped_live, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&filter[h & ((1U << FILTER_BITS) - 1)], 1, __ATOMIC_RELAXED);
 		asite_t *s = &asites[site];
-		__atomic_add_fetch(&s->sampled, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&s->wcount, (uint64_t)(weight + 0.5), __ATOMIC_RELAXED);
+		if (!piece) {
+			__atomic_add_fetch(&s->sampled, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&s->wcount, (uint64_t)(weight + 0.5), __ATOMIC_RELAXED);
+		}
 		__atomic_add_fetch(&s->live_wbytes, wb, __ATOMIC_RELAXED);
 		int zero = 0;
 		if (!__atomic_load_n(&s->listed, __ATOMIC_RELAXED) &&
@@ -256,12 +266,13 @@ static void insert(uint64_t a, uint64_t n, double weight, uint32_t site)
 		uint32_t slot = (uint32_t)((h + i) & (LIVE_SLOTS - 1));
 		__atomic_store_n(&e->key, a, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&occ[slot / 64], 1ULL << (slot % 64), __ATOMIC_SEQ_CST);
-		return;
+		return wb;
 	}
 	__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
-void wss_engine_alloc(const void *p, size_t n)
+static void sampled_alloc(const void *p, size_t n, bool mapped)
 {
 	if (!on || !p || !n || wss_sites_unwinding || !__atomic_load_n(&E.measuring, __ATOMIC_RELAXED))
 		return;
@@ -286,7 +297,7 @@ void wss_engine_alloc(const void *p, size_t n)
 	double prob = -expm1(-(double)n / (double)m);
 	uint64_t t0 = wss_clock_ns(CLOCK_MONOTONIC);
 	uint32_t site = wss_sites_capture_here();
-	insert((uint64_t)(uintptr_t)p, n, prob > 0 ? 1 / prob : 1, site);
+	insert_entry((uint64_t)(uintptr_t)p, n, prob > 0 ? 1 / prob : 1, site, mapped, NULL);
 	/* Its time, less a preemption's: clipped at twice the running
 	 * average (a loaded machine's wall time is not our cost). */
 	int64_t spent = (int64_t)(wss_clock_ns(CLOCK_MONOTONIC) - t0);
@@ -302,6 +313,10 @@ void wss_engine_alloc(const void *p, size_t n)
 	    __atomic_compare_exchange_n(&mean, &m, m * 2, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		__atomic_store_n(&tokens, depth / 4, __ATOMIC_RELAXED);
 }
+
+void wss_engine_alloc(const void *p, size_t n) { sampled_alloc(p, n, false); }
+
+void wss_engine_alloc_mapped(const void *p, size_t n) { sampled_alloc(p, n, true); }
 
 void wss_engine_free(const void *p)
 {
@@ -323,8 +338,11 @@ void wss_engine_free(const void *p)
 		 * the program's bug, and jemalloc's abort). */
 		uint64_t wb = e->wbytes;
 		uint32_t site = e->site;
+		bool mapped = e->mapped;
 		if (!__atomic_compare_exchange_n(&e->key, &k, KEY_TOMB, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return;
+		if (mapped)
+			__atomic_sub_fetch(&mapped_live, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(fc, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&asites[site].live_wbytes, wb, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&asites[site].freed_wbytes, wb, __ATOMIC_RELAXED);
@@ -332,14 +350,69 @@ void wss_engine_free(const void *p)
 	}
 }
 
+/* What [lo, hi) leaves of the mapping's entry e, key k: none of it, a
+ * head, a tail, or both (a hole punched in the middle).  The entry is
+ * claimed (BUSY) while it changes: a tick that read its key before sees
+ * the key change and skips it (live_slots, attribute); the head keeps the
+ * slot, a tail is an entry of its own, born with the mapping.  A claim
+ * that fails is another thread's unmapping of the same pages (the
+ * program's own race): its call does the cut. */
+static void cut(live_t *e, uint64_t k, uint64_t lo, uint64_t hi)
+{
+	if (!__atomic_compare_exchange_n(&e->key, &k, KEY_BUSY, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	uint64_t end = k + e->size, wb = e->wbytes;
+	if (end <= lo || k >= hi) {
+		/* Another mapping's, at the same address since the read. */
+		__atomic_store_n(&e->key, k, __ATOMIC_SEQ_CST);
+		return;
+	}
+	double w = e->weight;
+	uint32_t site = e->site, born = e->born;
+	uint64_t head = lo > k ? lo - k : 0, tail = end > hi ? end - hi : 0, kept = 0;
+	uint16_t *fc = &filter[mix64(k) & ((1U << FILTER_BITS) - 1)];
+	if (head) {
+		e->size = head;
+		e->wbytes = (uint64_t)((double)head * w + 0.5);
+		kept = e->wbytes;
+		__atomic_store_n(&e->key, k, __ATOMIC_SEQ_CST);
+	} else {
+		__atomic_store_n(&e->key, KEY_TOMB, __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(fc, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&mapped_live, 1, __ATOMIC_RELAXED);
+	}
+	/* The tail's bytes leave the site's live count here and come back
+	 * with its entry (none, if the table is full: then they are gone). */
+	__atomic_sub_fetch(&asites[site].live_wbytes, wb - kept, __ATOMIC_RELAXED);
+	uint64_t back = tail ? insert_entry(hi, tail, w, site, true, &born) : 0;
+	__atomic_add_fetch(&asites[site].freed_wbytes, wb - kept - back, __ATOMIC_RELAXED);
+}
+
 void wss_engine_free_range(const void *p, size_t n)
 {
-	/* The program's munmap of what its mmap returned: the mapping's
-	 * start is the allocation's.  A part unmapped from the middle or
-	 * the end leaves the entry; its pages are no longer tracked, and
-	 * attribute nothing. */
-	(void)n;
-	wss_engine_free(p);
+	/* The program's munmap (or a mapping made over, or an mremap's
+	 * source): every entry of a mapping of its own that [p, p + n)
+	 * overlaps loses those bytes.  Without a mapping's entry live (most
+	 * programs, most of the time) one load.  Else the occupied slots,
+	 * as a tick visits them: a few thousand loads at most, beside a
+	 * system call that unmaps.  Before, only an entry that started at p
+	 * left, whole: a part unmapped at the end or in the middle stayed
+	 * live, and memory mapped there later was attributed to it too. */
+	if (!on || !p || !n || !__atomic_load_n(&mapped_live, __ATOMIC_RELAXED))
+		return;
+	uint64_t lo = (uint64_t)(uintptr_t)p;
+	uint64_t hi = lo + ((n + WSS_PAGE_SIZE - 1) & ~(uint64_t)(WSS_PAGE_SIZE - 1));
+	for (uint32_t wd = 0; wd < LIVE_SLOTS / 64; wd++) {
+		uint64_t bits = __atomic_load_n(&occ[wd], __ATOMIC_ACQUIRE);
+		while (bits) {
+			live_t *e = &live[wd * 64 + (uint32_t)__builtin_ctzll(bits)];
+			bits &= bits - 1;
+			uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+			/* The fields read before the claim are checked by it. */
+			if (k > KEY_BUSY && e->mapped && k < hi && k + e->size > lo)
+				cut(e, k, lo, hi);
+		}
+	}
 }
 
 /* ---- the tick -------------------------------------------------------------- */

@@ -124,10 +124,11 @@ bool wss_engine_seccomp(const struct sock_fprog *prog, bool strict);
  * it does not run.  init. */
 int wss_engine_thread_tid(void);
 /* Allocation sites (engine/allocs.c): the program allocated n bytes at p
- * (malloc and friends, or its own mmap), freed p, or unmapped the mapping
- * that starts at p.  Cheap unless sampled.  hook, never from a signal
- * handler of ours. */
+ * (malloc and friends), mapped them (its own mmap), freed p, or unmapped
+ * [p, p + n) (all or part of mappings of its own).  Cheap unless sampled.
+ * hook, never from a signal handler of ours. */
 void wss_engine_alloc(const void *p, size_t n);
+void wss_engine_alloc_mapped(const void *p, size_t n);
 void wss_engine_free(const void *p);
 void wss_engine_free_range(const void *p, size_t n);
 /* The profile's path ("" when none is written).  hook. */

@@ -98,7 +98,7 @@ WSS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 		wss_engine_free_range(addr, len);
 	void *r = wss_engine_mmap(addr, len, prot, flags, fd, off, kind);
 	if (kind != WSS_KIND_NONE && !wss_sys_failed((long)r))
-		wss_engine_alloc(r, len); /* an allocation site (engine/allocs.c) */
+		wss_engine_alloc_mapped(r, len); /* an allocation site (engine/allocs.c) */
 	return result_ptr(r, saved);
 }
 
@@ -211,7 +211,7 @@ WSS_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
 	wss_engine_free_range(old, oldlen);
 	void *r = wss_engine_mremap(old, oldlen, newlen, flags, want);
 	if (!wss_sys_failed((long)r) && wss_engine_tracked_page((uintptr_t)r, NULL))
-		wss_engine_alloc(r, newlen);
+		wss_engine_alloc_mapped(r, newlen);
 	return result_ptr(r, saved);
 }
 

@@ -10,7 +10,7 @@
 # pprof` carries live, working-set and idle pages per stack.
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 29
+plan 36
 
 N=40
 run() {
@@ -90,6 +90,25 @@ ARG=free run freed --mode exact
 set -- $(site "$TMP/freed.json" hot_alloc)
 is "$1" 0 "freed: hot_alloc has nothing live at the end"
 is "${12}" 67108864 "freed: its 64 MiB counted as freed"
+
+# Mappings of the program's own, unmapped in part: map_alloc's 32 MiB
+# (8,192 pages) written at the start, its middle 16 MiB unmapped at
+# interval 5 and mapped again by remap_alloc, written every interval
+# from then on.  The first keeps its two ends (4,096 pages, idle); the
+# hole's pages are the second's alone.
+ARG=unmap run unmap --mode exact
+set -- $(site "$TMP/unmap.json" map_alloc)
+is "$1" 4096 "unmapped in part: map_alloc keeps the 4,096 pages of its two ends live"
+is "$3" 4096 "unmapped in part: all of them idle"
+# Its pages touched in the first sample alone: 8,192 of 41 samples.
+within "$2" 199 200; ok $? "unmapped in part: its working set on average is its first interval's (8192/41: $2)"
+is "$(python3 -c 'import json,sys; print([s["peak_live_pages"] for s in json.load(open(sys.argv[1]))["alloc_sites"] if (s.get("frames") or [{}])[0].get("function") == "map_alloc"][0])' "$TMP/unmap.json")" \
+	8192 "unmapped in part: its peak is the whole mapping's 8,192 pages"
+set -- $(site "$TMP/unmap.json" remap_alloc)
+is "$1" 4096 "the hole mapped again: remap_alloc has its 4,096 pages live"
+# Touched in samples 5 to 40 and the last: 36 of 41.
+within "$2" 3595 3597; ok $? "the hole mapped again: its working set on average is 4096 x 36/41 ($2), not map_alloc's"
+is "$3" 0 "the hole mapped again: none of it idle"
 
 # auto, the default mode (tap.sh sets exact for the tests): sampled once
 # the program's bursts ask for it; the figures are then estimates, and
