@@ -85,6 +85,10 @@ def check(path, prefix):
                 st = r.get(sk)
                 if st and isinstance(st.get("total"), int) and st["total"] < st["peak"]:
                     raise SystemExit("%s:%d: summary.%s.total %d below its peak %d" % (path, n, sk, st["total"], st["peak"]))
+                # No interval held more than the peak: nor their average
+                # (printed to a tenth).
+                if st and isinstance(st.get("avg"), (int, float)) and isinstance(st.get("peak"), int) and st["avg"] > st["peak"] + 0.05:
+                    raise SystemExit("%s:%d: summary.%s.avg %s above its peak %d" % (path, n, sk, st["avg"], st["peak"]))
             continue
         if t == "module":
             if not isinstance(r.get("path"), str) or not all(isinstance(r.get(k), str) and r[k].startswith("0x") for k in ("bias", "start", "end")):
