@@ -3,7 +3,10 @@
  * build-id), vanished or overlaps another module then costs only its own
  * frames.  The walk over inlined calls follows eu-addr2line -i: the scopes
  * at the address, innermost first; each DW_TAG_inlined_subroutine is a frame
- * whose caller sits at its DW_AT_call_file:DW_AT_call_line. */
+ * whose caller sits at its DW_AT_call_file:DW_AT_call_line.  Names are
+ * demangled (C++, Rust legacy and v0) with libiberty's demangler, as c++filt
+ * prints them: a function's DWARF name is its linkage name where it has
+ * one (DW_AT_name alone is "method", not "ns::Klass::method(int)"). */
 #include "config.h"
 #include "cli/symbols.h"
 
@@ -11,6 +14,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +29,18 @@ typedef struct sym_module {
 	uint64_t lo, hi; /* the range it covers */
 } sym_module_t;
 
+/* A demangled name, by the address of the mangled one (libdw's strings
+ * live as long as their Dwfl, so each has one address). */
+typedef struct dm_entry {
+	const char *mangled;
+	char *readable; /* NULL: not a mangled name, printed as it is */
+} dm_entry_t;
+
 struct wss_symbols {
 	sym_module_t *mods;
 	size_t n;
+	dm_entry_t *dm;
+	size_t dm_n, dm_cap; /* cap: a power of two, or 0 */
 };
 
 /* Local files only: no debuginfod (a report never goes to the network). */
@@ -64,7 +77,65 @@ void wss_sym_close(wss_symbols_t *s)
 		if (s->mods[k].dwfl)
 			dwfl_end(s->mods[k].dwfl);
 	free(s->mods);
+	for (size_t k = 0; k < s->dm_cap; k++)
+		free(s->dm[k].readable);
+	free(s->dm);
 	free(s);
+}
+
+static size_t dm_slot(const dm_entry_t *v, size_t cap, const char *key)
+{
+	size_t h = (size_t)(((uintptr_t)key >> 3) * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+	while (v[h].mangled && v[h].mangled != key)
+		h = (h + 1) & (cap - 1);
+	return h;
+}
+
+/* name as people read it: demangled when it is a C++ or Rust symbol
+ * (_Z..., _R...), else itself; NULL stays NULL.  Out of memory, the
+ * mangled name. */
+static const char *readable(wss_symbols_t *s, const char *name)
+{
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	if (s->dm_cap) {
+		size_t h = dm_slot(s->dm, s->dm_cap, name);
+		if (s->dm[h].mangled)
+			return s->dm[h].readable ? s->dm[h].readable : name;
+	}
+	if (2 * (s->dm_n + 1) > s->dm_cap) {
+		size_t cap = s->dm_cap ? 2 * s->dm_cap : 256;
+		dm_entry_t *v = calloc(cap, sizeof *v);
+		if (!v)
+			return name;
+		for (size_t k = 0; k < s->dm_cap; k++)
+			if (s->dm[k].mangled)
+				v[dm_slot(v, cap, s->dm[k].mangled)] = s->dm[k];
+		free(s->dm);
+		s->dm = v;
+		s->dm_cap = cap;
+	}
+	/* DMGL_AUTO: Rust's demangler first (its legacy names are C++
+	 * mangled with a hash, which it drops), then C++'s. */
+	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	dm_entry_t *e = &s->dm[dm_slot(s->dm, s->dm_cap, name)];
+	e->mangled = name;
+	e->readable = d;
+	s->dm_n++;
+	return d ? d : name;
+}
+
+/* A function DIE's name: its linkage name demangled where it has one (C++
+ * and Rust; through DW_AT_abstract_origin and DW_AT_specification), else
+ * DW_AT_name (C). */
+static const char *die_name(wss_symbols_t *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!ln)
+		ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	const char *r = ln ? readable(s, ln) : NULL;
+	return r && r != ln ? r : dwarf_diename(die);
 }
 
 static const char *base_name(const char *path)
@@ -146,8 +217,8 @@ static wss_frame_t *push(wss_frame_t **out, size_t *n, size_t *cap)
 
 /* The function frames DWARF gives at a (the lookup address), innermost
  * first.  Returns the number pushed (0: no DWARF here), or -1 (ENOMEM). */
-static int dwarf_frames(sym_module_t *m, const wss_frame_t *proto, Dwarf_Addr a, wss_frame_t **out, size_t *n,
-			size_t *cap)
+static int dwarf_frames(wss_symbols_t *s, sym_module_t *m, const wss_frame_t *proto, Dwarf_Addr a, wss_frame_t **out,
+			size_t *n, size_t *cap)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, a, &bias);
@@ -189,7 +260,7 @@ static int dwarf_frames(sym_module_t *m, const wss_frame_t *proto, Dwarf_Addr a,
 			return -1;
 		}
 		*f = *proto;
-		f->function = dwarf_diename(&scopes[i]);
+		f->function = die_name(s, &scopes[i]);
 		f->file = file;
 		f->line = file ? line : 0;
 		f->inlined = tag == DW_TAG_inlined_subroutine;
@@ -222,13 +293,13 @@ int wss_sym_frames(wss_symbols_t *s, uint64_t addr, bool return_address, wss_fra
 	}
 	if (m && m->mod) {
 		size_t first = *n;
-		int r = dwarf_frames(m, &proto, a, out, n, cap);
+		int r = dwarf_frames(s, m, &proto, a, out, n, cap);
 		if (r < 0)
 			return ENOMEM;
 		/* Names DWARF lacks, or no DWARF at all: the symbol table. */
 		GElf_Off off;
 		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+		const char *name = readable(s, dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL));
 		for (size_t k = first; k < *n; k++)
 			if (!(*out)[k].function && !(*out)[k].inlined && name) {
 				(*out)[k].function = name;
