@@ -8,6 +8,7 @@
  * before sampling existed, byte for byte. */
 #include "config.h"
 #include "cli/report.h"
+#include "cli/jw.h"
 #include "cli/session.h"
 
 #include <errno.h>
@@ -971,325 +972,223 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 
 /* ---- JSON ---- */
 
-typedef struct jw {
-	wss_fmt_t f;
-	bool comma[32];
-	int depth;
-} jw_t;
-
-static void jw_key(jw_t *w, const char *key)
+static void json_header(const wss_profile_t *p, wss_jw_t *w)
 {
-	if (w->comma[w->depth])
-		wss_fmt_ch(&w->f, ',');
-	w->comma[w->depth] = true;
-	if (key) {
-		wss_fmt_json_str(&w->f, key);
-		wss_fmt_ch(&w->f, ':');
-	}
-}
-
-static void jw_open(jw_t *w, const char *key, char c)
-{
-	jw_key(w, key);
-	wss_fmt_ch(&w->f, c);
-	w->comma[++w->depth] = false;
-}
-
-static void jw_close(jw_t *w, char c)
-{
-	w->depth--;
-	wss_fmt_ch(&w->f, c);
-}
-
-static void jw_int(jw_t *w, const char *key, int64_t v)
-{
-	jw_key(w, key);
-	wss_fmt_i64(&w->f, v);
-}
-
-/* An integer that is -1 when unknown: null then. */
-static void jw_int_or_null(jw_t *w, const char *key, int64_t v)
-{
-	jw_key(w, key);
-	if (v < 0)
-		wss_fmt_str(&w->f, "null");
-	else
-		wss_fmt_i64(&w->f, v);
-}
-
-static void jw_str(jw_t *w, const char *key, const char *s)
-{
-	jw_key(w, key);
-	if (s)
-		wss_fmt_json_str(&w->f, s);
-	else
-		wss_fmt_str(&w->f, "null");
-}
-
-static void jw_bool(jw_t *w, const char *key, bool b)
-{
-	jw_key(w, key);
-	wss_fmt_str(&w->f, b ? "true" : "false");
-}
-
-static void jw_hex(jw_t *w, const char *key, uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-	jw_str(w, key, buf);
-}
-
-/* The shortest decimal that reads back as the same double. */
-static void jw_num(jw_t *w, const char *key, double v)
-{
-	char buf[40];
-	jw_key(w, key);
-	wss_fmt_str(&w->f, wss_text_shortest(buf, sizeof buf, v));
-}
-
-static void jw_tenths(jw_t *w, const char *key, int64_t tenths)
-{
-	jw_key(w, key);
-	wss_fmt_fixed(&w->f, (uint64_t)tenths, 1);
-}
-
-static void json_header(const wss_profile_t *p, jw_t *w)
-{
-	jw_open(w, "header", '{');
-	jw_str(w, "exe", p->exe);
-	jw_open(w, "argv", '[');
+	wss_jw_open(w, "header", '{');
+	wss_jw_str(w, "exe", p->exe);
+	wss_jw_open(w, "argv", '[');
 	for (size_t k = 0; k < p->argc; k++)
-		jw_str(w, NULL, p->argv[k]);
-	jw_close(w, ']');
-	jw_int(w, "pid", p->pid);
-	jw_int_or_null(w, "ppid", p->ppid);
-	jw_str(w, "tool", p->tool);
-	jw_str(w, "backend", p->backend);
-	jw_str(w, "backend_reason", p->backend_reason);
-	jw_str(w, "backend_sees", p->backend_sees);
+		wss_jw_str(w, NULL, p->argv[k]);
+	wss_jw_close(w, ']');
+	wss_jw_int(w, "pid", p->pid);
+	wss_jw_int_or_null(w, "ppid", p->ppid);
+	wss_jw_str(w, "tool", p->tool);
+	wss_jw_str(w, "backend", p->backend);
+	wss_jw_str(w, "backend_reason", p->backend_reason);
+	wss_jw_str(w, "backend_sees", p->backend_sees);
 	if (p->code_tracked || p->code_off) {
-		jw_open(w, "code", '{');
-		jw_bool(w, "tracked", p->code_tracked);
+		wss_jw_open(w, "code", '{');
+		wss_jw_bool(w, "tracked", p->code_tracked);
 		if (p->code_off)
-			jw_str(w, "why", p->code_off);
-		jw_open(w, "excluded", '[');
+			wss_jw_str(w, "why", p->code_off);
+		wss_jw_open(w, "excluded", '[');
 		for (size_t k = 0; k < p->code_nexcluded; k++)
-			jw_str(w, NULL, p->code_excluded[k]);
-		jw_close(w, ']');
-		jw_close(w, '}');
+			wss_jw_str(w, NULL, p->code_excluded[k]);
+		wss_jw_close(w, ']');
+		wss_jw_close(w, '}');
 	}
-	jw_int(w, "interval_ns", p->interval_ns);
-	jw_int(w, "window_ns", p->window_ns);
-	jw_int(w, "window_intervals", p->window_intervals);
-	jw_str(w, "time_base", p->time_base);
-	jw_str(w, "kernel", p->kernel);
-	jw_int(w, "page_size", p->page_size);
-	jw_close(w, '}');
+	wss_jw_int(w, "interval_ns", p->interval_ns);
+	wss_jw_int(w, "window_ns", p->window_ns);
+	wss_jw_int(w, "window_intervals", p->window_intervals);
+	wss_jw_str(w, "time_base", p->time_base);
+	wss_jw_str(w, "kernel", p->kernel);
+	wss_jw_int(w, "page_size", p->page_size);
+	wss_jw_close(w, '}');
 }
 
-/* An interval as the profile has it, [lo, hi]; nothing when absent. */
-static void jw_ci(jw_t *w, const char *key, const wss_ci_t *ci)
-{
-	if (!ci->present)
-		return;
-	jw_open(w, key, '[');
-	jw_num(w, NULL, ci->lo);
-	jw_num(w, NULL, ci->hi);
-	jw_close(w, ']');
-}
-
-/* ± of an estimate: the larger half-width of its interval, in per cent
- * of it (what the text report prints, to one decimal). */
-static void jw_pm(jw_t *w, const char *key, double est, const wss_ci_t *ci)
-{
-	if (!ci->present || !(est > 0))
-		return;
-	jw_num(w, key, round(1000.0 * fmax(est - ci->lo, ci->hi - est) / est) / 10);
-}
-
-static void json_stat(jw_t *w, const char *key, const wss_stat_t *st, int64_t ps, bool sampled)
+static void json_stat(wss_jw_t *w, const char *key, const wss_stat_t *st, int64_t ps, bool sampled)
 {
 	if (!st->present)
 		return;
-	jw_open(w, key, '{');
-	jw_tenths(w, "avg", st->avg_tenths);
-	jw_int(w, "peak", st->peak);
-	jw_int_or_null(w, "total", st->total);
-	jw_int(w, "avg_kb", (int64_t)wss_load_kb((uint64_t)st->avg_tenths, ps));
-	jw_int(w, "peak_kb", (int64_t)wss_load_kb((uint64_t)st->peak * 10, ps));
-	jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)wss_load_kb((uint64_t)st->total * 10, ps));
+	wss_jw_open(w, key, '{');
+	wss_jw_tenths(w, "avg", st->avg_tenths);
+	wss_jw_int(w, "peak", st->peak);
+	wss_jw_int_or_null(w, "total", st->total);
+	wss_jw_int(w, "avg_kb", (int64_t)wss_load_kb((uint64_t)st->avg_tenths, ps));
+	wss_jw_int(w, "peak_kb", (int64_t)wss_load_kb((uint64_t)st->peak * 10, ps));
+	wss_jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)wss_load_kb((uint64_t)st->total * 10, ps));
 	if (sampled) {
-		jw_bool(w, "estimated", true);
-		jw_ci(w, "avg_ci", &st->avg_ci);
-		jw_ci(w, "peak_ci", &st->peak_ci);
-		jw_ci(w, "total_ci", &st->total_ci);
-		jw_pm(w, "avg_pm_pct", (double)st->avg_tenths / 10, &st->avg_ci);
-		jw_pm(w, "peak_pm_pct", (double)st->peak, &st->peak_ci);
+		wss_jw_bool(w, "estimated", true);
+		wss_jw_ci(w, "avg_ci", &st->avg_ci);
+		wss_jw_ci(w, "peak_ci", &st->peak_ci);
+		wss_jw_ci(w, "total_ci", &st->total_ci);
+		wss_jw_pm(w, "avg_pm_pct", (double)st->avg_tenths / 10, &st->avg_ci);
+		wss_jw_pm(w, "peak_pm_pct", (double)st->peak, &st->peak_ci);
 		if (st->total >= 0)
-			jw_pm(w, "total_pm_pct", (double)st->total, &st->total_ci);
+			wss_jw_pm(w, "total_pm_pct", (double)st->total, &st->total_ci);
 	}
-	jw_close(w, '}');
+	wss_jw_close(w, '}');
 }
 
-static void json_frame(jw_t *w, const char *key, const wss_frame_t *f)
+static void json_frame(wss_jw_t *w, const char *key, const wss_frame_t *f)
 {
-	jw_open(w, key, '{');
-	jw_hex(w, "addr", f->addr);
-	jw_str(w, "function", f->function);
-	jw_key(w, "function_offset");
+	wss_jw_open(w, key, '{');
+	wss_jw_hex(w, "addr", f->addr);
+	wss_jw_str(w, "function", f->function);
+	wss_jw_key(w, "function_offset");
 	if (f->has_function_offset)
 		wss_fmt_u64(&w->f, f->function_offset);
 	else
 		wss_fmt_str(&w->f, "null");
-	jw_str(w, "file", f->file);
-	jw_int_or_null(w, "line", f->file ? f->line : -1);
-	jw_bool(w, "inlined", f->inlined);
-	jw_str(w, "module", f->module ? f->module->path : NULL);
-	jw_key(w, "offset");
+	wss_jw_str(w, "file", f->file);
+	wss_jw_int_or_null(w, "line", f->file ? f->line : -1);
+	wss_jw_bool(w, "inlined", f->inlined);
+	wss_jw_str(w, "module", f->module ? f->module->path : NULL);
+	wss_jw_key(w, "offset");
 	if (f->module)
 		wss_fmt_u64(&w->f, f->offset);
 	else
 		wss_fmt_str(&w->f, "null");
-	jw_str(w, "note", f->note);
-	jw_close(w, '}');
+	wss_jw_str(w, "note", f->note);
+	wss_jw_close(w, '}');
 }
 
 /* "frames": the frames fr got (r 0), or null when the stack is not in the
  * profile (r ENOENT).  Returns ENOMEM for any other r. */
-static int json_frames(jw_t *w, int r, const frames_t *fr)
+static int json_frames(wss_jw_t *w, int r, const frames_t *fr)
 {
 	if (r == ENOENT) {
-		jw_str(w, "frames", NULL);
+		wss_jw_str(w, "frames", NULL);
 		return 0;
 	}
 	if (r)
 		return ENOMEM;
-	jw_open(w, "frames", '[');
+	wss_jw_open(w, "frames", '[');
 	for (size_t f = 0; f < fr->n; f++)
 		json_frame(w, NULL, &fr->f[f]);
-	jw_close(w, ']');
+	wss_jw_close(w, ']');
 	return 0;
 }
 
 /* {"pc", "stack", "pages", "frames": [FRAME...] or null when its stack is
  * not in the profile}.  Returns 0 or ENOMEM. */
-static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *fr, jw_t *w)
+static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *fr, wss_jw_t *w)
 {
-	jw_open(w, NULL, '{');
-	jw_hex(w, "pc", site->pc);
-	jw_int_or_null(w, "stack", site->stack);
-	jw_int(w, "pages", site->pages);
+	wss_jw_open(w, NULL, '{');
+	wss_jw_hex(w, "pc", site->pc);
+	wss_jw_int_or_null(w, "stack", site->stack);
+	wss_jw_int(w, "pages", site->pages);
 	if (json_frames(w, site_frames(p, syms, site, fr), fr))
 		return ENOMEM;
-	jw_close(w, '}');
+	wss_jw_close(w, '}');
 	return 0;
 }
 
-static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
-	jw_open(w, "peaks", '[');
+	wss_jw_open(w, "peaks", '[');
 	for (size_t i = 0; i < p->npeaks; i++) {
 		const wss_peak_t *k = &p->peaks[i];
 		const wss_sample_t *s = wss_load_sample(p, k->seq);
-		jw_open(w, NULL, '{');
-		jw_int(w, "number", (int64_t)i + 1);
-		jw_int(w, "seq", k->seq);
-		jw_int_or_null(w, "t_ns", s ? s->t_ns : -1);
-		jw_str(w, "series", k->series);
-		jw_int(w, "value", k->value);
-		jw_num(w, "mean", k->mean);
-		jw_num(w, "threshold", k->threshold);
-		jw_open(w, "sites", '[');
+		wss_jw_open(w, NULL, '{');
+		wss_jw_int(w, "number", (int64_t)i + 1);
+		wss_jw_int(w, "seq", k->seq);
+		wss_jw_int_or_null(w, "t_ns", s ? s->t_ns : -1);
+		wss_jw_str(w, "series", k->series);
+		wss_jw_int(w, "value", k->value);
+		wss_jw_num(w, "mean", k->mean);
+		wss_jw_num(w, "threshold", k->threshold);
+		wss_jw_open(w, "sites", '[');
 		for (size_t j = 0; j < k->nsites; j++) {
 			if (json_site(p, syms, &k->sites[j], &fr, w)) {
 				free(fr.f);
 				return ENOMEM;
 			}
 		}
-		jw_close(w, ']');
-		jw_close(w, '}');
+		wss_jw_close(w, ']');
+		wss_jw_close(w, '}');
 	}
-	jw_close(w, ']');
+	wss_jw_close(w, ']');
 	free(fr.f);
 	return 0;
 }
 
 /* "sites": {"sites": [{"pc", "stack", "pages", "frames"}], "other_pages"}. */
-static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
-	jw_open(w, "sites", '{');
-	jw_open(w, "sites", '[');
+	wss_jw_open(w, "sites", '{');
+	wss_jw_open(w, "sites", '[');
 	for (size_t k = 0; k < p->nsites; k++) {
 		if (json_site(p, syms, &p->sites[k], &fr, w)) {
 			free(fr.f);
 			return ENOMEM;
 		}
 	}
-	jw_close(w, ']');
-	jw_int(w, "other_pages", p->sites_other);
-	jw_close(w, '}');
+	wss_jw_close(w, ']');
+	wss_jw_int(w, "other_pages", p->sites_other);
+	wss_jw_close(w, '}');
 	free(fr.f);
 	return 0;
 }
 
 /* "alloc_sampling": {...}, "alloc_sites": [{"stack", "frames", the
  * figures and their intervals}]. */
-static int json_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+static int json_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
-	jw_open(w, "alloc_sampling", '{');
-	jw_int(w, "mean_bytes", p->alloc_mean);
-	jw_int(w, "idle_after_intervals", p->alloc_idle_after);
-	jw_int(w, "intervals", p->alloc_intervals);
-	jw_int(w, "cut_intervals", p->alloc_cut);
-	jw_int(w, "dropped", p->alloc_dropped);
-	jw_close(w, '}');
-	jw_open(w, "alloc_sites", '[');
+	wss_jw_open(w, "alloc_sampling", '{');
+	wss_jw_int(w, "mean_bytes", p->alloc_mean);
+	wss_jw_int(w, "idle_after_intervals", p->alloc_idle_after);
+	wss_jw_int(w, "intervals", p->alloc_intervals);
+	wss_jw_int(w, "cut_intervals", p->alloc_cut);
+	wss_jw_int(w, "dropped", p->alloc_dropped);
+	wss_jw_close(w, '}');
+	wss_jw_open(w, "alloc_sites", '[');
 	for (size_t i = 0; i < p->nalloc_sites; i++) {
 		const wss_alloc_site_t *x = &p->alloc_sites[i];
-		jw_open(w, NULL, '{');
-		jw_int_or_null(w, "stack", x->stack > 0 ? x->stack : -1);
+		wss_jw_open(w, NULL, '{');
+		wss_jw_int_or_null(w, "stack", x->stack > 0 ? x->stack : -1);
 		if (json_frames(w, alloc_frames(p, syms, x->stack, &fr), &fr)) {
 			free(fr.f);
 			return ENOMEM;
 		}
-		jw_int(w, "sampled", x->sampled);
-		jw_int(w, "allocs", x->allocs);
-		jw_int(w, "live_bytes", x->live_bytes);
-		jw_int(w, "freed_bytes", x->freed_bytes);
-		jw_int(w, "live_pages", x->live_pages);
-		jw_ci(w, "live_ci", &x->live_ci);
-		jw_int(w, "peak_live_pages", x->peak_live_pages);
-		jw_int(w, "ws_pages", x->ws_pages);
-		jw_ci(w, "ws_ci", &x->ws_ci);
-		jw_int(w, "idle_pages", x->idle_pages);
-		jw_ci(w, "idle_ci", &x->idle_ci);
-		jw_int(w, "touched_pages", x->touched_pages);
-		jw_ci(w, "touched_ci", &x->touched_ci);
-		jw_close(w, '}');
+		wss_jw_int(w, "sampled", x->sampled);
+		wss_jw_int(w, "allocs", x->allocs);
+		wss_jw_int(w, "live_bytes", x->live_bytes);
+		wss_jw_int(w, "freed_bytes", x->freed_bytes);
+		wss_jw_int(w, "live_pages", x->live_pages);
+		wss_jw_ci(w, "live_ci", &x->live_ci);
+		wss_jw_int(w, "peak_live_pages", x->peak_live_pages);
+		wss_jw_int(w, "ws_pages", x->ws_pages);
+		wss_jw_ci(w, "ws_ci", &x->ws_ci);
+		wss_jw_int(w, "idle_pages", x->idle_pages);
+		wss_jw_ci(w, "idle_ci", &x->idle_ci);
+		wss_jw_int(w, "touched_pages", x->touched_pages);
+		wss_jw_ci(w, "touched_ci", &x->touched_ci);
+		wss_jw_close(w, '}');
 	}
-	jw_close(w, ']');
+	wss_jw_close(w, ']');
 	free(fr.f);
 	return 0;
 }
 
-static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
+static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 {
 	frames_t fr = {NULL, 0, 0};
-	jw_open(w, "hot_pages", '[');
+	wss_jw_open(w, "hot_pages", '[');
 	for (size_t k = 0; k < p->nhot; k++) {
 		const wss_hot_t *h = &p->hot[k];
-		jw_open(w, NULL, '{');
-		jw_hex(w, "addr", h->addr);
-		jw_int(w, "intervals", h->intervals);
-		jw_str(w, "mapping", h->mapping);
-		jw_int_or_null(w, "stack", h->stack);
-		jw_int_or_null(w, "gone", h->gone_seq);
+		wss_jw_open(w, NULL, '{');
+		wss_jw_hex(w, "addr", h->addr);
+		wss_jw_int(w, "intervals", h->intervals);
+		wss_jw_str(w, "mapping", h->mapping);
+		wss_jw_int_or_null(w, "stack", h->stack);
+		wss_jw_int_or_null(w, "gone", h->gone_seq);
 		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
 		if (!st || !st->n)
-			jw_str(w, "site", NULL);
+			wss_jw_str(w, "site", NULL);
 		else {
 			fr.n = 0;
 			if (wss_sym_frames(syms, st->frames[0], false, &fr.f, &fr.n, &fr.cap)) {
@@ -1298,17 +1197,17 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 			}
 			json_frame(w, "site", &fr.f[0]);
 		}
-		jw_close(w, '}');
+		wss_jw_close(w, '}');
 	}
-	jw_close(w, ']');
+	wss_jw_close(w, ']');
 	if (p->nhot_code) {
-		jw_open(w, "hot_code", '[');
+		wss_jw_open(w, "hot_code", '[');
 		for (size_t k = 0; k < p->nhot_code; k++) {
 			const wss_hot_t *h = &p->hot_code[k];
-			jw_open(w, NULL, '{');
-			jw_hex(w, "addr", h->addr);
-			jw_int(w, "intervals", h->intervals);
-			jw_str(w, "mapping", h->mapping);
+			wss_jw_open(w, NULL, '{');
+			wss_jw_hex(w, "addr", h->addr);
+			wss_jw_int(w, "intervals", h->intervals);
+			wss_jw_str(w, "mapping", h->mapping);
 			fr.n = 0;
 			if (wss_sym_frames(syms, h->addr, false, &fr.f, &fr.n, &fr.cap)) {
 				free(fr.f);
@@ -1317,10 +1216,10 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 			if (fr.n)
 				json_frame(w, "function", &fr.f[0]);
 			else
-				jw_str(w, "function", NULL);
-			jw_close(w, '}');
+				wss_jw_str(w, "function", NULL);
+			wss_jw_close(w, '}');
 		}
-		jw_close(w, ']');
+		wss_jw_close(w, ']');
 	}
 	free(fr.f);
 	return 0;
@@ -1328,48 +1227,48 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, jw_t *w)
 
 /* The session's table (cli/session.c), for the first profile of a
  * session of several. */
-static int json_session(wss_profile_t *p, jw_t *w)
+static int json_session(wss_profile_t *p, wss_jw_t *w)
 {
 	if (!wss_session_wanted(p))
 		return 0;
 	wss_session_t s;
 	if (wss_session_build(p, &s))
 		return ENOMEM;
-	jw_open(w, "session", '{');
-	jw_int(w, "processes", (int64_t)s.processes);
-	jw_int(w, "processes_with_profile", (int64_t)s.with);
-	jw_int(w, "processes_without", (int64_t)s.without);
-	jw_int(w, "profiles", (int64_t)s.profiles);
-	jw_int(w, "unreadable", (int64_t)s.unreadable);
-	jw_int(w, "no_summary", (int64_t)s.no_summary);
-	jw_int(w, "total_pages", (int64_t)s.total);
-	jw_int(w, "shared_pages", (int64_t)s.shared);
+	wss_jw_open(w, "session", '{');
+	wss_jw_int(w, "processes", (int64_t)s.processes);
+	wss_jw_int(w, "processes_with_profile", (int64_t)s.with);
+	wss_jw_int(w, "processes_without", (int64_t)s.without);
+	wss_jw_int(w, "profiles", (int64_t)s.profiles);
+	wss_jw_int(w, "unreadable", (int64_t)s.unreadable);
+	wss_jw_int(w, "no_summary", (int64_t)s.no_summary);
+	wss_jw_int(w, "total_pages", (int64_t)s.total);
+	wss_jw_int(w, "shared_pages", (int64_t)s.shared);
 	if (s.estimated) {
 		wss_ci_t t = {true, (double)s.total_lo, (double)s.total_hi}, sh = {true, (double)s.shared_lo, (double)s.shared_hi};
-		jw_bool(w, "estimated", true);
-		jw_ci(w, "total_ci", &t);
-		jw_ci(w, "shared_ci", &sh);
+		wss_jw_bool(w, "estimated", true);
+		wss_jw_ci(w, "total_ci", &t);
+		wss_jw_ci(w, "shared_ci", &sh);
 	}
-	jw_int(w, "page_size", s.page_size);
-	jw_open(w, "top", '[');
+	wss_jw_int(w, "page_size", s.page_size);
+	wss_jw_open(w, "top", '[');
 	for (size_t k = 0; k < s.nrows && k < WSS_SESSION_TOP; k++) {
 		const wss_session_row_t *r = &s.rows[k];
-		jw_open(w, NULL, '{');
-		jw_int(w, "pid", r->pid);
-		jw_str(w, "program", r->program);
-		jw_str(w, "profile", r->path);
-		jw_int(w, "data_peak", r->data.peak);
-		jw_int_or_null(w, "data_total", r->data.total);
-		jw_int_or_null(w, "shared_total", r->shared);
+		wss_jw_open(w, NULL, '{');
+		wss_jw_int(w, "pid", r->pid);
+		wss_jw_str(w, "program", r->program);
+		wss_jw_str(w, "profile", r->path);
+		wss_jw_int(w, "data_peak", r->data.peak);
+		wss_jw_int_or_null(w, "data_total", r->data.total);
+		wss_jw_int_or_null(w, "shared_total", r->shared);
 		if (r->sampled) {
-			jw_bool(w, "estimated", true);
-			jw_ci(w, "peak_ci", &r->data.peak_ci);
-			jw_ci(w, "total_ci", &r->data.total_ci);
+			wss_jw_bool(w, "estimated", true);
+			wss_jw_ci(w, "peak_ci", &r->data.peak_ci);
+			wss_jw_ci(w, "total_ci", &r->data.total_ci);
 		}
-		jw_close(w, '}');
+		wss_jw_close(w, '}');
 	}
-	jw_close(w, ']');
-	jw_close(w, '}');
+	wss_jw_close(w, ']');
+	wss_jw_close(w, '}');
 	wss_session_release(&s);
 	return 0;
 }
@@ -1377,82 +1276,81 @@ static int json_session(wss_profile_t *p, jw_t *w)
 int wss_report_json(wss_profile_t *p, FILE *out)
 {
 	sort_peaks(p);
-	jw_t w;
-	memset(&w, 0, sizeof w);
-	if (wss_fmt_init_growable(&w.f, 1 << 16))
+	wss_jw_t w;
+	if (wss_jw_init(&w, 1 << 16))
 		return ENOMEM;
 	wss_symbols_t *syms = wss_sym_open(p);
 	if (!syms) {
 		wss_fmt_release(&w.f);
 		return ENOMEM;
 	}
-	jw_open(&w, NULL, '{');
-	jw_str(&w, "profile", p->path);
-	jw_bool(&w, "truncated", !p->has_summary);
-	jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
+	wss_jw_open(&w, NULL, '{');
+	wss_jw_str(&w, "profile", p->path);
+	wss_jw_bool(&w, "truncated", !p->has_summary);
+	wss_jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
 	json_header(p, &w);
-	jw_int_or_null(&w, "duration_ns", p->duration_ns);
-	jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
+	wss_jw_int_or_null(&w, "duration_ns", p->duration_ns);
+	wss_jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
 	/* Sampled tracking's members appear only in profiles that have it, so
 	 * an exact profile's document is unchanged. */
 	bool sampled = wss_load_sampled(p);
 	if (sampled) {
-		jw_open(&w, "sampling", '{');
+		wss_jw_open(&w, "sampling", '{');
 		int64_t hi = p->rate_max > p->summary_rate_max ? p->rate_max : p->summary_rate_max;
-		jw_int(&w, "rate_min", p->rate_min ? p->rate_min : hi);
-		jw_int(&w, "rate_max", hi);
-		jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
-		jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
-		jw_int(&w, "all_writes_samples", (int64_t)p->nall_writes);
+		wss_jw_int(&w, "rate_min", p->rate_min ? p->rate_min : hi);
+		wss_jw_int(&w, "rate_max", hi);
+		wss_jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
+		wss_jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
+		wss_jw_int(&w, "all_writes_samples", (int64_t)p->nall_writes);
 		if (p->has_precision) {
-			jw_open(&w, "precision", '{');
+			wss_jw_open(&w, "precision", '{');
 			if (p->precision_target_pct >= 0)
-				jw_num(&w, "target_pct", p->precision_target_pct);
-			jw_int(&w, "intervals", p->precision_intervals);
-			jw_int(&w, "missed", p->precision_missed);
+				wss_jw_num(&w, "target_pct", p->precision_target_pct);
+			wss_jw_int(&w, "intervals", p->precision_intervals);
+			wss_jw_int(&w, "missed", p->precision_missed);
 			if (p->precision_median_pct >= 0)
-				jw_num(&w, "median_pct", p->precision_median_pct);
-			jw_close(&w, '}');
+				wss_jw_num(&w, "median_pct", p->precision_median_pct);
+			wss_jw_close(&w, '}');
 		}
 		if (p->precision_note)
-			jw_str(&w, "precision_note", p->precision_note);
+			wss_jw_str(&w, "precision_note", p->precision_note);
 		if (p->has_census) {
-			jw_open(&w, "census", '{');
+			wss_jw_open(&w, "census", '{');
 			if (p->census_off)
-				jw_str(&w, "off", p->census_off);
+				wss_jw_str(&w, "off", p->census_off);
 			else {
-				jw_int(&w, "data", p->census_data);
-				jw_int(&w, "write", p->census_write);
+				wss_jw_int(&w, "data", p->census_data);
+				wss_jw_int(&w, "write", p->census_write);
 			}
-			jw_close(&w, '}');
+			wss_jw_close(&w, '}');
 		}
-		jw_close(&w, '}');
+		wss_jw_close(&w, '}');
 	}
 	if (wss_load_lower_bound(p))
-		jw_bool(&w, "lower_bound", true);
+		wss_jw_bool(&w, "lower_bound", true);
 	if (p->has_cost) {
-		jw_open(&w, "cost", '{');
-		jw_int(&w, "faults_ns", p->cost_faults_ns);
-		jw_int(&w, "tick_ns", p->cost_tick_ns);
-		jw_int(&w, "change_ns", p->cost_change_ns);
+		wss_jw_open(&w, "cost", '{');
+		wss_jw_int(&w, "faults_ns", p->cost_faults_ns);
+		wss_jw_int(&w, "tick_ns", p->cost_tick_ns);
+		wss_jw_int(&w, "change_ns", p->cost_change_ns);
 		if (p->has_code)
-			jw_int(&w, "code_ns", p->cost_code_ns);
-		jw_int(&w, "program_ns", p->cost_program_ns);
-		jw_int(&w, "base_ns", p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
-		jw_close(&w, '}');
+			wss_jw_int(&w, "code_ns", p->cost_code_ns);
+		wss_jw_int(&w, "program_ns", p->cost_program_ns);
+		wss_jw_int(&w, "base_ns", p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
+		wss_jw_close(&w, '}');
 	}
 	if (p->trace) {
-		jw_open(&w, "trace", '{');
-		jw_str(&w, "file", p->trace);
-		jw_int_or_null(&w, "records", p->trace_records);
-		jw_int_or_null(&w, "pages", p->trace_pages);
-		jw_int_or_null(&w, "bytes", p->trace_bytes);
-		jw_int_or_null(&w, "last", p->trace_last);
-		jw_str(&w, "stopped", p->trace_stopped);
-		jw_close(&w, '}');
+		wss_jw_open(&w, "trace", '{');
+		wss_jw_str(&w, "file", p->trace);
+		wss_jw_int_or_null(&w, "records", p->trace_records);
+		wss_jw_int_or_null(&w, "pages", p->trace_pages);
+		wss_jw_int_or_null(&w, "bytes", p->trace_bytes);
+		wss_jw_int_or_null(&w, "last", p->trace_last);
+		wss_jw_str(&w, "stopped", p->trace_stopped);
+		wss_jw_close(&w, '}');
 	}
-	jw_open(&w, "summary", '{');
-	jw_str(&w, "from", p->has_summary ? "summary" : "samples");
+	wss_jw_open(&w, "summary", '{');
+	wss_jw_str(&w, "from", p->has_summary ? "summary" : "samples");
 	json_stat(&w, "data", &p->data, p->page_size, sampled);
 	json_stat(&w, "read", &p->read, p->page_size, sampled);
 	json_stat(&w, "write", &p->write, p->page_size, sampled);
@@ -1460,66 +1358,66 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	int order[WSS_KIND_N], nk = wss_load_kinds_by_peak(p, order);
 	if (nk) {
 		/* Largest peak first, as the text says them. */
-		jw_open(&w, "kinds", '{');
+		wss_jw_open(&w, "kinds", '{');
 		for (int i = 0; i < nk; i++)
 			json_stat(&w, wss_kind_name(order[i]), &p->kinds[order[i]], p->page_size, sampled);
-		jw_close(&w, '}');
+		wss_jw_close(&w, '}');
 	}
-	jw_close(&w, '}');
+	wss_jw_close(&w, '}');
 	if (json_session(p, &w)) {
 		wss_sym_close(syms);
 		wss_fmt_release(&w.f);
 		return ENOMEM;
 	}
 
-	jw_open(&w, "threads", '[');
+	wss_jw_open(&w, "threads", '[');
 	for (size_t k = 0; k < p->nthreads; k++) {
 		const wss_load_thread_t *t = &p->threads[k];
-		jw_open(&w, NULL, '{');
-		jw_int(&w, "tid", t->tid);
-		jw_int(&w, "samples", (int64_t)t->samples);
-		jw_tenths(&w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
-		jw_int(&w, "data_peak", (int64_t)t->data_peak);
+		wss_jw_open(&w, NULL, '{');
+		wss_jw_int(&w, "tid", t->tid);
+		wss_jw_int(&w, "samples", (int64_t)t->samples);
+		wss_jw_tenths(&w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
+		wss_jw_int(&w, "data_peak", (int64_t)t->data_peak);
 		if (t->has_write) {
-			jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
-			jw_int(&w, "write_peak", (int64_t)t->write_peak);
+			wss_jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
+			wss_jw_int(&w, "write_peak", (int64_t)t->write_peak);
 		}
 		if (p->has_code) {
-			jw_tenths(&w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
-			jw_int(&w, "code_peak", (int64_t)t->code_peak);
+			wss_jw_tenths(&w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
+			wss_jw_int(&w, "code_peak", (int64_t)t->code_peak);
 		}
-		jw_int(&w, "faults", (int64_t)t->faults);
-		jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
+		wss_jw_int(&w, "faults", (int64_t)t->faults);
+		wss_jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
 		if (t->estimated)
-			jw_bool(&w, "estimated", true);
-		jw_close(&w, '}');
+			wss_jw_bool(&w, "estimated", true);
+		wss_jw_close(&w, '}');
 	}
-	jw_close(&w, ']');
+	wss_jw_close(&w, ']');
 
-	jw_open(&w, "timeline", '[');
+	wss_jw_open(&w, "timeline", '[');
 	for (size_t k = 0; k < p->nsamples; k++) {
 		const wss_sample_t *s = &p->samples[k];
-		jw_open(&w, NULL, '{');
-		jw_int(&w, "seq", s->seq);
-		jw_int(&w, "t_ns", s->t_ns);
-		jw_int(&w, "data", s->data);
+		wss_jw_open(&w, NULL, '{');
+		wss_jw_int(&w, "seq", s->seq);
+		wss_jw_int(&w, "t_ns", s->t_ns);
+		wss_jw_int(&w, "data", s->data);
 		if (s->read >= 0)
-			jw_int(&w, "read", s->read);
+			wss_jw_int(&w, "read", s->read);
 		if (s->write >= 0)
-			jw_int(&w, "write", s->write);
+			wss_jw_int(&w, "write", s->write);
 		if (s->code >= 0)
-			jw_int(&w, "code", s->code);
+			wss_jw_int(&w, "code", s->code);
 		if (s->rate > 1) {
-			jw_int(&w, "rate", s->rate);
+			wss_jw_int(&w, "rate", s->rate);
 			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};
 			for (int c = 0; c < WSS_SERIES_N; c++)
-				jw_ci(&w, ci_keys[c], &s->ci[c]);
+				wss_jw_ci(&w, ci_keys[c], &s->ci[c]);
 		}
 		if (s->lower_bound)
-			jw_bool(&w, "lower_bound", true);
-		jw_close(&w, '}');
+			wss_jw_bool(&w, "lower_bound", true);
+		wss_jw_close(&w, '}');
 	}
-	jw_close(&w, ']');
+	wss_jw_close(&w, ']');
 
 	int r = json_peaks(p, syms, &w);
 	if (!r && p->has_sites)
@@ -1528,7 +1426,7 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		r = json_alloc_sites(p, syms, &w);
 	if (!r)
 		r = json_hot(p, syms, &w);
-	jw_close(&w, '}');
+	wss_jw_close(&w, '}');
 	wss_fmt_ch(&w.f, '\n');
 	wss_sym_close(syms);
 	if (!r && w.f.overflow)

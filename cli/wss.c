@@ -25,6 +25,7 @@
 
 #include "cli/analyses.h"
 #include "cli/attach.h"
+#include "cli/diff.h"
 #include "cli/export.h"
 #include "cli/html.h"
 #include "cli/json.h"
@@ -50,6 +51,7 @@ static void usage(FILE *to)
 	      "       wss report [--json] PROFILE\n"
 	      "       wss report --html OUT.html PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
+	      "       wss diff [--json] [--fail-above PCT] A B\n"
 	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
 	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
 	      "       wss window --window N PROFILE\n"
@@ -109,6 +111,12 @@ static void usage(FILE *to)
 	      "stacks, for go tool pprof) or perfetto (trace-event JSON: counters and peaks,\n"
 	      "for ui.perfetto.dev and chrome://tracing); to stdout, or with -o to OUT,\n"
 	      "written whole or not at all.  See docs/report.md, \"Exports\".\n"
+	      "\n"
+	      "wss diff prints two profiles side by side: data, read and write avg/peak/total,\n"
+	      "by kind, and the allocation sites matched by their functions, largest change\n"
+	      "first; an estimate with its 95% interval, and \"~\" where the two overlap.\n"
+	      "--fail-above PCT: exit status 4 when B's data avg, peak or total is more than\n"
+	      "PCT per cent above A's (for a CI job).  See docs/report.md, \"wss diff\".\n"
 	      "\n"
 	      "The trace analyses read the page trace beside a profile (recorded with\n"
 	      "wss run --trace; docs/trace-format.md) and print text, or CSV with --csv, or\n"
@@ -670,7 +678,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} analyses[] = {{"heatmap", wss_cmd_heatmap}, {"window", wss_cmd_window}, {"mrc", wss_cmd_mrc},
 			{"simulate", wss_cmd_simulate}, {"replay", wss_cmd_replay}, {"attach", wss_cmd_attach},
-			{"export", wss_cmd_export}};
+			{"export", wss_cmd_export}, {"diff", wss_cmd_diff}};
 	for (size_t k = 0; k < sizeof analyses / sizeof *analyses; k++)
 		if (!strcmp(argv[1], analyses[k].name)) {
 			int r = analyses[k].fn(argc - 1, argv + 1);
