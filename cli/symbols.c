@@ -14,10 +14,14 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct sym_module {
 	const wss_module_t *rec;
@@ -36,11 +40,23 @@ typedef struct dm_entry {
 	char *readable; /* NULL: not a mangled name, printed as it is */
 } dm_entry_t;
 
+/* A function of code made at run time, from the perf map file the
+ * runtime wrote (/tmp/perf-PID.map: "START SIZE NAME", hex). */
+typedef struct perf_sym {
+	uint64_t start, size;
+	size_t seq; /* its line: a later one names code made at the same place since */
+	char *name;
+} perf_sym_t;
+
 struct wss_symbols {
 	sym_module_t *mods;
 	size_t n;
 	dm_entry_t *dm;
 	size_t dm_n, dm_cap; /* cap: a power of two, or 0 */
+	int64_t pid;         /* the profile's process, whose perf map names its JIT code */
+	bool perf_tried;
+	perf_sym_t *perf; /* by start, then line */
+	size_t nperf;
 };
 
 /* Local files only: no debuginfod (a report never goes to the network). */
@@ -66,6 +82,7 @@ wss_symbols_t *wss_sym_open(const wss_profile_t *p)
 		s->mods[k].hi = p->modules[k].end;
 	}
 	s->n = p->nmodules;
+	s->pid = p->pid;
 	return s;
 }
 
@@ -80,7 +97,113 @@ void wss_sym_close(wss_symbols_t *s)
 	for (size_t k = 0; k < s->dm_cap; k++)
 		free(s->dm[k].readable);
 	free(s->dm);
+	for (size_t k = 0; k < s->nperf; k++)
+		free(s->perf[k].name);
+	free(s->perf);
 	free(s);
+}
+
+/* ---- perf map files: code a JIT made ---- */
+
+/* The most lines and bytes read from one: a map is a few MB for a large
+ * node or Java program; past these it is not a runtime's. */
+#define PERF_MAX_LINES (4U << 20)
+#define PERF_MAX_BYTES (512ULL << 20)
+
+static int by_start(const void *a, const void *b)
+{
+	const perf_sym_t *x = a, *y = b;
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* One line "START SIZE NAME" (hex, with or without 0x) into e; false
+ * when it is not one. */
+static bool perf_line(char *line, size_t seq, perf_sym_t *e)
+{
+	char *end;
+	errno = 0;
+	unsigned long long st = strtoull(line, &end, 16);
+	if (end == line || *end != ' ' || errno)
+		return false;
+	char *sz = end + 1;
+	unsigned long long size = strtoull(sz, &end, 16);
+	if (end == sz || *end != ' ' || errno || !size)
+		return false;
+	char *name = end + 1;
+	name[strcspn(name, "\n")] = 0;
+	if (!*name)
+		return false;
+	*e = (perf_sym_t){st, size, seq, strdup(name)};
+	return e->name != NULL;
+}
+
+/* Reads /tmp/perf-PID.map once: a regular file of this user's or root's
+ * (as perf itself asks: another user's file in /tmp could name the code
+ * falsely).  No file (the runtime was not asked to write one: node
+ * --perf-basic-prof, Java -XX:+DumpPerfMapAtExit, python3.12 -X perf) or
+ * one not readable: no names from it. */
+static void perf_load(wss_symbols_t *s)
+{
+	s->perf_tried = true;
+	if (s->pid <= 0)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%" PRId64 ".map", s->pid);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct stat st;
+	FILE *f = NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != getuid() && st.st_uid != 0) ||
+	    (uint64_t)st.st_size > PERF_MAX_BYTES || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return;
+	}
+	char *line = NULL;
+	size_t lcap = 0, cap = 0;
+	ssize_t len;
+	while (s->nperf < PERF_MAX_LINES && (len = getline(&line, &lcap, f)) > 0) {
+		if (s->nperf == cap) {
+			size_t c = cap ? 2 * cap : 1024;
+			perf_sym_t *v = realloc(s->perf, c * sizeof *v);
+			if (!v)
+				break;
+			s->perf = v;
+			cap = c;
+		}
+		if (perf_line(line, s->nperf, &s->perf[s->nperf]))
+			s->nperf++;
+	}
+	free(line);
+	fclose(f);
+	qsort(s->perf, s->nperf, sizeof *s->perf, by_start);
+}
+
+/* The perf map's function at a, the latest written of those that cover it
+ * (a JIT reuses its code space); NULL when none does. */
+static const perf_sym_t *perf_at(wss_symbols_t *s, uint64_t a)
+{
+	if (!s->perf_tried)
+		perf_load(s);
+	size_t lo = 0, hi = s->nperf;
+	while (lo < hi) { /* the first entry starting past a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->perf[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const perf_sym_t *best = NULL;
+	/* Those starting at or before a, nearest first; the code objects
+	 * around an address are few. */
+	for (size_t k = lo, seen = 0; k-- > 0 && seen < 64; seen++) {
+		const perf_sym_t *e = &s->perf[k];
+		if (a - e->start < e->size && (!best || e->seq > best->seq))
+			best = e;
+	}
+	return best;
 }
 
 static size_t dm_slot(const dm_entry_t *v, size_t cap, const char *key)
@@ -290,6 +413,15 @@ int wss_sym_frames(wss_symbols_t *s, uint64_t addr, bool return_address, wss_fra
 		proto.module = m->rec;
 		proto.offset = addr - m->rec->bias;
 		proto.note = m->note;
+	}
+	if (!m) {
+		/* Code no file holds: a JIT's, named by its perf map. */
+		const perf_sym_t *e = perf_at(s, a);
+		if (e) {
+			proto.function = e->name;
+			proto.function_offset = addr - e->start;
+			proto.has_function_offset = true;
+		}
 	}
 	if (m && m->mod) {
 		size_t first = *n;

@@ -5,10 +5,11 @@
 # member in a namespace and an overloaded function (tests/runtimes/names.cc),
 # with DWARF (its linkage names) and without (the symbol table); a Rust
 # module's functions (tests/runtimes/names.rs) under legacy mangling (its
-# hash dropped) and v0.  A missing compiler is a SKIP.
+# hash dropped) and v0; and a JIT's code, named from the perf map file node
+# writes (tests/runtimes/jit.js).  A missing compiler is a SKIP.
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 14
+plan 16
 
 RT=$top_srcdir/tests/runtimes
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -92,5 +93,21 @@ if have rustc; then
 	fi
 else
 	for t in 1 2 3 4 5 6; do skip "rustc not installed (Debian: rustc)"; done
+fi
+
+# JIT code: node names what it compiles in /tmp/perf-PID.map.
+if have node; then
+	"$WSS" run --mode exact -o "$TMP/js.jsonl" -- node --perf-basic-prof "$RT/jit.js" >"$TMP/js.out" 2>"$TMP/js.err" ||
+		bail "node failed under wss: $(cat "$TMP/js.err")"
+	pid=$($PROFILE get "$TMP/js.jsonl" header.pid)
+	"$WSS" report "$TMP/js.jsonl" >"$TMP/js.txt" 2>&1 || bail "wss report of node failed"
+	is "$(cat "$TMP/js.out")" "jit 4" "node: the program runs as natively"
+	sed -n '/^First touches by site/,/^$/p' "$TMP/js.txt" | grep -Eq 'JS:[*^~]fill .*jit\.js:[0-9]+:[0-9]+\+0x'
+	ok $? "node: the typed array's pages first touched in JS:fill, named from /tmp/perf-$pid.map" ||
+		sed -n '/^First touches by site/,/^$/p' "$TMP/js.txt" | head -8 | sed 's/^/# /'
+	rm -f "/tmp/perf-$pid.map"
+else
+	skip "node not installed (Debian: nodejs)"
+	skip "node not installed (Debian: nodejs)"
 fi
 done_testing
