@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -384,6 +385,28 @@ static void run_session_table(const char *pattern, pid_t pid, int64_t t0_ns)
 	free(path);
 }
 
+/* End as the program ended: killed by the same signal, so that a shell
+ * says what it says natively ("Segmentation fault", or nothing for
+ * SIGINT, where it then stops a script as it would) and a parent's
+ * WIFSIGNALED holds.  Our core would be wss's, not the program's (which
+ * it dumped itself where its limit allowed): none.  A signal whose
+ * default does not kill (the program can die of none of those): 128+N,
+ * the shell's own figure. */
+static void die_of(int sig)
+{
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none);
+	fflush(stdout);
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, sig);
+	sigprocmask(SIG_UNBLOCK, &m, NULL);
+	raise(sig);
+	exit(128 + sig);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *values[NFLAGS] = {NULL};
@@ -558,7 +581,7 @@ static int cmd_run(int argc, char **argv)
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
+		die_of(WTERMSIG(st));
 	return 1;
 }
 

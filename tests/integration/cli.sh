@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 51
+plan 52
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -55,6 +55,12 @@ planted run "$WSS" run -o @OUT -- true
 "$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
 "$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"
 $PROFILE check "$TMP/term.jsonl" --prefix; ok $? "a killed program leaves a valid profile prefix"
+# wss run ends as the program ended: killed by the same signal (a shell
+# then says "Segmentation fault"), not exiting 128+N; and no core of its own.
+is "$(cd "$TMP" && ulimit -c unlimited 2>/dev/null; python3 -c '
+import subprocess, sys
+r = subprocess.run([sys.argv[1], "run", "-o", "/dev/null", "--", "sh", "-c", "kill -SEGV $$"])
+print(r.returncode)' "$WSS")" -11 "death by SIGSEGV: wss run dies of SIGSEGV too (a parent sees the signal, not 139)"
 "$WSS" run -- "$TMP/does-not-exist" 2>/dev/null; is $? 127 "a missing program is 127"
 
 "$WSS" run -o "$TMP/ramp.jsonl" --interval 10ms -- "$PROGS/pageramp" 1 100 >"$TMP/out" 2>"$TMP/err"
