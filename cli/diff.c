@@ -40,14 +40,16 @@ typedef struct fig {
 	bool tenths, have;
 	double a, b;
 	wss_ci_t aci, bci;
+	bool aest, best; /* from a sampled run: an estimate, with its interval or not */
 } fig_t;
 
-/* An allocation site of one run: its key (its functions, innermost
- * first, joined by " < "), and its figures. */
+/* The allocation sites of one run with one key (their functions,
+ * innermost first, joined by " < "; sites whose stacks differ deeper are
+ * one here), their figures summed, and whether any is an estimate. */
 typedef struct dsite {
 	char *key;
-	const wss_alloc_site_t *s;
-	bool matched;
+	wss_alloc_site_t sum;
+	bool est, matched;
 } dsite_t;
 
 typedef struct run {
@@ -93,7 +95,9 @@ static void key_frame(char *buf, size_t n, const wss_frame_t *f)
 		snprintf(buf, n, "0x%" PRIx64, f->addr);
 }
 
-/* The allocation sites of r with their keys.  Returns 0 or ENOMEM. */
+static int by_key(const void *a, const void *b) { return strcmp(((const dsite_t *)a)->key, ((const dsite_t *)b)->key); }
+
+/* The allocation sites of r by their keys.  Returns 0 or ENOMEM. */
 static int site_keys(run_t *r)
 {
 	wss_profile_t *p = &r->p;
@@ -128,14 +132,36 @@ static int site_keys(run_t *r)
 				wss_fmt_str(&f, " < ");
 			wss_fmt_str(&f, name);
 		}
-		r->sites[r->nsites++] = (dsite_t){strdup(wss_fmt_cstr(&f)), s, false};
+		bool est = (s->live_ci.present && s->live_ci.hi - s->live_ci.lo > 1) ||
+			   (s->ws_ci.present && s->ws_ci.hi - s->ws_ci.lo > 1);
+		r->sites[r->nsites++] = (dsite_t){strdup(wss_fmt_cstr(&f)), *s, est, false};
 		wss_fmt_release(&f);
 		if (!r->sites[r->nsites - 1].key)
 			err = ENOMEM;
 	}
 	free(fr);
 	wss_sym_close(syms);
-	return err;
+	if (err)
+		return err;
+	/* One entry a key: sorted by it, equal keys summed into the first. */
+	qsort(r->sites, r->nsites, sizeof *r->sites, by_key);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nsites; i++) {
+		dsite_t *d = &r->sites[i];
+		if (n && !strcmp(r->sites[n - 1].key, d->key)) {
+			wss_alloc_site_t *t = &r->sites[n - 1].sum;
+			t->live_pages += d->sum.live_pages;
+			t->peak_live_pages += d->sum.peak_live_pages;
+			t->ws_pages += d->sum.ws_pages;
+			t->idle_pages += d->sum.idle_pages;
+			t->allocs += d->sum.allocs;
+			r->sites[n - 1].est |= d->est;
+			free(d->key);
+		} else
+			r->sites[n++] = *d;
+	}
+	r->nsites = n;
+	return 0;
 }
 
 static void run_release(run_t *r)
@@ -158,12 +184,12 @@ static void stat_figs(fig_t *v, size_t *n, const char *series, const wss_stat_t 
 		snprintf(names[si][k], sizeof names[si][k], "%s.%s", series, what[k]);
 		fig_t f = {.name = names[si][k], .tenths = k == 0, .have = a->present && b->present};
 		if (k == 0)
-			f = (fig_t){f.name, true, f.have, (double)a->avg_tenths, (double)b->avg_tenths, a->avg_ci, b->avg_ci};
+			f = (fig_t){f.name, true, f.have, (double)a->avg_tenths, (double)b->avg_tenths, a->avg_ci, b->avg_ci, false, false};
 		else if (k == 1)
-			f = (fig_t){f.name, false, f.have, (double)a->peak, (double)b->peak, a->peak_ci, b->peak_ci};
+			f = (fig_t){f.name, false, f.have, (double)a->peak, (double)b->peak, a->peak_ci, b->peak_ci, false, false};
 		else
 			f = (fig_t){f.name, false, f.have && a->total >= 0 && b->total >= 0, (double)a->total,
-				    (double)b->total, a->total_ci, b->total_ci};
+				    (double)b->total, a->total_ci, b->total_ci, false, false};
 		v[(*n)++] = f;
 	}
 }
@@ -189,8 +215,9 @@ static bool overlap(const fig_t *f)
 	return alo <= bhi && blo <= ahi;
 }
 
-/* "3,077.8" or "≈ 3,077.8 ±2.1 %" into buf. */
-static const char *value_text(char *buf, size_t n, double v, const wss_ci_t *ci, bool tenths)
+/* "3,077.8", "≈ 3,077.8 ±2.1 %", or "≈ 3,077.8" for an estimate whose
+ * interval is not known (a run cut short), into buf. */
+static const char *value_text(char *buf, size_t n, double v, const wss_ci_t *ci, bool tenths, bool est)
 {
 	char g[32];
 	uint64_t whole = (uint64_t)(tenths ? v / 10 : v);
@@ -205,7 +232,7 @@ static const char *value_text(char *buf, size_t n, double v, const wss_ci_t *ci,
 		double pm = 100 * fmax(pv - ci->lo, ci->hi - pv) / pv;
 		snprintf(buf, n, "≈ %s ±%.1f %%", num, pm);
 	} else
-		snprintf(buf, n, "%s", num);
+		snprintf(buf, n, "%s%s", est ? "≈ " : "", num);
 	return buf;
 }
 
@@ -237,8 +264,8 @@ static void print_fig(FILE *out, const fig_t *f)
 		snprintf(c, sizeof c, "%s (new)", g);
 	else
 		snprintf(c, sizeof c, "%s (%+.1f %%)%s", g, pct, overlap(f) ? " ~" : "");
-	fprintf(out, "%-16s %22s  %22s  %s\n", f->name, value_text(a, sizeof a, f->a, &f->aci, f->tenths),
-		value_text(b, sizeof b, f->b, &f->bci, f->tenths), c);
+	fprintf(out, "%-16s %22s  %22s  %s\n", f->name, value_text(a, sizeof a, f->a, &f->aci, f->tenths, f->aest),
+		value_text(b, sizeof b, f->b, &f->bci, f->tenths, f->best), c);
 }
 
 static void describe(FILE *out, const char *tag, const wss_profile_t *p)
@@ -252,7 +279,17 @@ static void describe(FILE *out, const char *tag, const wss_profile_t *p)
 		fprintf(out, ", sampled up to 1 in %" PRId64, p->summary_rate_max > 0 ? p->summary_rate_max : p->rate_max);
 	else
 		fputs(", exact", out);
-	fprintf(out, ", %zu samples\n", p->nsamples);
+	fprintf(out, ", %zu samples%s\n", p->nsamples,
+		p->has_summary ? "" : "; no summary (killed, or still running): its figures are its samples', its totals unknown");
+}
+
+/* Marks the figures v[from, n) of each run's sampled one as estimates. */
+static void mark_estimates(fig_t *v, size_t from, size_t n, const wss_profile_t *a, const wss_profile_t *b)
+{
+	for (size_t i = from; i < n; i++) {
+		v[i].aest = wss_load_sampled(a);
+		v[i].best = wss_load_sampled(b);
+	}
 }
 
 /* ---- the sites ---- */
@@ -269,7 +306,7 @@ static int by_change(const void *x, const void *y)
 	return (a < b) - (a > b);
 }
 
-static int64_t peak_live(const dsite_t *s) { return s ? s->s->peak_live_pages : 0; }
+static int64_t peak_live(const dsite_t *s) { return s ? s->sum.peak_live_pages : 0; }
 
 /* The sites of both runs paired by key (the first of b's with that key
  * for each of a's), then those of b alone.  Returns the pairs (NULL when
@@ -299,14 +336,8 @@ static pair_t *pair_sites(run_t *a, run_t *b, size_t *n)
 }
 
 /* A site's figures are estimates: its allocations were sampled (by their
- * bytes), or its pages (a sampled run); its intervals then have room. */
-static bool site_estimated(const dsite_t *s)
-{
-	const wss_ci_t *c = s ? &s->s->live_ci : NULL;
-	return c && ((c->present && c->hi - c->lo > 1) || (s->s->ws_ci.present && s->s->ws_ci.hi - s->s->ws_ci.lo > 1));
-}
-
-static bool estimated(const pair_t *p) { return site_estimated(p->a) || site_estimated(p->b); }
+ * bytes), or its pages (a sampled run). */
+static bool estimated(const pair_t *p) { return (p->a && p->a->est) || (p->b && p->b->est); }
 
 static void print_sites(FILE *out, const pair_t *v, size_t n)
 {
@@ -324,8 +355,8 @@ static void print_sites(FILE *out, const pair_t *v, size_t n)
 		fprintf(out, "      live at the peak %s → %s, working set %s → %s\n",
 			wss_text_grouped(x, sizeof x, (uint64_t)peak_live(p->a)),
 			wss_text_grouped(y, sizeof y, (uint64_t)peak_live(p->b)),
-			wss_text_grouped(z, sizeof z, (uint64_t)(p->a ? p->a->s->ws_pages : 0)),
-			wss_text_grouped(w, sizeof w, (uint64_t)(p->b ? p->b->s->ws_pages : 0)));
+			wss_text_grouped(z, sizeof z, (uint64_t)(p->a ? p->a->sum.ws_pages : 0)),
+			wss_text_grouped(w, sizeof w, (uint64_t)(p->b ? p->b->sum.ws_pages : 0)));
 	}
 	if (n > shown)
 		fprintf(out, "     (%zu more in --json)\n", n - shown);
@@ -364,11 +395,12 @@ static void json_site(wss_jw_t *w, const char *key, const dsite_t *s)
 		return;
 	}
 	wss_jw_open(w, key, '{');
-	wss_jw_int(w, "live_pages", s->s->live_pages);
-	wss_jw_int(w, "peak_live_pages", s->s->peak_live_pages);
-	wss_jw_int(w, "ws_pages", s->s->ws_pages);
-	wss_jw_int(w, "idle_pages", s->s->idle_pages);
-	wss_jw_int(w, "allocs", s->s->allocs);
+	wss_jw_int(w, "live_pages", s->sum.live_pages);
+	wss_jw_int(w, "peak_live_pages", s->sum.peak_live_pages);
+	wss_jw_int(w, "ws_pages", s->sum.ws_pages);
+	wss_jw_int(w, "idle_pages", s->sum.idle_pages);
+	wss_jw_int(w, "allocs", s->sum.allocs);
+	wss_jw_bool(w, "estimated", s->est);
 	wss_jw_close(w, '}');
 }
 
@@ -383,6 +415,8 @@ static int write_json(FILE *out, const run_t *a, const run_t *b, const fig_t *v,
 	wss_jw_str(&w, "b", b->p.path);
 	wss_jw_bool(&w, "a_sampled", wss_load_sampled(&a->p));
 	wss_jw_bool(&w, "b_sampled", wss_load_sampled(&b->p));
+	wss_jw_bool(&w, "a_truncated", !a->p.has_summary);
+	wss_jw_bool(&w, "b_truncated", !b->p.has_summary);
 	wss_jw_open(&w, "figures", '[');
 	for (size_t i = 0; i < nv; i++)
 		if (v[i].have)
@@ -427,10 +461,10 @@ static void kind_figs(fig_t *v, size_t *n, const wss_profile_t *a, const wss_pro
 		snprintf(names[k][1], sizeof names[k][1], "kind.%s.total", wss_kind_name(k));
 		/* A kind the other run did not have counts as 0 there. */
 		v[(*n)++] = (fig_t){names[k][0], false, true, x->present ? (double)x->peak : 0,
-				    y->present ? (double)y->peak : 0, x->peak_ci, y->peak_ci};
+				    y->present ? (double)y->peak : 0, x->peak_ci, y->peak_ci, false, false};
 		v[(*n)++] = (fig_t){names[k][1], false, (!x->present || x->total >= 0) && (!y->present || y->total >= 0),
 				    x->present ? (double)x->total : 0, y->present ? (double)y->total : 0, x->total_ci,
-				    y->total_ci};
+				    y->total_ci, false, false};
 	}
 }
 
@@ -465,6 +499,21 @@ int wss_cmd_diff(int argc, char **argv)
 	stat_figs(v, &nv, "write", &a.p.write, &b.p.write);
 	size_t nstat = nv;
 	kind_figs(v, &nv, &a.p, &b.p);
+	mark_estimates(v, 0, nv, &a.p, &b.p);
+	/* A run cut short has no summary: its figures are its samples', no
+	 * total; a guard cannot judge it (a crash must not pass as a win). */
+	for (int k = 0; k < 2 && limit >= 0; k++) {
+		const wss_profile_t *p = k ? &b.p : &a.p;
+		if (!p->has_summary) {
+			fprintf(stderr,
+				"wss: diff: %s: no summary (the run was killed, or is still running): --fail-above cannot "
+				"judge it\n",
+				p->path);
+			run_release(&a);
+			run_release(&b);
+			return EXIT_USAGE;
+		}
+	}
 	size_t np = 0;
 	pair_t *pairs = NULL;
 	if (!(r = site_keys(&a)) && !(r = site_keys(&b)) && !(pairs = pair_sites(&a, &b, &np)) && np == SIZE_MAX)

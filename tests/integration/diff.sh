@@ -2,10 +2,11 @@
 # wss diff (cli/diff.c): two exact runs of tests/progs/allocsites under
 # manual ticks, the second with two more sites of 8,192 and 4,096 pages
 # (its "unmap" mode): the figures side by side, the sites matched by their
-# functions, --json, --fail-above's exit status, and bad input.
+# functions, --json, --fail-above's exit status, a run cut short, and bad
+# input.
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 18
+plan 21
 
 run() {
 	"$WSS" run --mode exact --time-base manual -o "$TMP/$1.jsonl" -- "$PROGS/allocsites" 20 $2 \
@@ -64,4 +65,15 @@ is "$?:$(head -1 "$TMP/pct.err")" "2:wss: diff: --fail-above: not a percentage f
 	"--fail-above lots: exit 2, one line"
 "$WSS" diff "$TMP/a.jsonl" "$TMP/missing.jsonl" 2>"$TMP/miss.err"
 is "$?:$(cat "$TMP/miss.err")" "2:wss: $TMP/missing.jsonl: No such file or directory" "a missing profile: exit 2, one line"
+# A run cut short (killed: no summary) is said, and a guard refuses to
+# judge it: a crash must not pass as a smaller working set.
+head -c 3000 "$TMP/b.jsonl" >"$TMP/cut.jsonl"
+"$WSS" diff "$TMP/a.jsonl" "$TMP/cut.jsonl" >"$TMP/cut.txt" 2>&1
+is $? 0 "a run cut short: compared (exit 0 without --fail-above)"
+grep -q '^  b: .*no summary (killed, or still running)' "$TMP/cut.txt"
+ok $? "... and said to have no summary"
+"$WSS" diff --fail-above 10 "$TMP/a.jsonl" "$TMP/cut.jsonl" >/dev/null 2>"$TMP/cutfail.err"
+is "$?:$(cat "$TMP/cutfail.err")" \
+	"2:wss: diff: $TMP/cut.jsonl: no summary (the run was killed, or is still running): --fail-above cannot judge it" \
+	"--fail-above and a run cut short: exit 2, one line"
 done_testing
