@@ -492,6 +492,27 @@ static int axis_label(const wss_profile_t *p, char *buf, size_t n, const wss_sam
 	return snprintf(buf, n, s < 10 ? "%.2fs" : s < 100 ? "%.1fs" : "%.0fs", s);
 }
 
+/* A burst: peaks of any series in the same interval or in intervals one
+ * after another (a sweep shows in data, write and its thread's series
+ * alike, and may last a few intervals).  The burst number of peak i
+ * (peaks in seq order), from 1. */
+static size_t burst_of(const wss_profile_t *p, size_t i)
+{
+	size_t b = 1;
+	for (size_t j = 1; j <= i && j < p->npeaks; j++)
+		b += p->peaks[j].seq > p->peaks[j - 1].seq + 1;
+	return b;
+}
+
+/* The end of the burst that starts at peak i. */
+static size_t burst_end(const wss_profile_t *p, size_t i)
+{
+	size_t j = i + 1;
+	while (j < p->npeaks && p->peaks[j].seq <= p->peaks[j - 1].seq + 1)
+		j++;
+	return j;
+}
+
 static char peak_mark(size_t number)
 {
 	return number <= 9 ? (char)('0' + number) : number <= 35 ? (char)('a' + number - 10) : '*';
@@ -608,7 +629,7 @@ static void print_timeline(const wss_profile_t *p, FILE *out, bool code)
 		size_t k = (size_t)(s - p->samples), c = 0;
 		while (c + 1 < cols && first[c + 1] <= k)
 			c++;
-		marks[c] = peak_mark(i + 1);
+		marks[c] = peak_mark(burst_of(p, i));
 		if (c + 1 > len)
 			len = c + 1;
 	}
@@ -640,22 +661,59 @@ static void print_frame(FILE *out, const wss_frame_t *f)
 		fprintf(out, " (%s)", f->note);
 }
 
+/* A peak's first-touch sites, with their stacks.  Returns 0 or ENOMEM. */
+static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const wss_peak_t *k, frames_t *fr, FILE *out)
+{
+	for (size_t j = 0; j < k->nsites; j++) {
+		const wss_site_t *site = &k->sites[j];
+		fprintf(out, "   %" PRId64 " page%s first touched at%s:\n", site->pages, site->pages == 1 ? "" : "s",
+			site->stack < 0 ? " (no stack captured)" : "");
+		int r = site_frames(p, syms, site, fr);
+		if (r == ENOENT) {
+			fprintf(out, "      (stack %" PRId64 " is not in the profile)\n", site->stack);
+			continue;
+		}
+		if (r)
+			return ENOMEM;
+		for (size_t f = 0; f < fr->n; f++) {
+			bool same = f > 0 && fr->f[f].addr == fr->f[f - 1].addr;
+			if (same)
+				fprintf(out, "      %18s  ", "");
+			else
+				fprintf(out, "      0x%016" PRIx64 "  ", fr->f[f].addr);
+			print_frame(out, &fr->f[f]);
+			fputc('\n', out);
+		}
+	}
+	return 0;
+}
+
+/* One entry a burst: its first peak as it was detected, the other series
+ * and intervals of the burst on one line, and the sites of each of its
+ * intervals once (the sites of a peak are its interval's, whatever its
+ * series). */
 static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 {
 	if (!p->npeaks) {
 		fputs("Peaks: none in this profile\n", out);
 		return 0;
 	}
-	fprintf(out, "Peaks (%zu)\n", p->npeaks);
+	size_t nb = burst_of(p, p->npeaks - 1);
+	if (nb < p->npeaks)
+		fprintf(out, "Peaks (%zu, in %zu burst%s: the series and intervals of one are listed together)\n", p->npeaks,
+			nb, nb == 1 ? "" : "s");
+	else
+		fprintf(out, "Peaks (%zu)\n", p->npeaks);
 	if (wss_load_sampled(p))
 		fputs("(a sampled run: values are estimates, and the sites are those of the sampled pages)\n", out);
 	frames_t fr = {NULL, 0, 0};
-	for (size_t i = 0; i < p->npeaks; i++) {
+	for (size_t i = 0, b = 1; i < p->npeaks; b++) {
+		size_t end = burst_end(p, i);
 		const wss_peak_t *k = &p->peaks[i];
 		const wss_sample_t *s = wss_load_sample(p, k->seq);
 		char series[64];
 		series_name(k->series, series, sizeof series);
-		fprintf(out, "%c. seq %" PRId64, peak_mark(i + 1), k->seq);
+		fprintf(out, "%c. seq %" PRId64, peak_mark(b), k->seq);
 		if (s) {
 			fputs(" at ", out);
 			print_seconds(out, s->t_ns);
@@ -664,30 +722,27 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 			k->threshold);
 		if (k->mean > 0)
 			fprintf(out, " (%.1fx the mean)", (double)k->value / k->mean);
+		for (size_t j = i + 1; j < end; j++) {
+			const wss_peak_t *o = &p->peaks[j];
+			series_name(o->series, series, sizeof series);
+			if (o->seq == k->seq)
+				fprintf(out, "%s %s: %" PRId64, j == i + 1 ? "; also" : ",", series, o->value);
+			else
+				fprintf(out, "%s seq %" PRId64 " %s: %" PRId64, j == i + 1 ? "; then" : ",", o->seq, series,
+					o->value);
+		}
 		fputc('\n', out);
-		for (size_t j = 0; j < k->nsites; j++) {
-			const wss_site_t *site = &k->sites[j];
-			fprintf(out, "   %" PRId64 " page%s first touched at%s:\n", site->pages, site->pages == 1 ? "" : "s",
-				site->stack < 0 ? " (no stack captured)" : "");
-			int r = site_frames(p, syms, site, &fr);
-			if (r == ENOENT) {
-				fprintf(out, "      (stack %" PRId64 " is not in the profile)\n", site->stack);
-				continue;
-			}
-			if (r) {
+		for (size_t j = i; j < end; j++) {
+			if (j > i && p->peaks[j].seq == p->peaks[j - 1].seq)
+				continue; /* that interval's sites are listed */
+			if (j > i)
+				fprintf(out, "   seq %" PRId64 ":\n", p->peaks[j].seq);
+			if (print_peak_sites(p, syms, &p->peaks[j], &fr, out)) {
 				free(fr.f);
 				return ENOMEM;
 			}
-			for (size_t f = 0; f < fr.n; f++) {
-				bool same = f > 0 && fr.f[f].addr == fr.f[f - 1].addr;
-				if (same)
-					fprintf(out, "      %18s  ", "");
-				else
-					fprintf(out, "      0x%016" PRIx64 "  ", fr.f[f].addr);
-				print_frame(out, &fr.f[f]);
-				fputc('\n', out);
-			}
 		}
+		i = end;
 	}
 	free(fr.f);
 	return 0;

@@ -11,7 +11,7 @@ for p in python3 nm objdump addr2line strip; do
 	command -v $p >/dev/null || bail "$p is not installed (binutils, python3)"
 done
 SYNTH="python3 $top_srcdir/tests/tap/synth.py"
-plan 95
+plan 96
 
 # ---- a real profile ----
 P=$TMP/p.jsonl
@@ -408,6 +408,16 @@ grep -A3 '^1\. seq 45' "$TMP/bursty.txt" | grep -q "sweep ($src_re/bursty.c:" &&
 	grep -A4 '^1\. seq 45' "$TMP/bursty.txt" | grep -q "burst ($src_re/bursty.c:" &&
 	grep -A5 '^1\. seq 45' "$TMP/bursty.txt" | grep -q "main ($src_re/bursty.c:"
 ok $? "the first peak's top site is sweep <- burst <- main, with file:line"
+# One entry a burst: each sweep is a peak of the data, write and thread
+# series in one interval, listed once with its sites once, numbered 1 and
+# 2 (under the timeline too).
+grep -q '^Peaks (6, in 2 bursts' "$TMP/bursty.txt" &&
+	grep -q '^1\. seq 45 .*data: 2009 pages.*; also write: 2009, thread [0-9]*: 2009$' "$TMP/bursty.txt" &&
+	grep -q '^2\. seq 65 .*data: 2009 pages' "$TMP/bursty.txt" &&
+	[ "$(grep -c '^   2000 pages first touched at:' "$TMP/bursty.txt")" = 2 ] &&
+	grep -Eq '^ +peaks +1 +2$' "$TMP/bursty.txt"
+ok $? "six peaks in two bursts: two entries, each interval's sites once, marked 1 and 2" ||
+	grep -A2 '^Peaks' "$TMP/bursty.txt" | sed 's/^/# /'
 # pageramp, real: touch_pages in pageramp.c is among the first-touch sites.
 # Its sawtooth has no outliers at the default sensitivity, and whether a
 # wall-clock run on a loaded machine has any was luck (CI at e13a56c
