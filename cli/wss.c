@@ -33,6 +33,7 @@
 #include "cli/load.h"
 #include "cli/outfile.h"
 #include "cli/report.h"
+#include "cli/runcheck.h"
 #include "cli/session.h"
 #include "common/pattern.h"
 #include "common/sys.h"
@@ -545,6 +546,7 @@ static int cmd_run(int argc, char **argv)
 	 * to us alone. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	wss_run_warn_unmeasurable(argv[i]);
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME, &t0);
 	/* The engine leaves the session's table to us (engine/output.c). */

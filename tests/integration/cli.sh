@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 52
+plan 53
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -55,6 +55,17 @@ planted run "$WSS" run -o @OUT -- true
 "$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
 "$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"
 $PROFILE check "$TMP/term.jsonl" --prefix; ok $? "a killed program leaves a valid profile prefix"
+# A program the preload cannot enter says so in one line, and runs as
+# natively (a static one: no loader to read LD_PRELOAD).
+printf 'int main(void) { return 3; }\n' >"$TMP/static.c"
+if ${CC:-cc} -static -o "$TMP/static" "$TMP/static.c" 2>/dev/null; then
+	(cd "$TMP" && "$WSS" run -- ./static 2>"$TMP/static.err")
+	is "$?:$(cat "$TMP/static.err")" \
+		"3:wss: ./static is statically linked: the preload cannot enter it, so it runs untracked and writes no profile (wss attach --method refbits PID measures it while it runs)" \
+		"a static program: one line says it runs untracked, and its status passes through"
+else
+	skip "no static C library to link with"
+fi
 # wss run ends as the program ended: killed by the same signal (a shell
 # then says "Segmentation fault"), not exiting 128+N; and no core of its own.
 is "$(cd "$TMP" && ulimit -c unlimited 2>/dev/null; python3 -c '
