@@ -13,7 +13,7 @@
 
 #include "engine/sites.h"
 
-wss_engine_t wss_engine_state = {.fd = -1, .err_fd = -1, .attach_ctl = -1};
+wss_engine_t wss_engine_state = {.fd = -1, .err_fd = -1, .trace_fd = -1, .attach_ctl = -1};
 
 const wss_backend_t *const wss_backends[] = {&wss_backend_hybrid, &wss_backend_mprotect, &wss_backend_uffd_wp, NULL};
 const wss_backend_t *wss_lifecycle_test_backend;

@@ -34,14 +34,21 @@ static void fail(const char *what, const char *why)
 
 /* Defaults, then the session file named by WSS_CONFIG, then WSS_<SECTION>_<KEY>
  * variables (and `wss run` flags, which arrive as variables).  The parser's
- * memory comes straight from mmap and is returned before main. */
-static void load_config(wss_config_t *cfg, char **envp)
+ * memory comes straight from mmap and is returned before main.  A bad
+ * setting is said in one line, and the program runs untracked: under a
+ * bare LD_PRELOAD (set for a service, a whole shell) a typo must not stop
+ * every program it reaches; `wss run` checks the same settings before it
+ * starts anything, and exits 2 there.  Returns false then. */
+static bool load_config(wss_config_t *cfg, char **envp)
 {
 	char err[512];
 	if (wss_config_build(cfg, wss_config_getenv(envp, "WSS_CONFIG"), envp, &wss_settings_parse_alloc, err,
 			     sizeof err) ||
-	    wss_config_validate(cfg, err, sizeof err))
-		fail(err, "");
+	    wss_config_validate(cfg, err, sizeof err)) {
+		wss_log(err, "; the program runs untracked", NULL);
+		return false;
+	}
+	return true;
 }
 
 /* First thing in every tick, under the engine lock. */
@@ -60,7 +67,8 @@ __attribute__((constructor)) static void wss_preload_init(int argc, char **argv,
 	wss_paths_init();
 	wss_config_t cfg;
 	char err[512];
-	load_config(&cfg, envp);
+	if (!load_config(&cfg, envp))
+		return;
 	if (!cfg.follow_exec)
 		wss_exec_unfollow();
 	if (wss_signals_init())

@@ -183,10 +183,11 @@ set -- $(count_aw "$TMP/alt.jsonl")
 is "$("$WSS" report --json "$TMP/alt.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sampling"]["all_writes_samples"])')" "$1" \
 	"wss report --json: sampling.all_writes_samples ($1 of $2, every other one)"
 
-# The switch is the engine's: a bad value is one line and exit 2.
+# The switch is the engine's: a bad value is one line, and the program
+# runs untracked (a bare LD_PRELOAD's bad setting).
 WSS_TEST_ALL_WRITES=yes LD_PRELOAD="$WSS_LIB" "$PROGS/lifecycle" exit3 2>"$TMP/bad.err"
-is "$?:$(cat "$TMP/bad.err")" '2:wss: WSS_TEST_ALL_WRITES: expected on, off or alternate, got "yes"' \
-	"WSS_TEST_ALL_WRITES=yes: one line, exit 2"
+is "$?:$(cat "$TMP/bad.err")" '3:wss: WSS_TEST_ALL_WRITES: expected on, off or alternate, got "yes"; the program runs untracked' \
+	"WSS_TEST_ALL_WRITES=yes: one line, the program runs (its status 3)"
 
 # Under auto the policy turns all writes on for a program that writes what
 # it touches, within the budget (pageramp: about 300 pages written every

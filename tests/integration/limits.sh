@@ -3,7 +3,7 @@
 # not fit: the program runs as natively, untracked, and stderr says once
 # what was lost and why, errno named (not "cannot open", exit 2).
 . "$top_srcdir/tests/tap/tap.sh"
-plan 7
+plan 8
 
 # Sixteen descriptors: the program's own; wss's (the profile, userfaultfd,
 # pagemap, its /proc file, the unwinder's pipe) would take some of them.
@@ -15,6 +15,11 @@ cmp -s "$TMP/n.out" "$TMP/n.native"; ok $? "ulimit -n 16: the output as natively
 is "$(cat "$TMP/n.err")" "wss: RLIMIT_NOFILE is 16 (ulimit -n): too few descriptors to share with wss, which needs up to 8 (at least 32 allowed): the program runs untracked" \
 	"ulimit -n 16: one line saying why"
 [ ! -e "$TMP/n.jsonl" ]; ok $? "ulimit -n 16: no profile"
+# Untracked, no descriptor is wss's: GNU touch reopens its file onto
+# descriptor 0 and closes it, which failed with EBADF when an unset trace
+# descriptor read as 0 and the close wrapper kept it for wss.
+(ulimit -n 16; LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/t.jsonl" touch "$TMP/touched" 2>"$TMP/t.err")
+is "$?:$(grep -c 'Bad file descriptor' "$TMP/t.err")" "0:0" "ulimit -n 16: touch closes its descriptor 0 as natively"
 
 # 60 MB of address space: python3 runs natively; under wss the engine
 # thread's default stack (8 MiB) did not fit, and it stopped with exit 2.
