@@ -144,8 +144,8 @@ EOF3
 done
 between "$lt_ok" 8 10 "two sampled levels (1/256 then 1/16): the data and write totals' intervals hold the truth within +-15 % in $lt_ok of 10 runs"
 WSS_TEST_FIRST_RATE=16 LD_PRELOAD="$WSS_LIB" "$PROGS/lifecycle" exit3 2>"$TMP/fr.err"
-is "$?:$(cat "$TMP/fr.err")" '2:wss: WSS_TEST_FIRST_RATE: expected RATE:INTERVALS (a power of two from 2 to 2^20, a count from 1 to 1000), got "16"' \
-	"WSS_TEST_FIRST_RATE without its count: one line, exit 2"
+is "$?:$(cat "$TMP/fr.err")" '3:wss: WSS_TEST_FIRST_RATE: expected RATE:INTERVALS (a power of two from 2 to 2^20, a count from 1 to 1000), got "16"; the program runs untracked' \
+	"WSS_TEST_FIRST_RATE without its count: one line, and the program runs untracked (its status 3)"
 
 # Every sampled interval is judged against session.precision; a fixed rate
 # that misses it is said, with what to do.
