@@ -609,12 +609,17 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 		return false;
 	}
 	if (E.aw_hold) {
-		if (--E.aw_hold || E.aw_page_n >= 3)
+		if (--E.aw_hold)
 			return false;
-		/* The hold's end with fewer than three figures of the scan,
-		 * one of which may be the one-off that ended it: a trial
-		 * interval, judged at the writes' cost, to take another (the
-		 * backoff bounds how often). */
+		/* The hold's end: the scan's figures are of before it, and two
+		 * of the last three may be the one-offs that ended it (one tick
+		 * in five reads 5-10 times the others: then the median is one,
+		 * and nothing measures the scan while all writes are off).
+		 * Forgotten, and a trial interval, judged at the writes' cost,
+		 * measures it afresh; the backoff, doubled at each ending,
+		 * bounds how often. */
+		E.aw_page_n = 0;
+		E.aw_page_ns = 0;
 		uint64_t w = E.last_writes * E.wp_cost_ns;
 		return w <= allow / 4 && (unsigned __int128)r * allow < (unsigned __int128)d * (allow - w);
 	}
