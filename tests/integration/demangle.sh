@@ -5,11 +5,11 @@
 # member in a namespace and an overloaded function (tests/runtimes/names.cc),
 # with DWARF (its linkage names) and without (the symbol table); a Rust
 # module's functions (tests/runtimes/names.rs) under legacy mangling (its
-# hash dropped) and v0; and a JIT's code, named from the perf map file node
-# writes (tests/runtimes/jit.js).  A missing compiler is a SKIP.
+# hash dropped) and v0; and a JIT's code, named from the perf map files node
+# (tests/runtimes/jit.js) and HotSpot write.  A missing compiler is a SKIP.
 . "$top_srcdir/tests/tap/tap.sh"
 
-plan 16
+plan 17
 
 RT=$top_srcdir/tests/runtimes
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -109,5 +109,18 @@ if have node; then
 else
 	skip "node not installed (Debian: nodejs)"
 	skip "node not installed (Debian: nodejs)"
+fi
+# Java: HotSpot writes its map at exit when asked to.
+if have javac && have java && javac -d "$TMP/java" "$RT/Churn.java" 2>/dev/null; then
+	"$WSS" run --mode exact -o "$TMP/jv.jsonl" -- java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+		-cp "$TMP/java" Churn >/dev/null 2>"$TMP/jv.err" || bail "java failed under wss: $(cat "$TMP/jv.err")"
+	pid=$($PROFILE get "$TMP/jv.jsonl" header.pid)
+	"$WSS" report "$TMP/jv.jsonl" >"$TMP/jv.txt" 2>&1 || bail "wss report of java failed"
+	sed -n '/^First touches by site/,/^$/p' "$TMP/jv.txt" | grep -Eq '  (void|int|boolean|long|java\.[a-zA-Z.]*) java\.util\.[A-Za-z.]*\(.*\)\+0x'
+	ok $? "java: compiled methods named from /tmp/perf-$pid.map (java.util's, by their signature)" ||
+		sed -n '/^First touches by site/,/^$/p' "$TMP/jv.txt" | head -8 | sed 's/^/# /'
+	rm -f "/tmp/perf-$pid.map"
+else
+	skip "java/javac not installed (Debian: openjdk-17-jdk-headless)"
 fi
 done_testing
