@@ -8,7 +8,7 @@
  * before sampling existed, byte for byte. */
 #include "config.h"
 #include "cli/report.h"
-#include "cli/jw.h"
+#include "cli/report_internal.h"
 #include "cli/session.h"
 
 #include <errno.h>
@@ -31,20 +31,16 @@ static int by_seq(const void *a, const void *b)
 }
 
 /* Peaks are numbered in time order, whatever order the file has. */
-static void sort_peaks(wss_profile_t *p)
+void wss_report_sort_peaks(wss_profile_t *p)
 {
 	if (p->npeaks > 1)
 		qsort(p->peaks, p->npeaks, sizeof *p->peaks, by_seq);
 }
 
-typedef struct frames {
-	wss_frame_t *f;
-	size_t n, cap;
-} frames_t;
 
 /* The frames of one stack: frames[0] is the faulting instruction, the
  * others return addresses.  Returns 0 or ENOMEM. */
-static int stack_frames(wss_symbols_t *syms, const wss_stack_t *st, frames_t *out)
+static int stack_frames(wss_symbols_t *syms, const wss_stack_t *st, wss_report_frames_t *out)
 {
 	out->n = 0;
 	for (size_t k = 0; k < st->n; k++)
@@ -56,7 +52,7 @@ static int stack_frames(wss_symbols_t *syms, const wss_stack_t *st, frames_t *ou
 /* A first-touch site's frames: its stack's, or, when no stack was
  * captured, the touching instruction's alone.  Returns 0, ENOMEM, or
  * ENOENT when its stack is not in the profile. */
-static int site_frames(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *out)
+int wss_report_site_frames(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, wss_report_frames_t *out)
 {
 	if (site->stack < 0) {
 		out->n = 0;
@@ -66,7 +62,7 @@ static int site_frames(const wss_profile_t *p, wss_symbols_t *syms, const wss_si
 	return st ? stack_frames(syms, st, out) : ENOENT;
 }
 
-static const char *base_name(const char *path)
+const char *wss_report_base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
@@ -639,7 +635,7 @@ static void print_timeline(const wss_profile_t *p, FILE *out, bool code)
 
 /* "function (file:line)", "function+0x1c (module)", "module+0x1234", or the
  * bare address. */
-static void print_frame(FILE *out, const wss_frame_t *f)
+void wss_report_print_frame(FILE *out, const wss_frame_t *f)
 {
 	if (f->function) {
 		fputs(f->function, out);
@@ -649,12 +645,12 @@ static void print_frame(FILE *out, const wss_frame_t *f)
 			if (f->has_function_offset)
 				fprintf(out, "+0x%" PRIx64, f->function_offset);
 			if (f->module)
-				fprintf(out, " (%s)", base_name(f->module->path));
+				fprintf(out, " (%s)", wss_report_base_name(f->module->path));
 		}
 		if (f->inlined)
 			fputs(" [inlined]", out);
 	} else if (f->module)
-		fprintf(out, "%s+0x%" PRIx64, base_name(f->module->path), f->offset);
+		fprintf(out, "%s+0x%" PRIx64, wss_report_base_name(f->module->path), f->offset);
 	else
 		fprintf(out, "0x%" PRIx64 " (no module)", f->addr);
 	if (f->note)
@@ -662,13 +658,13 @@ static void print_frame(FILE *out, const wss_frame_t *f)
 }
 
 /* A peak's first-touch sites, with their stacks.  Returns 0 or ENOMEM. */
-static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const wss_peak_t *k, frames_t *fr, FILE *out)
+static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const wss_peak_t *k, wss_report_frames_t *fr, FILE *out)
 {
 	for (size_t j = 0; j < k->nsites; j++) {
 		const wss_site_t *site = &k->sites[j];
 		fprintf(out, "   %" PRId64 " page%s first touched at%s:\n", site->pages, site->pages == 1 ? "" : "s",
 			site->stack < 0 ? " (no stack captured)" : "");
-		int r = site_frames(p, syms, site, fr);
+		int r = wss_report_site_frames(p, syms, site, fr);
 		if (r == ENOENT) {
 			fprintf(out, "      (stack %" PRId64 " is not in the profile)\n", site->stack);
 			continue;
@@ -681,7 +677,7 @@ static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const w
 				fprintf(out, "      %18s  ", "");
 			else
 				fprintf(out, "      0x%016" PRIx64 "  ", fr->f[f].addr);
-			print_frame(out, &fr->f[f]);
+			wss_report_print_frame(out, &fr->f[f]);
 			fputc('\n', out);
 		}
 	}
@@ -706,7 +702,7 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 		fprintf(out, "Peaks (%zu)\n", p->npeaks);
 	if (wss_load_sampled(p))
 		fputs("(a sampled run: values are estimates, and the sites are those of the sampled pages)\n", out);
-	frames_t fr = {NULL, 0, 0};
+	wss_report_frames_t fr = {NULL, 0, 0};
 	for (size_t i = 0, b = 1; i < p->npeaks; b++) {
 		size_t end = burst_end(p, i);
 		const wss_peak_t *k = &p->peaks[i];
@@ -748,232 +744,9 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 	return 0;
 }
 
-/* An allocation site's frames: all return addresses (the stack was taken
- * inside the allocator wrapper, wss's own frames left out).  Returns 0,
- * ENOMEM, or ENOENT when its stack is not in the profile (or none was
- * captured: stack 0). */
-static int alloc_frames(const wss_profile_t *p, wss_symbols_t *syms, int64_t stack, frames_t *out)
-{
-	const wss_stack_t *st = stack > 0 ? wss_load_stack(p, stack) : NULL;
-	if (!st)
-		return ENOENT;
-	out->n = 0;
-	for (size_t k = 0; k < st->n; k++)
-		if (wss_sym_frames(syms, st->frames[k], true, &out->f, &out->n, &out->cap))
-			return ENOMEM;
-	return 0;
-}
-
-/* "N" for an exact figure, "≈ N [lo, hi]" for an estimate. */
-static void print_alloc_figure(FILE *out, int64_t v, const wss_ci_t *ci)
-{
-	char a[32], b[32], c[32];
-	if (!ci->present || (ci->hi - ci->lo <= 1 && ci->lo <= (double)v && (double)v <= ci->hi)) {
-		fputs(grouped(a, sizeof a, (uint64_t)v), out);
-		return;
-	}
-	fprintf(out, "≈ %s [%s, %s]", grouped(a, sizeof a, (uint64_t)v), grouped(b, sizeof b, (uint64_t)ci->lo),
-		grouped(c, sizeof c, (uint64_t)ci->hi));
-}
-
-/* At most this many allocation sites in the text, and frames of each. */
-#define REPORT_ALLOC_SITES 10
-#define REPORT_ALLOC_FRAMES 6
-
-static int print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
-{
-	char a[32];
-	size_t n = p->nalloc_sites < REPORT_ALLOC_SITES ? p->nalloc_sites : REPORT_ALLOC_SITES;
-	fprintf(out, "Memory by allocation site (%zu of %zu, largest live first): pages live now (and at the peak), the\n",
-		n, p->nalloc_sites);
-	fprintf(out, "working set on average, idle now (untouched for %" PRId64 " interval%s); an allocation is\n",
-		p->alloc_idle_after, p->alloc_idle_after == 1 ? "" : "s");
-	fprintf(out, "sampled by its bytes (one sample per %s bytes allocated on average, at the end;\n",
-		grouped(a, sizeof a, (uint64_t)p->alloc_mean));
-	fputs("each stands for those it represents), and a page counts as touched when anything on it\n", out);
-	fputs("was (objects sharing a page share its touches)\n", out);
-	if (p->alloc_cut)
-		fprintf(out, "(%" PRId64 " interval%s attributed only in part: too many pages to visit in one tick)\n",
-			p->alloc_cut, p->alloc_cut == 1 ? "" : "s");
-	if (p->alloc_dropped)
-		fprintf(out, "(%" PRId64 " sampled allocation%s dropped: the table of live ones was full)\n", p->alloc_dropped,
-			p->alloc_dropped == 1 ? "" : "s");
-	frames_t fr = {NULL, 0, 0};
-	for (size_t i = 0; i < n; i++) {
-		const wss_alloc_site_t *x = &p->alloc_sites[i];
-		fprintf(out, "%2zu. live ", i + 1);
-		print_alloc_figure(out, x->live_pages, &x->live_ci);
-		/* The peak is an estimate too when the site's allocations were
-		 * sampled (its interval is not in the record). */
-		fprintf(out, " (%s%s at the peak); working set ", x->sampled < x->allocs ? "≈ " : "",
-			grouped(a, sizeof a, (uint64_t)x->peak_live_pages));
-		print_alloc_figure(out, x->ws_pages, &x->ws_ci);
-		fputs("; idle ", out);
-		print_alloc_figure(out, x->idle_pages, &x->idle_ci);
-		fprintf(out, "; %s allocation%s%s\n", grouped(a, sizeof a, (uint64_t)x->allocs), x->allocs == 1 ? "" : "s",
-			x->sampled < x->allocs ? " (estimated)" : "");
-		int r = alloc_frames(p, syms, x->stack, &fr);
-		if (r == ENOENT) {
-			fputs("      (no stack)\n", out);
-			continue;
-		}
-		if (r) {
-			free(fr.f);
-			return ENOMEM;
-		}
-		for (size_t f = 0; f < fr.n && f < REPORT_ALLOC_FRAMES; f++) {
-			fputs("      ", out);
-			print_frame(out, &fr.f[f]);
-			fputc('\n', out);
-		}
-		if (fr.n > REPORT_ALLOC_FRAMES)
-			fprintf(out, "      (%zu more frames: wss report --json)\n", fr.n - REPORT_ALLOC_FRAMES);
-	}
-	free(fr.f);
-	return 0;
-}
-
-/* The whole run's first-touch sites, at most this many in the text. */
-#define REPORT_SITES 10
-
-/* A source location of the text's site list: the sites (instructions)
- * whose line reads the same, summed. */
-typedef struct {
-	char *text;
-	int64_t pages;
-} site_line_t;
-
-static int by_pages_desc(const void *a, const void *b)
-{
-	const site_line_t *x = a, *y = b;
-	return x->pages < y->pages ? 1 : x->pages > y->pages ? -1 : strcmp(x->text, y->text);
-}
-
-static int print_run_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
-{
-	int64_t all = p->sites_other;
-	for (size_t k = 0; k < p->nsites; k++)
-		all += p->sites[k].pages;
-	/* Each site as its line reads: the touching statement (innermost,
-	 * inlined or not) and, inlined, where (else one function inlined in
-	 * two places reads as two identical lines); instructions of one
-	 * statement (an unrolled loop's) are one line, their pages summed. */
-	site_line_t *v = calloc(p->nsites ? p->nsites : 1, sizeof *v);
-	if (!v)
-		return ENOMEM;
-	size_t nv = 0;
-	int r = 0;
-	frames_t fr = {NULL, 0, 0};
-	for (size_t k = 0; k < p->nsites && !r; k++) {
-		fr.n = 0;
-		char *text = NULL;
-		size_t len = 0;
-		FILE *m = NULL;
-		if (wss_sym_frames(syms, p->sites[k].pc, false, &fr.f, &fr.n, &fr.cap) ||
-		    !(m = open_memstream(&text, &len))) {
-			r = ENOMEM;
-			break;
-		}
-		print_frame(m, &fr.f[0]);
-		if (fr.f[0].inlined && fr.n > 1) {
-			fputs(" in ", m);
-			print_frame(m, &fr.f[1]);
-		}
-		if (fclose(m) || !text) {
-			free(text);
-			r = ENOMEM;
-			break;
-		}
-		size_t j = 0;
-		while (j < nv && strcmp(v[j].text, text))
-			j++;
-		if (j < nv) {
-			free(text);
-		} else {
-			v[nv].text = text;
-			nv++;
-		}
-		v[j].pages += p->sites[k].pages;
-	}
-	free(fr.f);
-	if (!r) {
-		qsort(v, nv, sizeof *v, by_pages_desc);
-		fprintf(out, "First touches by site, whole run (%zu site%s, %" PRId64 " first touches)\n", p->nsites,
-			p->nsites == 1 ? "" : "s", all);
-		if (wss_load_sampled(p))
-			fputs("(a sampled run: first touches of the sampled pages)\n", out);
-		for (size_t j = 0; j < nv && j < REPORT_SITES; j++)
-			fprintf(out, "  %10" PRId64 "  %5.1f %%  %s\n", v[j].pages,
-				all ? 100.0 * (double)v[j].pages / (double)all : 0.0, v[j].text);
-		if (nv > REPORT_SITES)
-			fprintf(out, "  (%zu more source lines: wss report --json lists every site)\n", nv - REPORT_SITES);
-	}
-	for (size_t j = 0; j < nv; j++)
-		free(v[j].text);
-	free(v);
-	return r;
-}
-
-static int print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
-{
-	if (!p->nhot)
-		return 0;
-	fprintf(out, "Hot pages (%zu): page, intervals touched, memory, first touched at\n", p->nhot);
-	if (wss_load_sampled(p))
-		fputs("(a sampled run: these are the hottest of the sampled pages)\n", out);
-	frames_t fr = {NULL, 0, 0};
-	for (size_t k = 0; k < p->nhot; k++) {
-		const wss_hot_t *h = &p->hot[k];
-		fprintf(out, "  0x%016" PRIx64 " %8" PRId64 "  %-16s ", h->addr, h->intervals, h->mapping);
-		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
-		if (h->stack < 0)
-			fputs("-", out);
-		else if (!st || !st->n)
-			fprintf(out, "(stack %" PRId64 " is not in the profile)", h->stack);
-		else {
-			fr.n = 0;
-			if (wss_sym_frames(syms, st->frames[0], false, &fr.f, &fr.n, &fr.cap)) {
-				free(fr.f);
-				return ENOMEM;
-			}
-			print_frame(out, &fr.f[0]);
-		}
-		if (h->gone_seq >= 0)
-			fprintf(out, "  (left tracking in interval %" PRId64 ")", h->gone_seq);
-		fputc('\n', out);
-	}
-	free(fr.f);
-	return 0;
-}
-
-/* track.code's hot pages: each page's object, and the function at its
- * start (from the modules' debug information). */
-static int print_hot_code(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
-{
-	fprintf(out, "Hot code pages (%zu): page, intervals run, object, function at the page's start\n", p->nhot_code);
-	frames_t fr = {NULL, 0, 0};
-	for (size_t k = 0; k < p->nhot_code; k++) {
-		const wss_hot_t *h = &p->hot_code[k];
-		const char *obj = strncmp(h->mapping, "code:", 5) ? h->mapping : h->mapping + 5;
-		fprintf(out, "  0x%016" PRIx64 " %8" PRId64 "  %-16s ", h->addr, h->intervals, base_name(obj));
-		fr.n = 0;
-		if (wss_sym_frames(syms, h->addr, false, &fr.f, &fr.n, &fr.cap)) {
-			free(fr.f);
-			return ENOMEM;
-		}
-		if (fr.n)
-			print_frame(out, &fr.f[0]); /* the module and offset when no name covers it */
-		else
-			fputc('-', out);
-		fputc('\n', out);
-	}
-	free(fr.f);
-	return 0;
-}
-
 int wss_report_text(wss_profile_t *p, FILE *out)
 {
-	sort_peaks(p);
+	wss_report_sort_peaks(p);
 	wss_symbols_t *syms = wss_sym_open(p);
 	if (!syms)
 		return ENOMEM;
@@ -1005,492 +778,22 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 	int r = print_peaks(p, syms, out);
 	if (!r && p->has_sites) {
 		fputc('\n', out);
-		r = print_run_sites(p, syms, out);
+		r = wss_report_print_run_sites(p, syms, out);
 	}
 	if (!r && p->nalloc_sites) {
 		fputc('\n', out);
-		r = print_alloc_sites(p, syms, out);
+		r = wss_report_print_alloc_sites(p, syms, out);
 	}
 	if (!r && p->nhot_code) {
 		fputc('\n', out);
-		r = print_hot_code(p, syms, out);
+		r = wss_report_print_hot_code(p, syms, out);
 	}
 	if (!r && p->nhot) {
 		fputc('\n', out);
-		r = print_hot(p, syms, out);
+		r = wss_report_print_hot(p, syms, out);
 	}
 	wss_sym_close(syms);
 	if (!r && (fflush(out) || ferror(out)))
 		r = EIO;
-	return r;
-}
-
-/* ---- JSON ---- */
-
-static void json_header(const wss_profile_t *p, wss_jw_t *w)
-{
-	wss_jw_open(w, "header", '{');
-	wss_jw_str(w, "exe", p->exe);
-	wss_jw_open(w, "argv", '[');
-	for (size_t k = 0; k < p->argc; k++)
-		wss_jw_str(w, NULL, p->argv[k]);
-	wss_jw_close(w, ']');
-	wss_jw_int(w, "pid", p->pid);
-	wss_jw_int_or_null(w, "ppid", p->ppid);
-	wss_jw_str(w, "tool", p->tool);
-	wss_jw_str(w, "backend", p->backend);
-	wss_jw_str(w, "backend_reason", p->backend_reason);
-	wss_jw_str(w, "backend_sees", p->backend_sees);
-	if (p->code_tracked || p->code_off) {
-		wss_jw_open(w, "code", '{');
-		wss_jw_bool(w, "tracked", p->code_tracked);
-		if (p->code_off)
-			wss_jw_str(w, "why", p->code_off);
-		wss_jw_open(w, "excluded", '[');
-		for (size_t k = 0; k < p->code_nexcluded; k++)
-			wss_jw_str(w, NULL, p->code_excluded[k]);
-		wss_jw_close(w, ']');
-		wss_jw_close(w, '}');
-	}
-	wss_jw_int(w, "interval_ns", p->interval_ns);
-	wss_jw_int(w, "window_ns", p->window_ns);
-	wss_jw_int(w, "window_intervals", p->window_intervals);
-	wss_jw_str(w, "time_base", p->time_base);
-	wss_jw_str(w, "kernel", p->kernel);
-	wss_jw_int(w, "page_size", p->page_size);
-	wss_jw_close(w, '}');
-}
-
-static void json_stat(wss_jw_t *w, const char *key, const wss_stat_t *st, int64_t ps, bool sampled)
-{
-	if (!st->present)
-		return;
-	wss_jw_open(w, key, '{');
-	wss_jw_tenths(w, "avg", st->avg_tenths);
-	wss_jw_int(w, "peak", st->peak);
-	wss_jw_int_or_null(w, "total", st->total);
-	wss_jw_int(w, "avg_kb", (int64_t)wss_load_kb((uint64_t)st->avg_tenths, ps));
-	wss_jw_int(w, "peak_kb", (int64_t)wss_load_kb((uint64_t)st->peak * 10, ps));
-	wss_jw_int_or_null(w, "total_kb", st->total < 0 ? -1 : (int64_t)wss_load_kb((uint64_t)st->total * 10, ps));
-	if (sampled) {
-		wss_jw_bool(w, "estimated", true);
-		wss_jw_ci(w, "avg_ci", &st->avg_ci);
-		wss_jw_ci(w, "peak_ci", &st->peak_ci);
-		wss_jw_ci(w, "total_ci", &st->total_ci);
-		wss_jw_pm(w, "avg_pm_pct", (double)st->avg_tenths / 10, &st->avg_ci);
-		wss_jw_pm(w, "peak_pm_pct", (double)st->peak, &st->peak_ci);
-		if (st->total >= 0)
-			wss_jw_pm(w, "total_pm_pct", (double)st->total, &st->total_ci);
-	}
-	wss_jw_close(w, '}');
-}
-
-static void json_frame(wss_jw_t *w, const char *key, const wss_frame_t *f)
-{
-	wss_jw_open(w, key, '{');
-	wss_jw_hex(w, "addr", f->addr);
-	wss_jw_str(w, "function", f->function);
-	wss_jw_key(w, "function_offset");
-	if (f->has_function_offset)
-		wss_fmt_u64(&w->f, f->function_offset);
-	else
-		wss_fmt_str(&w->f, "null");
-	wss_jw_str(w, "file", f->file);
-	wss_jw_int_or_null(w, "line", f->file ? f->line : -1);
-	wss_jw_bool(w, "inlined", f->inlined);
-	wss_jw_str(w, "module", f->module ? f->module->path : NULL);
-	wss_jw_key(w, "offset");
-	if (f->module)
-		wss_fmt_u64(&w->f, f->offset);
-	else
-		wss_fmt_str(&w->f, "null");
-	wss_jw_str(w, "note", f->note);
-	wss_jw_close(w, '}');
-}
-
-/* "frames": the frames fr got (r 0), or null when the stack is not in the
- * profile (r ENOENT).  Returns ENOMEM for any other r. */
-static int json_frames(wss_jw_t *w, int r, const frames_t *fr)
-{
-	if (r == ENOENT) {
-		wss_jw_str(w, "frames", NULL);
-		return 0;
-	}
-	if (r)
-		return ENOMEM;
-	wss_jw_open(w, "frames", '[');
-	for (size_t f = 0; f < fr->n; f++)
-		json_frame(w, NULL, &fr->f[f]);
-	wss_jw_close(w, ']');
-	return 0;
-}
-
-/* {"pc", "stack", "pages", "frames": [FRAME...] or null when its stack is
- * not in the profile}.  Returns 0 or ENOMEM. */
-static int json_site(const wss_profile_t *p, wss_symbols_t *syms, const wss_site_t *site, frames_t *fr, wss_jw_t *w)
-{
-	wss_jw_open(w, NULL, '{');
-	wss_jw_hex(w, "pc", site->pc);
-	wss_jw_int_or_null(w, "stack", site->stack);
-	wss_jw_int(w, "pages", site->pages);
-	if (json_frames(w, site_frames(p, syms, site, fr), fr))
-		return ENOMEM;
-	wss_jw_close(w, '}');
-	return 0;
-}
-
-static int json_peaks(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
-{
-	frames_t fr = {NULL, 0, 0};
-	wss_jw_open(w, "peaks", '[');
-	for (size_t i = 0; i < p->npeaks; i++) {
-		const wss_peak_t *k = &p->peaks[i];
-		const wss_sample_t *s = wss_load_sample(p, k->seq);
-		wss_jw_open(w, NULL, '{');
-		wss_jw_int(w, "number", (int64_t)i + 1);
-		wss_jw_int(w, "seq", k->seq);
-		wss_jw_int_or_null(w, "t_ns", s ? s->t_ns : -1);
-		wss_jw_str(w, "series", k->series);
-		wss_jw_int(w, "value", k->value);
-		wss_jw_num(w, "mean", k->mean);
-		wss_jw_num(w, "threshold", k->threshold);
-		wss_jw_open(w, "sites", '[');
-		for (size_t j = 0; j < k->nsites; j++) {
-			if (json_site(p, syms, &k->sites[j], &fr, w)) {
-				free(fr.f);
-				return ENOMEM;
-			}
-		}
-		wss_jw_close(w, ']');
-		wss_jw_close(w, '}');
-	}
-	wss_jw_close(w, ']');
-	free(fr.f);
-	return 0;
-}
-
-/* "sites": {"sites": [{"pc", "stack", "pages", "frames"}], "other_pages"}. */
-static int json_run_sites(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
-{
-	frames_t fr = {NULL, 0, 0};
-	wss_jw_open(w, "sites", '{');
-	wss_jw_open(w, "sites", '[');
-	for (size_t k = 0; k < p->nsites; k++) {
-		if (json_site(p, syms, &p->sites[k], &fr, w)) {
-			free(fr.f);
-			return ENOMEM;
-		}
-	}
-	wss_jw_close(w, ']');
-	wss_jw_int(w, "other_pages", p->sites_other);
-	wss_jw_close(w, '}');
-	free(fr.f);
-	return 0;
-}
-
-/* "alloc_sampling": {...}, "alloc_sites": [{"stack", "frames", the
- * figures and their intervals}]. */
-static int json_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
-{
-	frames_t fr = {NULL, 0, 0};
-	wss_jw_open(w, "alloc_sampling", '{');
-	wss_jw_int(w, "mean_bytes", p->alloc_mean);
-	wss_jw_int(w, "idle_after_intervals", p->alloc_idle_after);
-	wss_jw_int(w, "intervals", p->alloc_intervals);
-	wss_jw_int(w, "cut_intervals", p->alloc_cut);
-	wss_jw_int(w, "dropped", p->alloc_dropped);
-	wss_jw_close(w, '}');
-	wss_jw_open(w, "alloc_sites", '[');
-	for (size_t i = 0; i < p->nalloc_sites; i++) {
-		const wss_alloc_site_t *x = &p->alloc_sites[i];
-		wss_jw_open(w, NULL, '{');
-		wss_jw_int_or_null(w, "stack", x->stack > 0 ? x->stack : -1);
-		if (json_frames(w, alloc_frames(p, syms, x->stack, &fr), &fr)) {
-			free(fr.f);
-			return ENOMEM;
-		}
-		wss_jw_int(w, "sampled", x->sampled);
-		wss_jw_int(w, "allocs", x->allocs);
-		wss_jw_int(w, "live_bytes", x->live_bytes);
-		wss_jw_int(w, "freed_bytes", x->freed_bytes);
-		wss_jw_int(w, "live_pages", x->live_pages);
-		wss_jw_ci(w, "live_ci", &x->live_ci);
-		wss_jw_int(w, "peak_live_pages", x->peak_live_pages);
-		wss_jw_int(w, "ws_pages", x->ws_pages);
-		wss_jw_ci(w, "ws_ci", &x->ws_ci);
-		wss_jw_int(w, "idle_pages", x->idle_pages);
-		wss_jw_ci(w, "idle_ci", &x->idle_ci);
-		wss_jw_int(w, "touched_pages", x->touched_pages);
-		wss_jw_ci(w, "touched_ci", &x->touched_ci);
-		wss_jw_close(w, '}');
-	}
-	wss_jw_close(w, ']');
-	free(fr.f);
-	return 0;
-}
-
-static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
-{
-	frames_t fr = {NULL, 0, 0};
-	wss_jw_open(w, "hot_pages", '[');
-	for (size_t k = 0; k < p->nhot; k++) {
-		const wss_hot_t *h = &p->hot[k];
-		wss_jw_open(w, NULL, '{');
-		wss_jw_hex(w, "addr", h->addr);
-		wss_jw_int(w, "intervals", h->intervals);
-		wss_jw_str(w, "mapping", h->mapping);
-		wss_jw_int_or_null(w, "stack", h->stack);
-		wss_jw_int_or_null(w, "gone", h->gone_seq);
-		const wss_stack_t *st = h->stack >= 0 ? wss_load_stack(p, h->stack) : NULL;
-		if (!st || !st->n)
-			wss_jw_str(w, "site", NULL);
-		else {
-			fr.n = 0;
-			if (wss_sym_frames(syms, st->frames[0], false, &fr.f, &fr.n, &fr.cap)) {
-				free(fr.f);
-				return ENOMEM;
-			}
-			json_frame(w, "site", &fr.f[0]);
-		}
-		wss_jw_close(w, '}');
-	}
-	wss_jw_close(w, ']');
-	if (p->nhot_code) {
-		wss_jw_open(w, "hot_code", '[');
-		for (size_t k = 0; k < p->nhot_code; k++) {
-			const wss_hot_t *h = &p->hot_code[k];
-			wss_jw_open(w, NULL, '{');
-			wss_jw_hex(w, "addr", h->addr);
-			wss_jw_int(w, "intervals", h->intervals);
-			wss_jw_str(w, "mapping", h->mapping);
-			fr.n = 0;
-			if (wss_sym_frames(syms, h->addr, false, &fr.f, &fr.n, &fr.cap)) {
-				free(fr.f);
-				return ENOMEM;
-			}
-			if (fr.n)
-				json_frame(w, "function", &fr.f[0]);
-			else
-				wss_jw_str(w, "function", NULL);
-			wss_jw_close(w, '}');
-		}
-		wss_jw_close(w, ']');
-	}
-	free(fr.f);
-	return 0;
-}
-
-/* The session's table (cli/session.c), for the first profile of a
- * session of several. */
-static int json_session(wss_profile_t *p, wss_jw_t *w)
-{
-	if (!wss_session_wanted(p))
-		return 0;
-	wss_session_t s;
-	if (wss_session_build(p, &s))
-		return ENOMEM;
-	wss_jw_open(w, "session", '{');
-	wss_jw_int(w, "processes", (int64_t)s.processes);
-	wss_jw_int(w, "processes_with_profile", (int64_t)s.with);
-	wss_jw_int(w, "processes_without", (int64_t)s.without);
-	wss_jw_int(w, "profiles", (int64_t)s.profiles);
-	wss_jw_int(w, "unreadable", (int64_t)s.unreadable);
-	wss_jw_int(w, "no_summary", (int64_t)s.no_summary);
-	wss_jw_int(w, "total_pages", (int64_t)s.total);
-	wss_jw_int(w, "shared_pages", (int64_t)s.shared);
-	if (s.estimated) {
-		wss_ci_t t = {true, (double)s.total_lo, (double)s.total_hi}, sh = {true, (double)s.shared_lo, (double)s.shared_hi};
-		wss_jw_bool(w, "estimated", true);
-		wss_jw_ci(w, "total_ci", &t);
-		wss_jw_ci(w, "shared_ci", &sh);
-	}
-	wss_jw_int(w, "page_size", s.page_size);
-	wss_jw_open(w, "top", '[');
-	for (size_t k = 0; k < s.nrows && k < WSS_SESSION_TOP; k++) {
-		const wss_session_row_t *r = &s.rows[k];
-		wss_jw_open(w, NULL, '{');
-		wss_jw_int(w, "pid", r->pid);
-		wss_jw_str(w, "program", r->program);
-		wss_jw_str(w, "profile", r->path);
-		wss_jw_int(w, "data_peak", r->data.peak);
-		wss_jw_int_or_null(w, "data_total", r->data.total);
-		wss_jw_int_or_null(w, "shared_total", r->shared);
-		if (r->sampled) {
-			wss_jw_bool(w, "estimated", true);
-			wss_jw_ci(w, "peak_ci", &r->data.peak_ci);
-			wss_jw_ci(w, "total_ci", &r->data.total_ci);
-		}
-		wss_jw_close(w, '}');
-	}
-	wss_jw_close(w, ']');
-	wss_jw_close(w, '}');
-	wss_session_release(&s);
-	return 0;
-}
-
-int wss_report_json(wss_profile_t *p, FILE *out)
-{
-	sort_peaks(p);
-	wss_jw_t w;
-	if (wss_jw_init(&w, 1 << 16))
-		return ENOMEM;
-	wss_symbols_t *syms = wss_sym_open(p);
-	if (!syms) {
-		wss_fmt_release(&w.f);
-		return ENOMEM;
-	}
-	wss_jw_open(&w, NULL, '{');
-	wss_jw_str(&w, "profile", p->path);
-	wss_jw_bool(&w, "truncated", !p->has_summary);
-	wss_jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
-	json_header(p, &w);
-	wss_jw_int_or_null(&w, "duration_ns", p->duration_ns);
-	wss_jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);
-	/* Sampled tracking's members appear only in profiles that have it, so
-	 * an exact profile's document is unchanged. */
-	bool sampled = wss_load_sampled(p);
-	if (sampled) {
-		wss_jw_open(&w, "sampling", '{');
-		int64_t hi = p->rate_max > p->summary_rate_max ? p->rate_max : p->summary_rate_max;
-		wss_jw_int(&w, "rate_min", p->rate_min ? p->rate_min : hi);
-		wss_jw_int(&w, "rate_max", hi);
-		wss_jw_int(&w, "sampled_samples", (int64_t)p->nsampled);
-		wss_jw_int(&w, "exact_samples", (int64_t)(p->nsamples - p->nsampled));
-		wss_jw_int(&w, "all_writes_samples", (int64_t)p->nall_writes);
-		if (p->has_precision) {
-			wss_jw_open(&w, "precision", '{');
-			if (p->precision_target_pct >= 0)
-				wss_jw_num(&w, "target_pct", p->precision_target_pct);
-			wss_jw_int(&w, "intervals", p->precision_intervals);
-			wss_jw_int(&w, "missed", p->precision_missed);
-			if (p->precision_median_pct >= 0)
-				wss_jw_num(&w, "median_pct", p->precision_median_pct);
-			wss_jw_close(&w, '}');
-		}
-		if (p->precision_note)
-			wss_jw_str(&w, "precision_note", p->precision_note);
-		if (p->has_census) {
-			wss_jw_open(&w, "census", '{');
-			if (p->census_off)
-				wss_jw_str(&w, "off", p->census_off);
-			else {
-				wss_jw_int(&w, "data", p->census_data);
-				wss_jw_int(&w, "write", p->census_write);
-			}
-			wss_jw_close(&w, '}');
-		}
-		wss_jw_close(&w, '}');
-	}
-	if (wss_load_lower_bound(p))
-		wss_jw_bool(&w, "lower_bound", true);
-	if (p->has_cost) {
-		wss_jw_open(&w, "cost", '{');
-		wss_jw_int(&w, "faults_ns", p->cost_faults_ns);
-		wss_jw_int(&w, "tick_ns", p->cost_tick_ns);
-		wss_jw_int(&w, "change_ns", p->cost_change_ns);
-		if (p->has_code)
-			wss_jw_int(&w, "code_ns", p->cost_code_ns);
-		wss_jw_int(&w, "program_ns", p->cost_program_ns);
-		wss_jw_int(&w, "base_ns", p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
-		wss_jw_close(&w, '}');
-	}
-	if (p->trace) {
-		wss_jw_open(&w, "trace", '{');
-		wss_jw_str(&w, "file", p->trace);
-		wss_jw_int_or_null(&w, "records", p->trace_records);
-		wss_jw_int_or_null(&w, "pages", p->trace_pages);
-		wss_jw_int_or_null(&w, "bytes", p->trace_bytes);
-		wss_jw_int_or_null(&w, "last", p->trace_last);
-		wss_jw_str(&w, "stopped", p->trace_stopped);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_open(&w, "summary", '{');
-	wss_jw_str(&w, "from", p->has_summary ? "summary" : "samples");
-	json_stat(&w, "data", &p->data, p->page_size, sampled);
-	json_stat(&w, "read", &p->read, p->page_size, sampled);
-	json_stat(&w, "write", &p->write, p->page_size, sampled);
-	json_stat(&w, "code", &p->code, p->page_size, false);
-	int order[WSS_KIND_N], nk = wss_load_kinds_by_peak(p, order);
-	if (nk) {
-		/* Largest peak first, as the text says them. */
-		wss_jw_open(&w, "kinds", '{');
-		for (int i = 0; i < nk; i++)
-			json_stat(&w, wss_kind_name(order[i]), &p->kinds[order[i]], p->page_size, sampled);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_close(&w, '}');
-	if (json_session(p, &w)) {
-		wss_sym_close(syms);
-		wss_fmt_release(&w.f);
-		return ENOMEM;
-	}
-
-	wss_jw_open(&w, "threads", '[');
-	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_load_thread_t *t = &p->threads[k];
-		wss_jw_open(&w, NULL, '{');
-		wss_jw_int(&w, "tid", t->tid);
-		wss_jw_int(&w, "samples", (int64_t)t->samples);
-		wss_jw_tenths(&w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
-		wss_jw_int(&w, "data_peak", (int64_t)t->data_peak);
-		if (t->has_write) {
-			wss_jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
-			wss_jw_int(&w, "write_peak", (int64_t)t->write_peak);
-		}
-		if (p->has_code) {
-			wss_jw_tenths(&w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
-			wss_jw_int(&w, "code_peak", (int64_t)t->code_peak);
-		}
-		wss_jw_int(&w, "faults", (int64_t)t->faults);
-		wss_jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
-		if (t->estimated)
-			wss_jw_bool(&w, "estimated", true);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_close(&w, ']');
-
-	wss_jw_open(&w, "timeline", '[');
-	for (size_t k = 0; k < p->nsamples; k++) {
-		const wss_sample_t *s = &p->samples[k];
-		wss_jw_open(&w, NULL, '{');
-		wss_jw_int(&w, "seq", s->seq);
-		wss_jw_int(&w, "t_ns", s->t_ns);
-		wss_jw_int(&w, "data", s->data);
-		if (s->read >= 0)
-			wss_jw_int(&w, "read", s->read);
-		if (s->write >= 0)
-			wss_jw_int(&w, "write", s->write);
-		if (s->code >= 0)
-			wss_jw_int(&w, "code", s->code);
-		if (s->rate > 1) {
-			wss_jw_int(&w, "rate", s->rate);
-			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};
-			for (int c = 0; c < WSS_SERIES_N; c++)
-				wss_jw_ci(&w, ci_keys[c], &s->ci[c]);
-		}
-		if (s->lower_bound)
-			wss_jw_bool(&w, "lower_bound", true);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_close(&w, ']');
-
-	int r = json_peaks(p, syms, &w);
-	if (!r && p->has_sites)
-		r = json_run_sites(p, syms, &w);
-	if (!r && p->has_alloc_sites)
-		r = json_alloc_sites(p, syms, &w);
-	if (!r)
-		r = json_hot(p, syms, &w);
-	wss_jw_close(&w, '}');
-	wss_fmt_ch(&w.f, '\n');
-	wss_sym_close(syms);
-	if (!r && w.f.overflow)
-		r = ENOMEM;
-	if (!r) {
-		fwrite(w.f.buf, 1, w.f.len, out);
-		if (fflush(out) || ferror(out))
-			r = EIO;
-	}
-	wss_fmt_release(&w.f);
 	return r;
 }
