@@ -95,31 +95,34 @@ else
 	for t in 1 2 3 4 5 6; do skip "rustc not installed (Debian: rustc)"; done
 fi
 
-# JIT code: node names what it compiles in /tmp/perf-PID.map.
-if have node; then
-	"$WSS" run --mode exact -o "$TMP/js.jsonl" -- node --perf-basic-prof "$RT/jit.js" >"$TMP/js.out" 2>"$TMP/js.err" ||
-		bail "node failed under wss: $(cat "$TMP/js.err")"
-	pid=$($PROFILE get "$TMP/js.jsonl" header.pid)
-	"$WSS" report "$TMP/js.jsonl" >"$TMP/js.txt" 2>&1 || bail "wss report of node failed"
-	is "$(cat "$TMP/js.out")" "jit 4" "node: the program runs as natively"
-	sed -n '/^First touches by site/,/^$/p' "$TMP/js.txt" | grep -Eq 'JS:[*^~]fill .*jit\.js:[0-9]+:[0-9]+\+0x'
-	ok $? "node: the typed array's pages first touched in JS:fill, named from /tmp/perf-$pid.map" ||
-		sed -n '/^First touches by site/,/^$/p' "$TMP/js.txt" | head -8 | sed 's/^/# /'
+# JIT code, named from the perf map the runtime writes (/tmp/perf-PID.map).
+# jit NAME REGEX WHAT CMD...: run CMD exactly under wss; the report's
+# first-touch sites have a frame matching REGEX; the map is removed.
+jit() {
+	name=$1 re=$2 what=$3
+	shift 3
+	"$WSS" run --mode exact -o "$TMP/$name.jsonl" -- "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" ||
+		bail "$name failed under wss: $(cat "$TMP/$name.err")"
+	pid=$($PROFILE get "$TMP/$name.jsonl" header.pid)
+	"$WSS" report "$TMP/$name.jsonl" >"$TMP/$name.txt" 2>&1 || bail "wss report of $name failed"
+	sed -n '/^First touches by site/,/^$/p' "$TMP/$name.txt" | grep -Eq "$re"
+	ok $? "$name: $what, named from /tmp/perf-$pid.map" ||
+		sed -n '/^First touches by site/,/^$/p' "$TMP/$name.txt" | head -8 | sed 's/^/# /'
 	rm -f "/tmp/perf-$pid.map"
+}
+if have node; then
+	jit node 'JS:[*^~]fill .*jit\.js:[0-9]+:[0-9]+\+0x' "the typed array's pages first touched in JS:fill" \
+		node --perf-basic-prof "$RT/jit.js"
+	is "$(cat "$TMP/node.out")" "jit 4" "node: the program runs as natively"
 else
 	skip "node not installed (Debian: nodejs)"
 	skip "node not installed (Debian: nodejs)"
 fi
-# Java: HotSpot writes its map at exit when asked to.
+# HotSpot writes its map at exit when asked to.
 if have javac && have java && javac -d "$TMP/java" "$RT/Churn.java" 2>/dev/null; then
-	"$WSS" run --mode exact -o "$TMP/jv.jsonl" -- java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
-		-cp "$TMP/java" Churn >/dev/null 2>"$TMP/jv.err" || bail "java failed under wss: $(cat "$TMP/jv.err")"
-	pid=$($PROFILE get "$TMP/jv.jsonl" header.pid)
-	"$WSS" report "$TMP/jv.jsonl" >"$TMP/jv.txt" 2>&1 || bail "wss report of java failed"
-	sed -n '/^First touches by site/,/^$/p' "$TMP/jv.txt" | grep -Eq '  (void|int|boolean|long|java\.[a-zA-Z.]*) java\.util\.[A-Za-z.]*\(.*\)\+0x'
-	ok $? "java: compiled methods named from /tmp/perf-$pid.map (java.util's, by their signature)" ||
-		sed -n '/^First touches by site/,/^$/p' "$TMP/jv.txt" | head -8 | sed 's/^/# /'
-	rm -f "/tmp/perf-$pid.map"
+	jit java '  (void|int|boolean|long|java\.[a-zA-Z.]*) java\.util\.[A-Za-z.]*\(.*\)\+0x' \
+		"compiled methods (java.util's, by their signature)" \
+		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$TMP/java" Churn
 else
 	skip "java/javac not installed (Debian: openjdk-17-jdk-headless)"
 fi
