@@ -503,9 +503,14 @@ int wss_export_pprof(const wss_profile_t *p, wss_sink_t *out)
 	if (s0 && !(*s0 = strdup("")))
 		b.oom = true;
 	pb_t msg = {0}, tmp = {0};
+	/* Named for what they count: first touches, a page's in each
+	 * interval it was touched first (a page touched in 5 intervals counts
+	 * 5), not the run's distinct pages; pprof's "Total samples" is their
+	 * sum. */
 	int64_t pages = str_id(&b, "pages"), bytes = str_id(&b, "bytes");
-	pb_value_type(&msg, 1, pages, pages, &tmp); /* sample_type[0]: pages first touched */
-	pb_value_type(&msg, 1, bytes, bytes, &tmp); /* sample_type[1]: the same in bytes */
+	int64_t ft = str_id(&b, "first_touches"), ftb = str_id(&b, "first_touch_bytes");
+	pb_value_type(&msg, 1, ft, pages, &tmp);  /* sample_type[0]: pages first touched */
+	pb_value_type(&msg, 1, ftb, bytes, &tmp); /* sample_type[1]: the same in bytes */
 	b.nvals = 2;
 	if (p->has_alloc_sites) {
 		/* sample_type[2..4]: allocation sites' live, working-set and idle pages (go tool pprof -sample_index=idle) */
@@ -536,7 +541,7 @@ int wss_export_pprof(const wss_profile_t *p, wss_sink_t *out)
 	for (size_t k = 0; k < 2; k++)
 		pb_varint(&tmp, (uint64_t)comments[k]);
 	pb_msg(&msg, 13, &tmp); /* comment, packed */
-	pb_int(&msg, 14, (uint64_t)pages);
+	pb_int(&msg, 14, (uint64_t)ft);
 	int r = b.oom || msg.oom || tmp.oom ? ENOMEM : gzip_to(out, msg.b, msg.len);
 	free(msg.b);
 	free(tmp.b);

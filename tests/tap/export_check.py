@@ -239,8 +239,8 @@ def check_pprof(profile, path):
     s = lambda i: strs[i] if 0 <= i < len(strs) else fail("string index %d out of range" % i)
     types = [(s(one(m, 1)), s(one(m, 2))) for m in msgs(p, 1)]
     alloc = [("live", "pages"), ("working_set", "pages"), ("idle", "pages")]
-    if types not in ([("pages", "pages"), ("bytes", "bytes")], [("pages", "pages"), ("bytes", "bytes")] + alloc) \
-            or s(one(p, 14)) != "pages":
+    first = [("first_touches", "pages"), ("first_touch_bytes", "bytes")]
+    if types not in (first, first + alloc) or s(one(p, 14)) != "first_touches":
         fail("sample types %r, default %r" % (types, s(one(p, 14))))
     pt = msgs(p, 11)
     if len(pt) != 1 or (s(one(pt[0], 1)), s(one(pt[0], 2))) != ("pages", "pages"):
