@@ -12,6 +12,7 @@
  * each computes and what it can claim. */
 #include "config.h"
 #include "cli/analyses.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1596,19 +1597,40 @@ int wss_cmd_window(int argc, char **argv)
 	const wss_opt_t opts[] = {{"--window", &wn, NULL}, {"--csv", NULL, &csv}, {"--json", NULL, &json}};
 	size_t np;
 	int r = wss_opts_parse("window", argc, argv, opts, sizeof opts / sizeof *opts, paths, 1, &np,
-			       "wss window --window N PROFILE");
+			       "wss window --window N|DURATION PROFILE");
 	wss_out_t form;
 	uint64_t n;
 	if (r || (r = output_form("window", csv, json, &form)))
 		return r;
 	if (!wn)
-		return usage_error("window", "--window N is required (the window in intervals)", NULL);
-	if ((r = wss_opts_number("window", "--window", wn, 1, UINT32_MAX, &n)))
+		return usage_error("window", "--window N is required (the window in intervals, or a duration: 500ms)", NULL);
+	/* A count of intervals, or a duration (as wss run's --window is):
+	 * then a whole number of the profile's intervals. */
+	uint64_t dur = 0;
+	bool is_dur = *wn && wn[strlen(wn) - 1] >= 'a' && wn[strlen(wn) - 1] <= 'z';
+	if (is_dur && (wss_dur_parse(wn, &dur) || !dur)) {
+		fprintf(stderr, "wss: window: --window %s: not a count of intervals or a duration (e.g. 3 or 300ms)\n", wn);
+		return 2;
+	}
+	if (!is_dur && (r = wss_opts_number("window", "--window", wn, 1, UINT32_MAX, &n)))
 		return r;
 	wss_pair_t p;
 	wss_scan_t s;
 	if ((r = open_scanned(paths[0], &p, &s)))
 		return r;
+	if (is_dur) {
+		int64_t iv = p.prof.interval_ns;
+		if (iv <= 0 || dur % (uint64_t)iv || dur / (uint64_t)iv > UINT32_MAX) {
+			const char *u = iv % 1000000 == 0 ? "ms" : iv % 1000 == 0 ? "us" : "ns";
+			int64_t v = iv % 1000000 == 0 ? iv / 1000000 : iv % 1000 == 0 ? iv / 1000 : iv;
+			fprintf(stderr, "wss: window: --window %s is not a whole number of this profile's intervals (%" PRId64
+				"%s)\n", wn, v, u);
+			wss_scan_release(&s);
+			wss_pair_close(&p);
+			return 2;
+		}
+		n = dur / (uint64_t)iv;
+	}
 	win_result_t res;
 	if (!(r = win_compute(&p, &s, n, &res))) {
 		wss_pair_note_end(&p);

@@ -56,7 +56,7 @@ static void usage(FILE *to)
 	      "       wss diff [--json] [--fail-above PCT] A B\n"
 	      "       wss heatmap [--time-bins N] [--page-bins N] [--by index|address] PROFILE\n"
 	      "       wss heatmap --compare [--time-bins N] [--page-bins N] [--by ...] A B\n"
-	      "       wss window --window N PROFILE\n"
+	      "       wss window --window N|DURATION PROFILE\n"
 	      "       wss mrc [--sizes N,...] [--no-opt] PROFILE\n"
 	      "       wss simulate [--policy fifo,lru,clock,nfu,aging,opt] [--frames N,...]\n"
 	      "                    [--period N] PROFILE\n"

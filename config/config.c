@@ -1402,6 +1402,14 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 		wss_fmt_str(&e, ", interval ");
 		fmt_dur(&e, c->interval_ns);
 		wss_fmt_ch(&e, ')');
+		/* "--window 3" meant three intervals, as wss window's count. */
+		if (w < 1000 && c->window_ns) {
+			wss_fmt_str(&e, "; a number without a unit is nanoseconds: ");
+			fmt_dur(&e, w * c->interval_ns);
+			wss_fmt_str(&e, " for ");
+			wss_fmt_u64(&e, w);
+			wss_fmt_str(&e, w == 1 ? " interval?" : " intervals?");
+		}
 		wss_fmt_cstr(&e);
 		return EINVAL;
 	}

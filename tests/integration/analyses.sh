@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 71
+plan 73
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
@@ -84,6 +84,12 @@ for n in 1 3 7; do
 	cmp -s w.got w.want; ok $? "window $n: every sample's working set as recomputed here" || diff w.got w.want | sed 's/^/# /'
 done
 "$WSS" window --window 3 ramp.jsonl >w.txt
+# A duration, as wss run's --window takes: a whole number of intervals.
+iv=$($PROFILE get ramp.jsonl header.interval_ns)
+"$WSS" window --window "$((3 * iv / 1000000))ms" ramp.jsonl >w-dur.txt
+cmp -s w.txt w-dur.txt; ok $? "wss window --window $((3 * iv / 1000000))ms: the same as --window 3"
+"$WSS" window --window "$((iv * 3 / 2 / 1000))us" ramp.jsonl 2>w-half.err >/dev/null
+is "$?:$(grep -c 'is not a whole number of this profile' w-half.err)" "2:1" "wss window --window of 1.5 intervals: exit 2, one line"
 grep -q "^Data avg/peak/total: 8.2/13/20 pages (33/52/80 kB)$" w.txt; ok $? "window 3: avg/peak/total 8.2/13/20"
 for n in 1 4; do
 	"$WSS" window --window $n --csv smp.jsonl | awk -F, 'NR > 1 { print $1, $3, $9, $8 }' >w.got

@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 53
+plan 54
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -15,6 +15,9 @@ is "$?:$(cat "$TMP/err2")" "2:wss: run: unknown option --intervall; did you mean
 test ! -e "$TMP/ran"; ok $? "and the program did not run"
 "$WSS" run --interval 10 ms -- true 2>/dev/null; is $? 2 "a malformed duration exits 2"
 "$WSS" run --interval 100ms --window 250ms -- true 2>"$TMP/err"; is $? 2 "window not a multiple of interval exits 2"
+"$WSS" run --window 3 -o /dev/null -- true 2>"$TMP/err"
+is "$?:$(cat "$TMP/err")" "2:wss: --window: session.window must be a whole multiple of session.interval (window 3ns, interval 100ms); a number without a unit is nanoseconds: 300ms for 3 intervals?" \
+	"--window 3 (meant as wss window's count): exit 2, with the hint"
 grep -q 'whole multiple' "$TMP/err"; ok $? "and says why"
 "$WSS" run --time-base sundial -- true 2>/dev/null; is $? 2 "unknown time base exits 2"
 # Sampled tracking's flags: a bad value is one line, status 2, before the program runs.
