@@ -411,13 +411,14 @@ ok $? "the first peak's top site is sweep <- burst <- main, with file:line"
 # One entry a burst: each sweep is a peak of the data, write and thread
 # series in one interval, listed once with its sites once, numbered 1 and
 # 2 (under the timeline too).
-grep -q '^Peaks (6, in 2 bursts' "$TMP/bursty.txt" &&
-	grep -q '^1\. seq 45 .*data: 2009 pages.*; also write: 2009, thread [0-9]*: 2009$' "$TMP/bursty.txt" &&
-	grep -q '^2\. seq 65 .*data: 2009 pages' "$TMP/bursty.txt" &&
+grep -q '^Peaks ([0-9]*, in 2 bursts' "$TMP/bursty.txt" &&
+	grep -q '^1\. seq 45 .*, data: [0-9]* pages.*; also write: [0-9]*, thread [0-9]*: [0-9]*' "$TMP/bursty.txt" &&
+	grep -q '^2\. seq 65 .*, data: [0-9]* pages.*; also write: [0-9]*, thread [0-9]*: [0-9]*' "$TMP/bursty.txt" &&
+	[ "$(grep -c '^[0-9]\. seq ' "$TMP/bursty.txt")" = 2 ] &&
 	[ "$(grep -c '^   2000 pages first touched at:' "$TMP/bursty.txt")" = 2 ] &&
 	grep -Eq '^ +peaks +1 +2$' "$TMP/bursty.txt"
-ok $? "six peaks in two bursts: two entries, each interval's sites once, marked 1 and 2" ||
-	grep -A2 '^Peaks' "$TMP/bursty.txt" | sed 's/^/# /'
+ok $? "the peaks of two bursts: two entries, each interval's sites once, marked 1 and 2" ||
+	grep -E '^(Peaks|[0-9]\. seq| +peaks|   [0-9]+ pages? first)' "$TMP/bursty.txt" | sed 's/^/# /'
 # pageramp, real: touch_pages in pageramp.c is among the first-touch sites.
 # Its sawtooth has no outliers at the default sensitivity, and whether a
 # wall-clock run on a loaded machine has any was luck (CI at e13a56c
