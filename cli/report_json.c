@@ -317,6 +317,40 @@ static int json_session(wss_profile_t *p, wss_jw_t *w)
 	return 0;
 }
 
+/* "threads": each thread's totals. */
+static void json_threads(const wss_profile_t *p, wss_jw_t *w)
+{
+	wss_jw_open(w, "threads", '[');
+	for (size_t k = 0; k < p->nthreads; k++) {
+		const wss_load_thread_t *t = &p->threads[k];
+		wss_jw_open(w, NULL, '{');
+		wss_jw_int(w, "tid", t->tid);
+		wss_jw_int(w, "samples", (int64_t)t->samples);
+		wss_jw_tenths(w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
+		wss_jw_int(w, "data_peak", (int64_t)t->data_peak);
+		if (t->has_write) {
+			wss_jw_tenths(w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
+			wss_jw_int(w, "write_peak", (int64_t)t->write_peak);
+		}
+		if (p->has_code) {
+			wss_jw_tenths(w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
+			wss_jw_int(w, "code_peak", (int64_t)t->code_peak);
+		}
+		wss_jw_int(w, "faults", (int64_t)t->faults);
+		wss_jw_int_or_null(w, "cpu_ns", t->cpu_ns);
+		if (t->estimated)
+			wss_jw_bool(w, "estimated", true);
+		wss_jw_close(w, '}');
+	}
+	wss_jw_close(w, ']');
+}
+
+/* "timeline": each sample's counts, and its intervals when sampled. */
+static void json_timeline(const wss_profile_t *p, wss_jw_t *w)
+{
+	wss_jw_close(w, ']');
+}
+
 int wss_report_json(wss_profile_t *p, FILE *out)
 {
 	wss_report_sort_peaks(p);
@@ -414,29 +448,8 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		return ENOMEM;
 	}
 
-	wss_jw_open(&w, "threads", '[');
-	for (size_t k = 0; k < p->nthreads; k++) {
-		const wss_load_thread_t *t = &p->threads[k];
-		wss_jw_open(&w, NULL, '{');
-		wss_jw_int(&w, "tid", t->tid);
-		wss_jw_int(&w, "samples", (int64_t)t->samples);
-		wss_jw_tenths(&w, "data_avg", (int64_t)wss_load_avg_tenths(t->data_sum, t->samples));
-		wss_jw_int(&w, "data_peak", (int64_t)t->data_peak);
-		if (t->has_write) {
-			wss_jw_tenths(&w, "write_avg", (int64_t)wss_load_avg_tenths(t->write_sum, t->samples));
-			wss_jw_int(&w, "write_peak", (int64_t)t->write_peak);
-		}
-		if (p->has_code) {
-			wss_jw_tenths(&w, "code_avg", (int64_t)wss_load_avg_tenths(t->code_sum, t->samples));
-			wss_jw_int(&w, "code_peak", (int64_t)t->code_peak);
-		}
-		wss_jw_int(&w, "faults", (int64_t)t->faults);
-		wss_jw_int_or_null(&w, "cpu_ns", t->cpu_ns);
-		if (t->estimated)
-			wss_jw_bool(&w, "estimated", true);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_close(&w, ']');
+	json_threads(p, &w);
+	json_timeline(p, &w);
 
 	wss_jw_open(&w, "timeline", '[');
 	for (size_t k = 0; k < p->nsamples; k++) {

@@ -14,6 +14,31 @@
 #include "cli/text.h"
 #include "common/fmt.h"
 
+/* The series of one interval in a fixed order, the data first (a burst's
+ * entry leads with it: wss report's peaks): data, write, read, code, then
+ * threads by their series' name.  qsort is not stable, and the file's
+ * order is the engine's. */
+static int series_rank(const char *s)
+{
+	return !strcmp(s, "data") ? 0 : !strcmp(s, "write") ? 1 : !strcmp(s, "read") ? 2 : !strcmp(s, "code") ? 3 : 4;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const wss_peak_t *x = a, *y = b;
+	if (x->seq != y->seq)
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	int rx = series_rank(x->series), ry = series_rank(y->series);
+	return rx != ry ? rx - ry : strcmp(x->series, y->series);
+}
+
+/* Peaks are numbered in time order, whatever order the file has. */
+void wss_report_sort_peaks(wss_profile_t *p)
+{
+	if (p->npeaks > 1)
+		qsort(p->peaks, p->npeaks, sizeof *p->peaks, by_seq);
+}
+
 /* An allocation site's frames: all return addresses (the stack was taken
  * inside the allocator wrapper, wss's own frames left out).  Returns 0,
  * ENOMEM, or ENOENT when its stack is not in the profile (or none was
