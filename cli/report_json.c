@@ -348,6 +348,29 @@ static void json_threads(const wss_profile_t *p, wss_jw_t *w)
 /* "timeline": each sample's counts, and its intervals when sampled. */
 static void json_timeline(const wss_profile_t *p, wss_jw_t *w)
 {
+	wss_jw_open(w, "timeline", '[');
+	for (size_t k = 0; k < p->nsamples; k++) {
+		const wss_sample_t *s = &p->samples[k];
+		wss_jw_open(w, NULL, '{');
+		wss_jw_int(w, "seq", s->seq);
+		wss_jw_int(w, "t_ns", s->t_ns);
+		wss_jw_int(w, "data", s->data);
+		if (s->read >= 0)
+			wss_jw_int(w, "read", s->read);
+		if (s->write >= 0)
+			wss_jw_int(w, "write", s->write);
+		if (s->code >= 0)
+			wss_jw_int(w, "code", s->code);
+		if (s->rate > 1) {
+			wss_jw_int(w, "rate", s->rate);
+			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};
+			for (int c = 0; c < WSS_SERIES_N; c++)
+				wss_jw_ci(w, ci_keys[c], &s->ci[c]);
+		}
+		if (s->lower_bound)
+			wss_jw_bool(w, "lower_bound", true);
+		wss_jw_close(w, '}');
+	}
 	wss_jw_close(w, ']');
 }
 
@@ -451,30 +474,6 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	json_threads(p, &w);
 	json_timeline(p, &w);
 
-	wss_jw_open(&w, "timeline", '[');
-	for (size_t k = 0; k < p->nsamples; k++) {
-		const wss_sample_t *s = &p->samples[k];
-		wss_jw_open(&w, NULL, '{');
-		wss_jw_int(&w, "seq", s->seq);
-		wss_jw_int(&w, "t_ns", s->t_ns);
-		wss_jw_int(&w, "data", s->data);
-		if (s->read >= 0)
-			wss_jw_int(&w, "read", s->read);
-		if (s->write >= 0)
-			wss_jw_int(&w, "write", s->write);
-		if (s->code >= 0)
-			wss_jw_int(&w, "code", s->code);
-		if (s->rate > 1) {
-			wss_jw_int(&w, "rate", s->rate);
-			static const char *const ci_keys[WSS_SERIES_N] = {"data_ci", "read_ci", "write_ci"};
-			for (int c = 0; c < WSS_SERIES_N; c++)
-				wss_jw_ci(&w, ci_keys[c], &s->ci[c]);
-		}
-		if (s->lower_bound)
-			wss_jw_bool(&w, "lower_bound", true);
-		wss_jw_close(&w, '}');
-	}
-	wss_jw_close(&w, ']');
 
 	int r = json_peaks(p, syms, &w);
 	if (!r && p->has_sites)
