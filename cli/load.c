@@ -1036,8 +1036,7 @@ static void stat_from_samples(const wss_profile_t *p, size_t off, wss_stat_t *st
 
 /* A thread's pages are some of its process's in the same interval: an
  * estimated thread peak above the summary's (which the census may have
- * brought within the run's total) is brought down to it.  A C++ program's
- * Threads row read ≈4104 beside a summary peak and total of 4096. */
+ * brought within the run's total) is brought down to it. */
 static void cap_threads(wss_profile_t *p)
 {
 	for (size_t k = 0; k < p->nthreads; k++) {

@@ -395,9 +395,9 @@ void wss_engine_free_range(const void *p, size_t n)
 	 * overlaps loses those bytes.  Without a mapping's entry live (most
 	 * programs, most of the time) one load.  Else the occupied slots,
 	 * as a tick visits them: a few thousand loads at most, beside a
-	 * system call that unmaps.  Before, only an entry that started at p
-	 * left, whole: a part unmapped at the end or in the middle stayed
-	 * live, and memory mapped there later was attributed to it too. */
+	 * system call that unmaps.  A part unmapped at the end or in the
+	 * middle must leave too: kept, it would stay live, and memory mapped
+	 * there later would be attributed to it. */
 	if (!on || !p || !n || !__atomic_load_n(&mapped_live, __ATOMIC_RELAXED))
 		return;
 	uint64_t lo = (uint64_t)(uintptr_t)p;

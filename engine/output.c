@@ -204,10 +204,9 @@ static void census_cap(wss_profile_stat_t *st, uint64_t exact, uint64_t cap, uin
 	if (st->peak_ci.lo > st->peak)
 		st->peak_ci.lo = st->peak;
 	/* No interval touched more pages than the run: nor, on average,
-	 * did the n samples (sums here).  Uncapped, a random walk over
-	 * 4,096 pages, each interval's estimate 4,098-4,130 (its members'
-	 * rounding), printed an average of 4,121.3 beside a peak and a
-	 * total of 4,096. */
+	 * did the n samples (sums here).  Each interval's estimate can be a
+	 * little above the truth (its members' rounding) where nearly every
+	 * page is touched, and their mean above the run's counted total. */
 	if (n && st->sum > st->total * n)
 		st->sum = st->total * n;
 	if (n && st->sum_hi > st->total_ci.hi * n)

@@ -627,12 +627,10 @@ bool wss_policy_all_writes(uint32_t level, uint64_t wall_ns)
 }
 
 /* A tick's figure of all writes' scan, per tracked page, in CPU time.
- * One tick in five or so on this project's VMs reads 5-10 times the
- * others (1.1-1.6 ms against 0.1-0.25 ms for pageramp's 1,188 pages),
- * whatever the tick does; smoothed, one such figure had turned all writes
- * off for good (its estimate not measured again while off), and the
- * README's demo read +-17 % where all writes gives +-2 %.  So the median
- * of the last three, and the least of fewer. */
+ * Some ticks read several times the others whatever the tick does (an
+ * interrupt, a cold cache: bench/RESULTS.md, Stop 38), and one such
+ * figure must not decide alone: the median of the last three, and the
+ * least of fewer. */
 void wss_policy_aw_scanned(uint64_t per)
 {
 	E.aw_page_v[E.aw_page_n % 3] = per;

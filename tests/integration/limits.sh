@@ -16,8 +16,8 @@ is "$(cat "$TMP/n.err")" "wss: RLIMIT_NOFILE is 16 (ulimit -n): too few descript
 	"ulimit -n 16: one line saying why"
 [ ! -e "$TMP/n.jsonl" ]; ok $? "ulimit -n 16: no profile"
 # Untracked, no descriptor is wss's: GNU touch reopens its file onto
-# descriptor 0 and closes it, which failed with EBADF when an unset trace
-# descriptor read as 0 and the close wrapper kept it for wss.
+# descriptor 0 and closes it (the close wrapper keeps wss's own
+# descriptors from the program, and an unset one must never read as 0).
 (ulimit -n 16; LD_PRELOAD="$WSS_LIB" WSS_SESSION_OUTPUT="$TMP/t.jsonl" touch "$TMP/touched" 2>"$TMP/t.err")
 is "$?:$(grep -c 'Bad file descriptor' "$TMP/t.err")" "0:0" "ulimit -n 16: touch closes its descriptor 0 as natively"
 
