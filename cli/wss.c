@@ -40,6 +40,11 @@
 #include "config/config.h"
 
 #define EXIT_USAGE 2
+/* wss run passes the program's status on, so its own failures need
+ * statuses no program is likely to use for its own: those of env(1),
+ * timeout(1) and chroot(1).  WSS_EXIT_RUN is engine.h's too (the library
+ * refusing to start in the program). */
+#define EXIT_RUN 125
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127
 
@@ -408,7 +413,11 @@ static void die_of(int sig)
 	exit(128 + sig);
 }
 
-static int cmd_run(int argc, char **argv)
+/* wss run up to the program's start: the flags, the settings validated
+ * exactly as the library will, the output checked, the environment set.
+ * Returns 0 with *prog the program's index in argv, -1 after --help, or
+ * a failure's status (its line printed). */
+static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg)
 {
 	const char *values[NFLAGS] = {NULL};
 	const char *config = NULL;
@@ -423,7 +432,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			return 0;
+			return -1;
 		}
 		const char *name = NULL;
 		const char **slot = NULL;
@@ -493,21 +502,20 @@ static int cmd_run(int argc, char **argv)
 	}
 
 	/* Validate exactly as the library will, flags on top. */
-	wss_config_t cfg;
 	char err[1024];
-	int r = build_config(&cfg, config);
+	int r = build_config(cfg, config);
 	if (r)
 		return r;
 	for (size_t k = 0; k < NFLAGS; k++) {
 		if (!values[k])
 			continue;
 		const char *flag = run_flags[k].longname;
-		if (wss_config_set_flag(&cfg, run_flags[k].key, values[k], flag, err, sizeof err))
+		if (wss_config_set_flag(cfg, run_flags[k].key, values[k], flag, err, sizeof err))
 			return die_setting(err);
 	}
-	if (wss_config_validate(&cfg, err, sizeof err))
+	if (wss_config_validate(cfg, err, sizeof err))
 		return die_setting(err);
-	if ((r = wss_check_output(cfg.output)) || (r = check_session_dir(cfg.output)))
+	if ((r = wss_check_output(cfg->output)) || (r = check_session_dir(cfg->output)))
 		return r;
 
 	char lib[PATH_MAX];
@@ -519,7 +527,7 @@ static int cmd_run(int argc, char **argv)
 	char *preload = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
 	if (!preload) {
 		perror("wss");
-		return 1;
+		return EXIT_RUN;
 	}
 	sprintf(preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
 	setenv("LD_PRELOAD", preload, 1);
@@ -540,6 +548,17 @@ static int cmd_run(int argc, char **argv)
 		setenv("WSS_RUN_FLAGS", flags, 1);
 	else
 		unsetenv("WSS_RUN_FLAGS");
+	*prog = i;
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	wss_config_t cfg;
+	int i = 0;
+	int r = run_setup(argc, argv, &i, &cfg);
+	if (r)
+		return r < 0 ? 0 : EXIT_RUN;
 
 	/* Terminal signals reach the program through its process group; we
 	 * ignore them while waiting (like system(3)) and forward the ones sent
@@ -556,7 +575,7 @@ static int cmd_run(int argc, char **argv)
 	child = fork();
 	if (child < 0) {
 		perror("wss: fork");
-		return 1;
+		return EXIT_RUN;
 	}
 	if (child == 0) {
 		signal(SIGINT, SIG_DFL);
@@ -576,7 +595,7 @@ static int cmd_run(int argc, char **argv)
 	while (waitpid(child, &st, 0) < 0)
 		if (errno != EINTR) {
 			perror("wss: waitpid");
-			return 1;
+			return EXIT_RUN;
 		}
 	if (cfg.report_summary)
 		run_session_table(cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);

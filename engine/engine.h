@@ -15,8 +15,10 @@
 
 struct dl_phdr_info;
 
-/* Exit statuses for errors reported by the library itself. */
-#define WSS_EXIT_USAGE 2
+/* The status of a process the library stops before main (an explicit
+ * backend this kernel cannot run, an unwritable profile): wss run's own
+ * failures' status too (cli/wss.c), as env(1) and timeout(1) use it. */
+#define WSS_EXIT_OWN 125
 
 typedef enum { WSS_ENGINE_WALL = 0, WSS_ENGINE_CPU, WSS_ENGINE_MANUAL } wss_engine_time_t;
 

@@ -2,8 +2,10 @@
  * The constructor reads the session settings from the environment block it
  * is handed (getenv is not safe this early), sets up the engine, the
  * handler, the heap and the data segment, and starts the clock.  A bad
- * setting stops the process with status 2 before main: measurement was asked
- * for, and running without it would waste the run. */
+ * setting or a resource limit leaves the program running untracked, with
+ * one line on stderr; what was asked and cannot be done (an explicit
+ * backend this kernel lacks, an unwritable profile) stops it before main
+ * with status 125 (WSS_EXIT_OWN). */
 #include "config.h"
 #include "preload/preload.h"
 
@@ -29,7 +31,7 @@
 static void fail(const char *what, const char *why)
 {
 	wss_log(what, why, NULL);
-	_exit(WSS_EXIT_USAGE);
+	_exit(WSS_EXIT_OWN);
 }
 
 /* Defaults, then the session file named by WSS_CONFIG, then WSS_<SECTION>_<KEY>
@@ -38,7 +40,7 @@ static void fail(const char *what, const char *why)
  * setting is said in one line, and the program runs untracked: under a
  * bare LD_PRELOAD (set for a service, a whole shell) a typo must not stop
  * every program it reaches; `wss run` checks the same settings before it
- * starts anything, and exits 2 there.  Returns false then. */
+ * starts anything, and exits 125 there.  Returns false then. */
 static bool load_config(wss_config_t *cfg, char **envp)
 {
 	char err[512];

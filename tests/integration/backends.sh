@@ -75,16 +75,16 @@ else
 	skip "uffd-wp: this kernel cannot run it: $(cat "$TMP/probe.err")"
 fi
 
-# An explicitly requested backend that cannot run is an error, exit 2, one
+# An explicitly requested backend that cannot run is an error, exit 125, one
 # line naming what is missing; auto never picks it.
 WSS_TEST_UFFD_UNSUPPORTED=1 WSS_TRACK_BACKEND=uffd-wp WSS_SESSION_OUTPUT="$TMP/no.jsonl" LD_PRELOAD="$WSS_LIB" \
 	"$PROGS/pageramp" 1 >no.out 2>no.err
-is $? 2 "uffd-wp unsupported: exit status 2"
+is $? 125 "uffd-wp unsupported: exit status 125"
 is "$(cat no.err)" "wss: track.backend: uffd-wp cannot run on this kernel: userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)" \
 	"uffd-wp unsupported: one line naming the missing feature"
 test ! -s no.out && test ! -e no.jsonl; ok $? "uffd-wp unsupported: the program did not run, no profile"
 "$WSS" run --backend uffd-wp -o "$TMP/wr.jsonl" -- /bin/true 2>wr.err </dev/null
-[ $uffd = 0 ] && want=0 || want=2
+[ $uffd = 0 ] && want=0 || want=125
 is $? $want "wss run --backend uffd-wp: exit status $want on this kernel"
 WSS_TEST_UFFD_UNSUPPORTED=1 WSS_SESSION_OUTPUT="$TMP/auto.jsonl" LD_PRELOAD="$WSS_LIB" /bin/true
 is $? 0 "auto with uffd unsupported: runs"
@@ -92,7 +92,7 @@ is "$($PROFILE get "$TMP/auto.jsonl" header.backend)" mprotect "auto with uffd u
 is "$($PROFILE get "$TMP/auto.jsonl" header.backend_reason)" \
 	"auto: mprotect; hybrid needs userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)" "and the header says why"
 WSS_TEST_UFFD_UNSUPPORTED=1 WSS_TRACK_BACKEND=hybrid LD_PRELOAD="$WSS_LIB" /bin/true 2>hy.err
-is $? 2 "hybrid requested and unsupported: exit status 2"
+is $? 125 "hybrid requested and unsupported: exit status 125"
 is "$(cat hy.err)" "wss: track.backend: hybrid cannot run on this kernel: userfaultfd write-protect: unsupported (WSS_TEST_UFFD_UNSUPPORTED)" \
 	"hybrid requested and unsupported: one line"
 done_testing

@@ -7,24 +7,24 @@ plan 54
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
 grep -q '^wss: unknown command: frobnicate' "$TMP/err"; ok $? "and says so"
-"$WSS" run 2>/dev/null; is $? 2 "run without a program exits 2"
-"$WSS" run --bogus -- true 2>"$TMP/err"; is $? 2 "unknown option exits 2"
+"$WSS" run 2>/dev/null; is $? 125 "run without a program exits 125"
+"$WSS" run --bogus -- true 2>"$TMP/err"; is $? 125 "unknown option exits 125"
 "$WSS" run --intervall 10ms -- true 2>"$TMP/err2"
-is "$?:$(cat "$TMP/err2")" "2:wss: run: unknown option --intervall; did you mean --interval?" "a mistyped flag: one line naming the flag meant"
-"$WSS" run --interval 0 -- touch "$TMP/ran" 2>"$TMP/err"; is $? 2 "zero interval exits 2"
+is "$?:$(cat "$TMP/err2")" "125:wss: run: unknown option --intervall; did you mean --interval?" "a mistyped flag: one line naming the flag meant"
+"$WSS" run --interval 0 -- touch "$TMP/ran" 2>"$TMP/err"; is $? 125 "zero interval exits 125"
 test ! -e "$TMP/ran"; ok $? "and the program did not run"
-"$WSS" run --interval 10 ms -- true 2>/dev/null; is $? 2 "a malformed duration exits 2"
-"$WSS" run --interval 100ms --window 250ms -- true 2>"$TMP/err"; is $? 2 "window not a multiple of interval exits 2"
+"$WSS" run --interval 10 ms -- true 2>/dev/null; is $? 125 "a malformed duration exits 125"
+"$WSS" run --interval 100ms --window 250ms -- true 2>"$TMP/err"; is $? 125 "window not a multiple of interval exits 125"
 "$WSS" run --window 3 -o /dev/null -- true 2>"$TMP/err"
-is "$?:$(cat "$TMP/err")" "2:wss: --window: session.window must be a whole multiple of session.interval (window 3ns, interval 100ms); a number without a unit is nanoseconds: 300ms for 3 intervals?" \
-	"--window 3 (meant as wss window's count): exit 2, with the hint"
+is "$?:$(cat "$TMP/err")" "125:wss: --window: session.window must be a whole multiple of session.interval (window 3ns, interval 100ms); a number without a unit is nanoseconds: 300ms for 3 intervals?" \
+	"--window 3 (meant as wss window's count): exit 125, with the hint"
 grep -q 'whole multiple' "$TMP/err"; ok $? "and says why"
-"$WSS" run --time-base sundial -- true 2>/dev/null; is $? 2 "unknown time base exits 2"
-# Sampled tracking's flags: a bad value is one line, status 2, before the program runs.
+"$WSS" run --time-base sundial -- true 2>/dev/null; is $? 125 "unknown time base exits 125"
+# Sampled tracking's flags: a bad value is one line, status 125, before the program runs.
 badflag() { # badflag EXPECTED-LINE FLAG VALUE...
 	want=$1; shift
 	rm -f "$TMP/ran3"
-	"$WSS" run -o "$TMP/bad.jsonl" "$@" -- touch "$TMP/ran3" 2>"$TMP/err"; is $? 2 "$* exits 2"
+	"$WSS" run -o "$TMP/bad.jsonl" "$@" -- touch "$TMP/ran3" 2>"$TMP/err"; is $? 125 "$* exits 125"
 	got=$(cat "$TMP/err")
 	{ test -e "$TMP/ran3" || test -e "$TMP/bad.jsonl"; } && got="(the program ran) $got"
 	is "$got" "$want" "one line, before the program: $want"
@@ -42,7 +42,7 @@ unset WSS_TRACK_MODE
 badflag 'wss: --sample-rate: track.sample_rate needs track.mode = "sampled" (track.mode is "auto", the default)' \
 	--sample-rate 1/64
 export WSS_TRACK_MODE=exact
-"$WSS" run --mode 2>"$TMP/err"; is $? 2 "--mode without a value exits 2"
+"$WSS" run --mode 2>"$TMP/err"; is $? 125 "--mode without a value exits 125"
 # Good values reach the library as flags, recorded in the header.
 "$WSS" run -o "$TMP/sampled.jsonl" --mode sampled --sample-rate 1/64 --overhead 0.5% -- true 2>/dev/null
 is $? 0 "--mode sampled --sample-rate 1/64 --overhead 0.5% runs"
@@ -50,10 +50,10 @@ is "$($PROFILE get "$TMP/sampled.jsonl" header.config.track.mode)/$($PROFILE get
 	"sampled/1/64/0.5%" "the header's config has them"
 is "$($PROFILE get "$TMP/sampled.jsonl" header.config_source.track.mode)/$($PROFILE get "$TMP/sampled.jsonl" header.config_source.track.sample_rate)/$($PROFILE get "$TMP/sampled.jsonl" header.config_source.session.overhead)" \
 	"flag/flag/flag" "each from its flag"
-"$WSS" run -o "$TMP/no/such/dir/p.jsonl" -- true 2>"$TMP/err"; is $? 2 "missing output directory exits 2"
+"$WSS" run -o "$TMP/no/such/dir/p.jsonl" -- true 2>"$TMP/err"; is $? 125 "missing output directory exits 125"
 : > "$TMP/exists.jsonl"
-"$WSS" run -o "$TMP/exists.jsonl" -- true 2>"$TMP/err"; is $? 2 "an existing profile is never overwritten"
-planted run "$WSS" run -o @OUT -- true
+"$WSS" run -o "$TMP/exists.jsonl" -- true 2>"$TMP/err"; is $? 125 "an existing profile is never overwritten"
+planted --status 125 run "$WSS" run -o @OUT -- true
 
 "$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
 "$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"
@@ -91,7 +91,7 @@ is "$(ls "$TMP/cwd" | grep -c '^wss\.[0-9]*\.jsonl$')" 1 "bare LD_PRELOAD writes
 
 WSS_SESSION_INTERVAL=soon LD_PRELOAD="$WSS_LIB" touch "$TMP/ran2" 2>"$TMP/err"; is $? 0 "bad setting under a bare LD_PRELOAD: the program runs, its status"
 test -e "$TMP/ran2" && grep -q '^wss: WSS_SESSION_INTERVAL.*; the program runs untracked$' "$TMP/err"; ok $? "untracked, one line naming the variable"
-WSS_SESSION_OUTPUT=/nonexistent-dir/p.jsonl LD_PRELOAD="$WSS_LIB" /bin/true 2>"$TMP/err"; is $? 2 "unwritable output exits 2"
+WSS_SESSION_OUTPUT=/nonexistent-dir/p.jsonl LD_PRELOAD="$WSS_LIB" /bin/true 2>"$TMP/err"; is $? 125 "unwritable output: the library stops the program before main, status 125"
 
 # CPU time base: two busy threads for 1 s of wall time make ~2 s of CPU
 # time, so a 20 ms CPU interval gives many samples, each ~20 ms of CPU apart.

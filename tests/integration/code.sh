@@ -167,7 +167,7 @@ printf '[track]\ncode = true\n' >"$TMP/s.toml"
 is "$($PROFILE get "$TMP/toml.jsonl" header.code.tracked)" true "track.code = true in a session file"
 printf '[track]\ncode = "yes"\n' >"$TMP/bad.toml"
 "$WSS" run -c "$TMP/bad.toml" -- /bin/true 2>"$TMP/bad.err"
-is $? 2 "track.code = \"yes\": exit 2"
+is $? 125 "track.code = \"yes\": exit 125"
 grep -q "bad.toml:2:8: " "$TMP/bad.err"; ok $? "and the error says where ($(cat "$TMP/bad.err"))"
 
 # Real programs: output and exit status as without wss, and a code series

@@ -22,7 +22,7 @@ printf '[session]\ninterval "10ms"\n' >bad.toml
 WSS_CONFIG=bad.toml LD_PRELOAD="$WSS_LIB" touch ran1 2>err; is $? 0 "bad config under LD_PRELOAD: the program's own status"
 test -e ran1 && [ -z "$(ls | grep '^wss\.[0-9]*\.jsonl$')" ]; ok $? "the program ran, untracked: no profile"
 is "$(cat err)" "wss: bad.toml:2:10: expected '=' after key \"interval\"; the program runs untracked" "one line naming file:line:col"
-"$WSS" run -c bad.toml -- touch ran2 2>err; is $? 2 "wss run -c with a bad file exits 2"
+"$WSS" run -c bad.toml -- touch ran2 2>err; is $? 125 "wss run -c with a bad file exits 125"
 test ! -e ran2; ok $? "and does not start the program"
 is "$(cat err)" "wss: bad.toml:2:10: expected '=' after key \"interval\"" "with the same message"
 "$WSS" config check bad.toml 2>err >/dev/null; is $? 2 "wss config check rejects it with status 2"
@@ -40,7 +40,7 @@ is "$(cat err)" "wss: WSS_SESSION_INTREVAL: unknown setting; did you mean WSS_SE
 WSS_CONFIG=missing.toml LD_PRELOAD="$WSS_LIB" /bin/true 2>err; is $? 0 "a missing file: the program runs untracked"
 grep -q '^wss: missing.toml: cannot read the session file: No such file' err; ok $? "naming it"
 mkdir adir
-"$WSS" run -c adir -- true 2>err; is $? 2 "a directory is refused"
+"$WSS" run -c adir -- true 2>err; is $? 125 "a directory is refused"
 grep -q '^wss: adir: is a directory' err; ok $? "as a directory"
 head -c 1100000 /dev/zero | tr '\0' '#' >huge.toml
 WSS_CONFIG=huge.toml LD_PRELOAD="$WSS_LIB" /bin/true 2>err; is $? 0 "a file over 1 MiB: the program runs untracked"
@@ -48,7 +48,7 @@ grep -q '^wss: huge.toml: session file larger than 1 MiB' err; ok $? "and says s
 printf '[session]\noutput = "caf\351.jsonl"\n' >latin1.toml
 "$WSS" config check latin1.toml 2>err >/dev/null; is $? 2 "a file that is not UTF-8 exits 2"
 is "$(cat err)" "wss: latin1.toml:2:14: invalid UTF-8" "at the offending byte"
-"$WSS" run -c /dev/null -- true 2>err; is $? 2 "wss run -c needs a regular file (the program reads it again)"
+"$WSS" run -c /dev/null -- true 2>err; is $? 125 "wss run -c needs a regular file (the program reads it again)"
 
 # Precedence: defaults < file < environment < flags, recorded in the header.
 cat >s.toml <<'TOML'

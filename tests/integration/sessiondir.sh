@@ -68,7 +68,7 @@ mkdir named
 is "$(ls named | tr '\n' ' ')" "run.d run.jsonl " "-o run.jsonl: the others' profiles in run.d"
 rm named/run.jsonl
 (cd named && "$WSS" run -o run.jsonl -- /bin/true >/dev/null 2>../err)
-is "$?:$(cat err)" "2:wss: run.d: exists, and the other processes of run.jsonl's session would write their profiles there (remove it, or choose another --output)" \
+is "$?:$(cat err)" "125:wss: run.d: exists, and the other processes of run.jsonl's session would write their profiles there (remove it, or choose another --output)" \
 	"wss run refuses a session directory left by an earlier run, in one line"
 
 # A symbolic link planted at the directory's name is not followed: the
@@ -102,7 +102,7 @@ else
 	ok $? "the last line says why" || tail -1 err | sed 's/^/# /'
 	runuser -u nobody -- ln -s "$TMP/w" shared/p.d || bail "nobody cannot plant a link"
 	"$WSS" run -o "$TMP/shared/p.jsonl" -- /bin/true >/dev/null 2>err
-	is "$?:$(cat err)" "3:wss: $TMP/shared/p.d: not written: a symbolic link of uid $(id -u nobody) in a sticky directory others can write (wss uses only the user's own or the directory owner's there)" \
-		"wss run refuses another user's link at the directory's name up front: one line, exit 3"
+	is "$?:$(cat err)" "125:wss: $TMP/shared/p.d: not written: a symbolic link of uid $(id -u nobody) in a sticky directory others can write (wss uses only the user's own or the directory owner's there)" \
+		"wss run refuses another user's link at the directory's name up front: one line, exit 125"
 fi
 done_testing

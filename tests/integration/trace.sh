@@ -237,11 +237,11 @@ ok $fr "each record for record with its own profile" || sed 's/^/# /' "$TMP/cmp"
 
 # ---- bad settings ----
 "$WSS" run --trace-max 3XB -- /bin/true 2>"$TMP/bad.err"
-is $? 2 "--trace-max 3XB: exit 2"
+is $? 125 "--trace-max 3XB: exit 125"
 grep -qx 'wss: --trace-max: session.trace_max: not a size: "3XB" (a number and B, KiB, MiB, GiB or TiB, e.g. "256MiB")' "$TMP/bad.err"
 ok $? "one line saying what and where" || sed 's/^/# /' "$TMP/bad.err"
 WSS_SESSION_TRACE_MAX=1KiB "$WSS" run -- /bin/true 2>"$TMP/bad2.err"
-is $? 2 "WSS_SESSION_TRACE_MAX=1KiB: exit 2 (under 4 KiB)"
+is $? 125 "WSS_SESSION_TRACE_MAX=1KiB: exit 125 (under 4 KiB)"
 
 # ---- a full disk ----
 if [ "$(id -u)" != 0 ]; then

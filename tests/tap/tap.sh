@@ -129,8 +129,14 @@ with_out() {
 # In a sticky directory anyone can write, another user plants a symbolic
 # link to a file of ours and a FIFO with a reader of theirs: both refused
 # at once (one line, exit 3), the file untouched, the reader given
-# nothing.  4 tests; root only (another user plants the names).
+# nothing.  4 tests; root only (another user plants the names).  The
+# status is 3 (WSS_EXIT_REFUSED), or --status N's (wss run: 125).
 planted() {
+	_pl_st=3
+	if [ "$1" = --status ]; then
+		_pl_st=$2
+		shift 2
+	fi
 	_pl_name=$1
 	shift
 	if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
@@ -145,8 +151,8 @@ planted() {
 	_pl_out=$TMP/shared/link.$_pl_name
 	runuser -u nobody -- ln -s "$TMP/victim.$_pl_name" "$_pl_out" || bail "nobody cannot plant a link"
 	with_out "$_pl_out" timeout 20 "$@" >/dev/null 2>"$TMP/planted.err"
-	is "$?:$(cat "$TMP/planted.err")" "3:wss: $_pl_out: not written: a symbolic link of uid $_pl_uid $_pl_why" \
-		"$_pl_name: another user's symbolic link in a shared directory: refused, one line, exit 3"
+	is "$?:$(cat "$TMP/planted.err")" "$_pl_st:wss: $_pl_out: not written: a symbolic link of uid $_pl_uid $_pl_why" \
+		"$_pl_name: another user's symbolic link in a shared directory: refused, one line, exit $_pl_st"
 	is "$(cat "$TMP/victim.$_pl_name"):$(stat -c %a:%F "$TMP/victim.$_pl_name" "$_pl_out" | tr '\n' :)" \
 		"secret:600:regular file:777:symbolic link:" "$_pl_name: its target untouched, the link left as it was"
 	_pl_out=$TMP/shared/fifo.$_pl_name
@@ -154,8 +160,8 @@ planted() {
 	timeout 20 runuser -u nobody -- cat "$_pl_out" >"$TMP/planted.read" &
 	_pl_reader=$!
 	with_out "$_pl_out" timeout 20 "$@" >/dev/null 2>"$TMP/planted.err"
-	is "$?:$(cat "$TMP/planted.err")" "3:wss: $_pl_out: not written: a FIFO of uid $_pl_uid $_pl_why" \
-		"$_pl_name: another user's FIFO there: refused at once, one line, exit 3"
+	is "$?:$(cat "$TMP/planted.err")" "$_pl_st:wss: $_pl_out: not written: a FIFO of uid $_pl_uid $_pl_why" \
+		"$_pl_name: another user's FIFO there: refused at once, one line, exit $_pl_st"
 	timeout 5 sh -c ': >"$1"' sh "$_pl_out" # the reader's end of file
 	wait "$_pl_reader"
 	is "$(wc -c <"$TMP/planted.read")" 0 "$_pl_name: and the FIFO's reader got nothing"
