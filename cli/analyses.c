@@ -2253,6 +2253,38 @@ static int mrc_pages(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h)
 	return r ? nomem_cmd("mrc") : 0;
 }
 
+/* The smallest LRU memory, in pages, that hits pct % of the
+ * re-references (0: there are none). */
+static uint64_t reuse_size(const dists_t *h, unsigned pct, uint64_t rate)
+{
+	if (!h->reuse)
+		return 0;
+	size_t i = 0;
+	while (h->v[i].count * 100 < (uint64_t)pct * h->reuse)
+		i++;
+	return h->v[i].dist * rate;
+}
+
+int wss_mrc_hit_size(const char *path, unsigned pct, uint64_t *pages)
+{
+	wss_pair_t p;
+	wss_scan_t s;
+	refs_t rs = {0};
+	dists_t h = {0};
+	int r = open_scanned(path, &p, &s);
+	if (r)
+		return r;
+	if (!(r = WSS_PER_PAGE ? mrc_pages(&p, &s, &rs, &h) : mrc_ranges(&p, &s, &rs, &h))) {
+		dist_finish(&h);
+		*pages = reuse_size(&h, pct, rs.rate);
+	}
+	free(h.v);
+	refs_release(&rs);
+	wss_scan_release(&s);
+	wss_pair_close(&p);
+	return r;
+}
+
 int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 {
 	const char *sz = NULL, *paths[1];
@@ -2284,14 +2316,9 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 	dist_finish(&h);
 	uint64_t cold = h.cold, refs = (uint64_t)rs.n * rs.rate;
 	rs.distinct = cold;
-	/* The smallest size whose LRU hits q % of the re-references. */
-	uint64_t q[3] = {0, 0, 0};
-	for (int k = 0; k < 3 && h.reuse; k++) {
-		size_t i = 0;
-		while (h.v[i].count * 100 < (uint64_t)quantiles[k] * h.reuse)
-			i++;
-		q[k] = h.v[i].dist * rs.rate;
-	}
+	uint64_t q[3];
+	for (int k = 0; k < 3; k++)
+		q[k] = reuse_size(&h, quantiles[k], rs.rate);
 	if (!sizes && default_sizes(rs.distinct * rs.rate, &sizes, &nsizes)) {
 		r = nomem_cmd("mrc");
 		goto out;

@@ -44,6 +44,12 @@ int wss_cmd_heatmap_to(int argc, char **argv, FILE *out);
 int wss_cmd_mrc_to(int argc, char **argv, FILE *out);
 int wss_cmd_simulate_to(int argc, char **argv, FILE *out);
 
+/* The smallest LRU memory, in pages, that would have hit pct % of the
+ * re-references of the profile at path's trace (wss mrc's "lru_hit_sizes"),
+ * into *pages (0: nothing was referenced twice).  Returns 0, or the
+ * command's status with its line on stderr (no trace, a bad one). */
+int wss_mrc_hit_size(const char *path, unsigned pct, uint64_t *pages);
+
 /* ---- shared by analyses.c and replay.c ---- */
 
 typedef enum wss_out { WSS_OUT_TEXT, WSS_OUT_CSV, WSS_OUT_JSON } wss_out_t;

@@ -9,6 +9,7 @@
  * times larger and slower for the browser to parse. */
 #include "config.h"
 #include "cli/html.h"
+#include "cli/diagnosis.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -695,6 +696,19 @@ static void put_analyses(out_t *o, const wss_profile_t *p)
 	put(o, "}");
 }
 
+/* The paragraph wss report starts with (cli/diagnosis.c), the page's
+ * first words about the run. */
+static int put_diagnosis(out_t *o, const wss_profile_t *p, wss_symbols_t *syms)
+{
+	wss_diag_t d;
+	if (wss_diag_build(p, syms, &d))
+		return ENOMEM;
+	put(o, ",\"diagnosis\":");
+	put_s(o, d.text);
+	wss_diag_release(&d);
+	return 0;
+}
+
 /* One process's member of the "procs" array. */
 static int put_proc(out_t *o, proc_t *pr, size_t k)
 {
@@ -718,7 +732,8 @@ static int put_proc(out_t *o, proc_t *pr, size_t k)
 	int r = put_threads(o, p);
 	wss_symbols_t *syms = r ? NULL : wss_sym_open(p);
 	frames_t fr = {NULL, 0, 0};
-	if (!syms || put_stacks(o, p, syms, &fr) || put_peaks(o, p, syms, &fr) || put_alloc_sites(o, p, syms, &fr))
+	if (!syms || put_stacks(o, p, syms, &fr) || put_peaks(o, p, syms, &fr) || put_alloc_sites(o, p, syms, &fr) ||
+	    put_diagnosis(o, p, syms))
 		r = ENOMEM;
 	free(fr.f);
 	if (syms)

@@ -1069,6 +1069,16 @@ bool wss_load_sampled(const wss_profile_t *p) { return p->summary_sampled || p->
 
 bool wss_load_lower_bound(const wss_profile_t *p) { return p->summary_lower_bound || p->nlower > 0; }
 
+double wss_load_overhead_pct(const wss_profile_t *p)
+{
+	if (!p->has_cost || p->cost_program_ns <= 0)
+		return -1;
+	double prog = (double)p->cost_program_ns;
+	double base = (double)(p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
+	return 100.0 * (((double)p->cost_faults_ns + (double)p->cost_code_ns) / prog +
+			((double)p->cost_tick_ns + (double)p->cost_change_ns) / base);
+}
+
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq)
 {
 	/* The loader holds seq to 1, 2, 3, ... in file order. */

@@ -290,6 +290,13 @@ static inline uint64_t wss_load_sat_addu(uint64_t a, uint64_t b)
 bool wss_load_sampled(const wss_profile_t *p);
 bool wss_load_lower_bound(const wss_profile_t *p);
 
+/* What tracking cost the program, in % of its time (wss report's
+ * "overhead"): the faults against the program's time, the tick and the
+ * changes of rate against that or the wall time, whichever is longer (as
+ * the budget weighs them: engine/policy.c); -1 when the profile has no
+ * costs. */
+double wss_load_overhead_pct(const wss_profile_t *p);
+
 /* The sample with this seq, or NULL. */
 const wss_sample_t *wss_load_sample(const wss_profile_t *p, int64_t seq);
 const wss_stack_t *wss_load_stack(const wss_profile_t *p, int64_t id);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cli/report.h"
 #include "cli/report_internal.h"
+#include "cli/diagnosis.h"
 #include "cli/session.h"
 
 #include <errno.h>
@@ -225,9 +226,8 @@ static void print_header(const wss_profile_t *p, FILE *out)
 		double prog = (double)p->cost_program_ns;
 		double base = (double)(p->cost_base_ns > 0 ? p->cost_base_ns : p->cost_program_ns);
 		fprintf(out, "\noverhead   %.1f %% of the program's time (faults %.1f %%, tick %.1f %%",
-			100.0 * (((double)p->cost_faults_ns + (double)p->cost_code_ns) / prog +
-				 ((double)p->cost_tick_ns + (double)p->cost_change_ns) / base),
-			100.0 * (double)p->cost_faults_ns / prog, 100.0 * (double)p->cost_tick_ns / base);
+			wss_load_overhead_pct(p), 100.0 * (double)p->cost_faults_ns / prog,
+			100.0 * (double)p->cost_tick_ns / base);
 		if (p->cost_change_ns)
 			fprintf(out, ", changes of rate %.1f %%", 100.0 * (double)p->cost_change_ns / base);
 		if (p->cost_code_ns)
@@ -740,6 +740,11 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 		return ENOMEM;
 	fprintf(out, "wss report: %s\n", p->path);
 	print_truncation(p, out);
+	fputc('\n', out);
+	if (wss_diag_text(p, syms, out)) {
+		wss_sym_close(syms);
+		return ENOMEM;
+	}
 	fputc('\n', out);
 	print_header(p, out);
 	fputc('\n', out);

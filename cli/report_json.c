@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli/report.h"
 #include "cli/report_internal.h"
+#include "cli/diagnosis.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -374,6 +375,28 @@ static void json_timeline(const wss_profile_t *p, wss_jw_t *w)
 	wss_jw_close(w, ']');
 }
 
+/* The diagnosis's figures and its paragraph, with plain spaces (a script
+ * reading the document has no use for the text's no-break spaces). */
+static int json_diagnosis(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
+{
+	wss_diag_t d;
+	if (wss_diag_build(p, syms, &d))
+		return ENOMEM;
+	wss_diag_plain(&d);
+	wss_jw_open(w, "diagnosis", '{');
+	wss_jw_str(w, "text", d.text);
+	wss_jw_int_or_null(w, "p50_pages", d.p50);
+	wss_jw_int_or_null(w, "p95_pages", d.p95);
+	wss_jw_int_or_null(w, "peak_pages", d.peak);
+	wss_jw_int_or_null(w, "peak_t_ns", d.peak_t_ns);
+	wss_jw_int_or_null(w, "peak_seq", d.peak_seq);
+	wss_jw_str(w, "peak_code", d.peak_code);
+	wss_jw_int_or_null(w, "lru_99_pages", d.lru99);
+	wss_jw_close(w, '}');
+	wss_diag_release(&d);
+	return 0;
+}
+
 int wss_report_json(wss_profile_t *p, FILE *out)
 {
 	wss_report_sort_peaks(p);
@@ -389,6 +412,11 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	wss_jw_str(&w, "profile", p->path);
 	wss_jw_bool(&w, "truncated", !p->has_summary);
 	wss_jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
+	if (json_diagnosis(p, syms, &w)) {
+		wss_sym_close(syms);
+		wss_fmt_release(&w.f);
+		return ENOMEM;
+	}
 	json_header(p, &w);
 	wss_jw_int_or_null(&w, "duration_ns", p->duration_ns);
 	wss_jw_int(&w, "samples", p->has_summary ? p->summary_samples : (int64_t)p->nsamples);

@@ -398,6 +398,8 @@
 
 	function renderRun(proc) {
 		var p = proc.profile, b = sectionBody('run');
+		if (p.diagnosis)
+			b.appendChild(el('p', { class: 'diagnosis', text: p.diagnosis }));
 		if (p.truncated)
 			b.appendChild(el('p', { class: 'warn', text: 'profile truncated (no summary): the program did not end normally, or the file was cut' +
 				(p.cut_line ? '; its last line (' + p.cut_line + ') was cut short and is ignored' : '') }));

@@ -1,0 +1,42 @@
+/* The diagnosis: the first paragraph of `wss report` (text and JSON) and
+ * of the HTML page, saying in plain words what a run means: the working
+ * set most intervals fit in, the peak and the code behind it, the memory
+ * that would have kept misses low, how far the figures can be trusted,
+ * and what to try next.  Built from the loaded profile (and its trace,
+ * when it has one) alone: the sections below it give every figure's
+ * detail, and the paragraph never says what they do not. */
+#ifndef WSS_CLI_DIAGNOSIS_H
+#define WSS_CLI_DIAGNOSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/load.h"
+#include "cli/symbols.h"
+
+typedef struct wss_diag {
+	size_t intervals;   /* the samples p50 and p95 are of (whole intervals; the last, partial one when alone) */
+	int64_t p50, p95;   /* their data pages (nearest rank); -1: no samples */
+	int64_t low, high;  /* their smallest and largest */
+	int64_t peak;       /* the data peak, pages (the summary's, else the largest sample's); -1: none */
+	int64_t peak_t_ns, peak_seq; /* the largest sample's time and seq; -1: none */
+	char *peak_code;    /* the code that first touched most of the peak's pages, or NULL */
+	int peak_share;     /* its share of the peak's first touches, % */
+	int64_t lru99;      /* pages of an LRU memory hitting 99 % of re-references; -1: no trace read */
+	char *text;         /* the paragraph: numbers and their units joined by no-break spaces */
+} wss_diag_t;
+
+/* Builds d for p, symbolising with syms.  A trace that cannot be read is
+ * left out (its line on stderr, as wss mrc would print it).  Returns 0 or
+ * ENOMEM. */
+int wss_diag_build(const wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d);
+void wss_diag_release(wss_diag_t *d);
+
+/* d's paragraph, wrapped at width columns. */
+void wss_diag_print(const wss_diag_t *d, FILE *out, int width);
+/* d's text with its no-break spaces made plain ones. */
+void wss_diag_plain(wss_diag_t *d);
+/* Build, print at 80 columns, release.  Returns 0 or ENOMEM. */
+int wss_diag_text(const wss_profile_t *p, wss_symbols_t *syms, FILE *out);
+
+#endif
