@@ -17,6 +17,7 @@
 
 #include "cli/analyses.h"
 #include "cli/report_internal.h"
+#include "cli/session.h"
 #include "cli/text.h"
 
 #define NBSP "\xc2\xa0"
@@ -308,6 +309,26 @@ static int say_idle(const wss_profile_t *p, wss_symbols_t *syms, FILE *m)
 	return 0;
 }
 
+/* A session's first profile: the session's size and its largest process,
+ * which the paragraph's other figures (this process's alone) may not be. */
+static int say_session(wss_profile_t *p, FILE *m)
+{
+	if (!wss_session_wanted(p))
+		return 0;
+	wss_session_t s;
+	if (wss_session_build(p, &s))
+		return ENOMEM;
+	char a[48], b[48];
+	fprintf(m, " This process began a session of %zu, which touched %s%s in all (the sum of their totals)",
+		s.processes, s.estimated ? "about " : "", human(a, sizeof a, (int64_t)s.total, p->page_size));
+	if (s.nrows && s.rows[0].pid != p->pid)
+		fprintf(m, "; the largest data peak was %s's (pid %" PRId64 "), %s%s", s.rows[0].program, s.rows[0].pid,
+			s.rows[0].sampled ? "about " : "", human(b, sizeof b, s.rows[0].data.peak, p->page_size));
+	fputs(": see the session's table below.", m);
+	wss_session_release(&s);
+	return 0;
+}
+
 static void say_next(const wss_profile_t *p, FILE *m)
 {
 	const char *name = p->path;
@@ -320,7 +341,7 @@ static void say_next(const wss_profile_t *p, FILE *m)
 		fputs(" The peaks' stacks are under Peaks below.", m);
 }
 
-int wss_diag_build(const wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
+int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
 {
 	memset(d, 0, sizeof *d);
 	if (percentiles(p, d))
@@ -349,7 +370,7 @@ int wss_diag_build(const wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
 		say_peak(p, d, m);
 		say_cache(p, d, m);
 		say_trust(p, m);
-		if (say_idle(p, syms, m)) {
+		if (say_idle(p, syms, m) || say_session(p, m)) {
 			fclose(m);
 			wss_diag_release(d);
 			return ENOMEM;
@@ -364,7 +385,7 @@ int wss_diag_build(const wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
 	return 0;
 }
 
-int wss_diag_text(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 {
 	wss_diag_t d;
 	if (wss_diag_build(p, syms, &d))

@@ -37,6 +37,7 @@ typedef struct proc {
 	wss_profile_t p;
 	int64_t pid, ppid; /* from the note, or the header when not noted */
 	const char *reason; /* the note's reason for having no profile */
+	const wss_process_note_t *note; /* a program measured in its note (exe set), or NULL */
 	long noted_by;	  /* the proc whose profile noted it, -1 for an argument */
 } proc_t;
 
@@ -698,7 +699,7 @@ static void put_analyses(out_t *o, const wss_profile_t *p)
 
 /* The paragraph wss report starts with (cli/diagnosis.c), the page's
  * first words about the run. */
-static int put_diagnosis(out_t *o, const wss_profile_t *p, wss_symbols_t *syms)
+static int put_diagnosis(out_t *o, wss_profile_t *p, wss_symbols_t *syms)
 {
 	wss_diag_t d;
 	if (wss_diag_build(p, syms, &d))
@@ -720,6 +721,13 @@ static int put_proc(out_t *o, proc_t *pr, size_t k)
 	put_s(o, pr->path);
 	put(o, ",\"reason\":");
 	put_s(o, pr->reason);
+	if (pr->note) {
+		/* Measured without a profile: its size, for the tree. */
+		put(o, ",\"measured\":{\"exe\":");
+		put_s(o, pr->note->exe);
+		putf(o, ",\"data_peak\":%" PRId64 ",\"data_total\":%" PRId64 ",\"estimated\":%s}", pr->note->data_peak,
+		     pr->note->data_total, pr->note->peak_ci.present ? "true" : "false");
+	}
 	if (!pr->loaded) {
 		put(o, ",\"profile\":null}");
 		return 0;
@@ -830,6 +838,8 @@ static int procs_build(procs_t *ps, char *const *paths, size_t n)
 			pr->pid = note.pid;
 			pr->ppid = note.ppid;
 			pr->reason = ps->v[k].p.procs[j].reason;
+			if (ps->v[k].p.procs[j].exe)
+				pr->note = &ps->v[k].p.procs[j];
 			if (note.profile && !pr->loaded && !pr->path && !(pr->path = strdup(note.profile)))
 				return 1;
 		}

@@ -894,11 +894,18 @@ static int load_process(loader_t *ld, const wss_json_t *r)
 	wss_process_note_t *n = GROW(ld, p->procs, p->nprocs, p->procs_cap);
 	if (!n)
 		return ld->status;
-	n->ppid = -1;
+	n->ppid = n->data_peak = n->data_total = n->duration_ns = -1;
 	const wss_json_t *prof = wss_json_get(r, "profile");
 	if (!need_int(ld, r, "process", "pid", &n->pid) || !opt_int(ld, r, "process", "ppid", &n->ppid) ||
-	    !opt_str(ld, r, "process", "reason", &n->reason))
+	    !opt_str(ld, r, "process", "reason", &n->reason) || !opt_str(ld, r, "process", "exe", &n->exe) ||
+	    !opt_pages(ld, r, "process", "data_peak", &n->data_peak) ||
+	    !opt_pages(ld, r, "process", "data_total", &n->data_total) ||
+	    !opt_int(ld, r, "process", "duration_ns", &n->duration_ns) ||
+	    !opt_ci(ld, r, "process", "data_peak_ci", &n->peak_ci) ||
+	    !opt_ci(ld, r, "process", "data_total_ci", &n->total_ci))
 		return ld->status;
+	if (n->exe && (n->data_peak < 0 || n->data_total < 0))
+		return bad(ld, ld->line, "process: \"exe\" without \"data_peak\" and \"data_total\"");
 	if (prof && prof->type != WSS_JSON_NULL && !opt_beside(ld, r, "process", "profile", &n->profile))
 		return ld->status;
 	return 0;
@@ -1126,6 +1133,7 @@ void wss_load_release(wss_profile_t *p)
 	for (size_t k = 0; k < p->nprocs; k++) {
 		free(p->procs[k].profile);
 		free(p->procs[k].reason);
+		free(p->procs[k].exe);
 	}
 	free(p->procs);
 	free(p->sample_threads);

@@ -127,11 +127,16 @@ typedef struct wss_alloc_site {
 	wss_ci_t live_ci, ws_ci, idle_ci, touched_ci;
 } wss_alloc_site_t;
 
-/* A "process" record: another process of the session noted itself. */
+/* A "process" record: another process of the session noted itself.  A
+ * program that ended before its first sample notes what it measured
+ * (exe set: its data peak and total, with intervals where sampled). */
 typedef struct wss_process_note {
 	int64_t pid, ppid;
 	char *profile; /* its path from here (the note's, relative to the leader's directory), or NULL */
 	char *reason;  /* why there is none, or NULL */
+	char *exe;     /* the program measured without a profile, or NULL */
+	int64_t data_peak, data_total, duration_ns; /* with exe; -1: absent */
+	wss_ci_t peak_ci, total_ci;
 } wss_process_note_t;
 
 /* One effective setting from the header: "section.key", its value as JSON

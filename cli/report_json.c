@@ -282,6 +282,7 @@ static int json_session(wss_profile_t *p, wss_jw_t *w)
 	wss_jw_open(w, "session", '{');
 	wss_jw_int(w, "processes", (int64_t)s.processes);
 	wss_jw_int(w, "processes_with_profile", (int64_t)s.with);
+	wss_jw_int(w, "processes_in_note", (int64_t)s.counted);
 	wss_jw_int(w, "processes_without", (int64_t)s.without);
 	wss_jw_int(w, "profiles", (int64_t)s.profiles);
 	wss_jw_int(w, "unreadable", (int64_t)s.unreadable);
@@ -377,7 +378,7 @@ static void json_timeline(const wss_profile_t *p, wss_jw_t *w)
 
 /* The diagnosis's figures and its paragraph, with plain spaces (a script
  * reading the document has no use for the text's no-break spaces). */
-static int json_diagnosis(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
+static int json_diagnosis(wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 {
 	wss_diag_t d;
 	if (wss_diag_build(p, syms, &d))

@@ -18,7 +18,7 @@
 bool wss_session_wanted(const wss_profile_t *first)
 {
 	for (size_t k = 0; k < first->nprocs; k++)
-		if (first->procs[k].profile && first->procs[k].pid != first->pid)
+		if ((first->procs[k].profile || first->procs[k].exe) && first->procs[k].pid != first->pid)
 			return true;
 	return false;
 }
@@ -30,7 +30,9 @@ static void bounds(int64_t v, const wss_ci_t *ci, double *lo, double *hi)
 	*hi = ci->present ? ci->hi : (double)v;
 }
 
-static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
+/* Appends *row (program its exe, path its profile or NULL, copied),
+ * summed into the session's total.  Returns 0 or ENOMEM. */
+static int push_row(wss_session_t *s, size_t *cap, wss_session_row_t row, const char *exe, const char *path)
 {
 	if (s->nrows == *cap) {
 		size_t c = *cap ? 2 * *cap : 16;
@@ -40,26 +42,18 @@ static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
 		s->rows = v;
 		*cap = c;
 	}
-	wss_load_stats(p);
-	const char *exe = p->exe ? p->exe : "?", *slash = strrchr(exe, '/');
+	exe = exe ? exe : "?";
+	const char *slash = strrchr(exe, '/');
 	wss_session_row_t *r = &s->rows[s->nrows];
-	*r = (wss_session_row_t){
-		.pid = p->pid,
-		.program = strdup(slash ? slash + 1 : exe),
-		.path = strdup(p->path),
-		.data = p->data,
-		.shared = p->kinds[WSS_KIND_SHARED].present ? p->kinds[WSS_KIND_SHARED].total : -1,
-		.shared_ci = p->kinds[WSS_KIND_SHARED].total_ci,
-		.sampled = wss_load_sampled(p),
-	};
-	if (!r->program || !r->path) {
+	*r = row;
+	r->program = strdup(slash ? slash + 1 : exe);
+	r->path = path ? strdup(path) : NULL;
+	if (!r->program || (path && !r->path)) {
 		free(r->program);
 		free(r->path);
 		return ENOMEM;
 	}
 	s->nrows++;
-	if (s->page_size <= 0)
-		s->page_size = p->page_size;
 	if (r->data.total < 0) {
 		s->no_summary++;
 		return 0;
@@ -77,6 +71,36 @@ static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
 	}
 	s->estimated |= r->data.total_ci.present || r->shared_ci.present;
 	return 0;
+}
+
+static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
+{
+	wss_load_stats(p);
+	if (s->page_size <= 0)
+		s->page_size = p->page_size;
+	wss_session_row_t row = {
+		.pid = p->pid,
+		.data = p->data,
+		.shared = p->kinds[WSS_KIND_SHARED].present ? p->kinds[WSS_KIND_SHARED].total : -1,
+		.shared_ci = p->kinds[WSS_KIND_SHARED].total_ci,
+		.sampled = wss_load_sampled(p),
+	};
+	return push_row(s, cap, row, p->exe, p->path);
+}
+
+/* A program that ended within its first interval: what its note says it
+ * measured (no shared part: a note does not break its total down). */
+static int add_note_row(wss_session_t *s, const wss_process_note_t *n, size_t *cap)
+{
+	wss_session_row_t row = {
+		.pid = n->pid,
+		.data = {.present = true, .peak = n->data_peak, .total = n->data_total, .peak_ci = n->peak_ci,
+			 .total_ci = n->total_ci},
+		.shared = -1,
+		.sampled = n->peak_ci.present || n->total_ci.present,
+	};
+	row.data.avg_tenths = -1;
+	return push_row(s, cap, row, n->exe, NULL);
 }
 
 static int by_peak_desc(const void *a, const void *b)
@@ -113,8 +137,11 @@ int wss_session_build(wss_profile_t *first, wss_session_t *s)
 	for (size_t k = 0; !r && k < first->nprocs; k++) {
 		const wss_process_note_t *n = &first->procs[k];
 		pids[k] = n->pid;
-		if (!n->profile)
+		if (!n->profile) {
+			if (n->exe && n->pid != first->pid && (r = add_note_row(s, n, &cap)))
+				break;
 			continue;
+		}
 		wss_profile_t p;
 		int lr = wss_load_profile(n->profile, &p);
 		if (lr == 1)
@@ -133,14 +160,23 @@ int wss_session_build(wss_profile_t *first, wss_session_t *s)
 	}
 	pids[first->nprocs] = first->pid;
 	s->processes = distinct(pids, first->nprocs + 1);
-	s->profiles = s->nrows;
-	/* A pid with a row wrote a profile (one per image that lived an
-	 * interval); the others wrote none, or none that could be read. */
+	s->profiles = 0;
+	/* A pid with a profile's row wrote one (one per image that lived an
+	 * interval); one with a note's row was measured without one; the
+	 * others wrote none, or none that could be read. */
+	size_t np = 0;
 	for (size_t k = 0; k < s->nrows; k++)
-		pids[k] = s->rows[k].pid;
-	s->with = distinct(pids, s->nrows);
+		if (s->rows[k].path)
+			pids[np++] = s->rows[k].pid;
+	s->profiles = np;
+	s->with = distinct(pids, np);
+	np = 0;
+	for (size_t k = 0; k < s->nrows; k++)
+		pids[np++] = s->rows[k].pid;
+	size_t measured = distinct(pids, np);
 	free(pids);
-	s->without = s->processes > s->with ? s->processes - s->with : 0;
+	s->counted = measured > s->with ? measured - s->with : 0;
+	s->without = s->processes > measured ? s->processes - measured : 0;
 	qsort(s->rows, s->nrows, sizeof *s->rows, by_peak_desc);
 	return 0;
 }
@@ -193,14 +229,17 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 	size_t top = s->nrows < WSS_SESSION_TOP ? s->nrows : WSS_SESSION_TOP;
 	fprintf(out, "%ssession: %zu process%s, %zu with a profile", prefix, s->processes, s->processes == 1 ? "" : "es",
 		s->with);
+	if (s->counted)
+		fprintf(out, ", %zu measured in %s note (%s ended within an interval)", s->counted,
+			s->counted == 1 ? "its" : "their", s->counted == 1 ? "it" : "they");
 	if (s->without)
-		fprintf(out, " and %zu that wrote none", s->without);
+		fprintf(out, " and %zu not measured", s->without);
 	if (s->unreadable)
 		fprintf(out, " (%zu profile%s could not be read)", s->unreadable, s->unreadable == 1 ? "" : "s");
 	if (s->nrows > top)
-		fprintf(out, "; the %zu largest data peaks of %zu profiles:\n", top, s->nrows);
+		fprintf(out, "; the %zu largest data peaks of %zu:\n", top, s->nrows);
 	else
-		fprintf(out, "; %s by data peak:\n", s->nrows == 1 ? "its profile" : "the profiles");
+		fprintf(out, "; by data peak:\n");
 	char peak[WSS_SESSION_TOP][96], total[WSS_SESSION_TOP][96];
 	int wp = width("data peak, pages");
 	for (size_t k = 0; k < top; k++) {

@@ -21,7 +21,7 @@
 typedef struct wss_session_row {
 	int64_t pid;
 	char *program;	     /* the header's exe, its file name only */
-	char *path;	     /* the profile, as a path from here */
+	char *path;	     /* the profile, as a path from here; NULL: measured in its note */
 	wss_stat_t data;     /* peak and total (total < 0: no summary) */
 	int64_t shared;	     /* the summary's kinds.shared total, -1: none */
 	wss_ci_t shared_ci;  /* its interval, in a sampled run */
@@ -31,8 +31,9 @@ typedef struct wss_session_row {
 typedef struct wss_session {
 	size_t processes;   /* distinct pids: the first and every noted one */
 	size_t with;	    /* of them, with at least one profile read */
-	size_t without;	    /* that wrote none, or whose profiles could not be read */
-	size_t profiles;    /* profiles read (rows) */
+	size_t counted;	    /* with none, but measured in their note (ended within an interval) */
+	size_t without;	    /* neither: none written, or none that could be read */
+	size_t profiles;    /* profiles read (rows from profiles) */
 	size_t unreadable;  /* profiles noted that could not be read (the loader said why) */
 	size_t no_summary;  /* profiles without a summary: no total, left out of the sums */
 	int64_t page_size;

@@ -98,6 +98,7 @@ typedef struct wss_engine {
 	uint64_t err_dev, err_ino;
 	wss_fmt_t out;            /* records not yet written */
 	bool open_pending;        /* a forked child: create the profile on the first write */
+	bool out_discard;         /* records are counted, never written (wss_out_discard) */
 	bool no_profile;          /* the output is a character device (/dev/null): nothing written */
 	const char *no_profile_why; /* or another reason, "(...)", for the stderr line */
 	uint64_t written;         /* bytes of whole records in the profile */
@@ -497,6 +498,10 @@ void wss_engine_module_locked(int id, const char *path, uintptr_t bias, uintptr_
  * that has not yet), or cut the profile if that fails.  Engine lock held
  * (or start-up, or the fork child). */
 void wss_out_write(void);
+/* From now on E.out's records are dropped, never written, and no profile
+ * is created: an exec'd program ending before its first sample is counted
+ * for its note alone.  Engine lock held. */
+void wss_out_discard(void);
 /* A line "wss: <a><b>" on the program's stderr, or our copy of it. */
 void wss_out_say(const char *a, const char *b);
 /* Create this process's profile from the output pattern.  Returns 0 or
@@ -630,15 +635,17 @@ const char *wss_session_leader_path(void);
  * descendants to count at its end. */
 void wss_session_used(bool used);
 /* Note this process in the leader's profile: its profile or NULL, and
- * why it has none.  hook. */
-void wss_session_note(const char *profile, const char *reason);
+ * why it has none, and, when sum is not NULL, what it measured without a
+ * profile (its program and data peak and total).  hook. */
+void wss_session_note(const char *profile, const char *reason, const wss_profile_summary_t *sum);
 /* The end of the leader's "profile:" line on stderr: the session's other
  * profiles and the children that wrote none, listed in the leader's
  * profile (this image's, or its first image's); nothing when there are
  * none. */
 void wss_session_describe(wss_fmt_t *f);
 /* Has another process of the session (not this program's own exec'd
- * images) noted a profile in the leader's? */
+ * images) noted a profile, or its measured size, in the leader's?  Then
+ * wss run prints the session's table instead of this process's figures. */
 bool wss_session_others(void);
 /* The session directory (docs/config.md, session.output), where this
  * process's profile goes: absolute, from the leader's profile's path, so

@@ -317,11 +317,27 @@ static void finish(enum finish_how how)
 		 * child, or an exec'd program, that ends or execs before its
 		 * first sample): it writes nothing (an exec'd program writes
 		 * its own profile), and says why in the leader's.  A shell
-		 * script's hundreds of short commands cost no profile each. */
+		 * script's hundreds of short commands cost no profile each.
+		 * An exec'd program that exits was measured all along: its
+		 * last tick counts its pages for the note alone, so that the
+		 * session's table has the size of a build's compilers, which
+		 * live tens of milliseconds each.  Not under a tenth of an
+		 * interval: a shell script's commands would each pay a tick
+		 * (about 0.3 ms) to note a few pages.  (A forked child that
+		 * has not started measuring has nothing to count.) */
+		wss_profile_summary_t sum;
+		bool counted = !E.pending && how == FINISH_EXIT && E.lazy_open &&
+			       wss_clock_ns(CLOCK_MONOTONIC) - E.t0_ns >= E.set.interval_ns / 10;
+		if (counted) {
+			wss_out_discard();
+			wss_tick_locked(true);
+			wss_out_summary(&sum);
+		}
 		__atomic_store_n(&E.pending, false, __ATOMIC_RELAXED);
 		wss_lifecycle_deactivate_locked(how != FINISH_EXEC);
 		wss_engine_unlock(&ls);
-		wss_session_note(NULL, how == FINISH_EXEC ? "exec before its first sample" : "exit before its first sample");
+		wss_session_note(NULL, how == FINISH_EXEC ? "exec before its first sample" : "exit before its first sample",
+				 counted ? &sum : NULL);
 		if (E.end_why && E.set.summary)
 			wss_log("measuring stopped before the first sample: ", E.end_why, "; the program runs on untracked", NULL);
 		wss_out_close_err();

@@ -28,8 +28,14 @@ static void profile_cut(int err)
 		wss_lifecycle_deactivate_locked(false);
 }
 
+void wss_out_discard(void) { E.out_discard = true; }
+
 void wss_out_write(void)
 {
+	if (E.out_discard) {
+		wss_fmt_reset(&E.out);
+		return;
+	}
 	if (wss_sys_getpid() != E.pid) {
 		wss_fmt_reset(&E.out); /* a child that ran no fork handlers: not ours to write */
 		return;
@@ -127,7 +133,7 @@ int wss_out_open(char *err, size_t errlen)
 	if (E.no_profile)
 		return 0;
 	if (!E.leader || wss_session_exec_image())
-		wss_session_note(E.path, NULL);
+		wss_session_note(E.path, NULL, NULL);
 	E.fd = wss_fd_high(E.fd); /* keep the low numbers the program would get natively */
 	wss_fd_identity(E.fd, &E.fd_dev, &E.fd_ino);
 	E.written = 0;

@@ -71,13 +71,33 @@ void wss_session_set(int pid, const char *leader, bool own)
 	wss_fmt_cstr(&f);
 }
 
+/* A measured figure and, when sampled, its interval: ,"data_K":N
+ * [,"data_K_ci":[LO,HI]]. */
+static void note_figure(wss_fmt_t *f, const char *k, uint64_t v, wss_profile_ci_t ci, bool sampled)
+{
+	wss_fmt_str(f, ",\"data_");
+	wss_fmt_str(f, k);
+	wss_fmt_str(f, "\":");
+	wss_fmt_u64(f, v);
+	if (!sampled)
+		return;
+	wss_fmt_str(f, ",\"data_");
+	wss_fmt_str(f, k);
+	wss_fmt_str(f, "_ci\":[");
+	wss_fmt_u64(f, ci.lo);
+	wss_fmt_ch(f, ',');
+	wss_fmt_u64(f, ci.hi);
+	wss_fmt_ch(f, ']');
+}
+
 /* Note this process in the leader's profile: {"type":"process","pid":P,
- * "ppid":Q,"profile":PATH|null[,"reason":R]}.  hook. */
-void wss_session_note(const char *profile, const char *reason)
+ * "ppid":Q,"profile":PATH|null[,"reason":R][,"exe":X,"data_peak":N,
+ * "data_total":N,...]}.  hook. */
+void wss_session_note(const char *profile, const char *reason, const wss_profile_summary_t *sum)
 {
 	if (!leader_path[0]) /* none, or this is the leader creating it */
 		return;
-	char line[PATH_MAX + 256];
+	char line[2 * PATH_MAX + 512];
 	wss_fmt_t f;
 	wss_fmt_init(&f, line, sizeof line);
 	wss_fmt_str(&f, "{\"type\":\"process\",\"pid\":");
@@ -108,6 +128,17 @@ void wss_session_note(const char *profile, const char *reason)
 		wss_fmt_str(&f, ",\"reason\":");
 		wss_fmt_json_str(&f, reason);
 	}
+	if (sum) {
+		char exe[PATH_MAX];
+		wss_readlink_exe(exe, sizeof exe);
+		wss_fmt_str(&f, ",\"exe\":");
+		wss_fmt_json_str(&f, exe);
+		bool sampled = sum->rate_max > 1;
+		note_figure(&f, "peak", sum->data.peak, sum->data.peak_ci, sampled);
+		note_figure(&f, "total", sum->data.total, sum->data.total_ci, sampled);
+		wss_fmt_str(&f, ",\"duration_ns\":");
+		wss_fmt_u64(&f, sum->duration_ns);
+	}
 	wss_fmt_str(&f, "}\n");
 	if (f.overflow)
 		return;
@@ -135,6 +166,7 @@ static bool own_note(const char *line)
 
 typedef struct session_counts {
 	uint64_t with, without;
+	uint64_t measured;    /* of without: measured in their note (wss run's table lists them) */
 	uint64_t refused;     /* of without: the session directory refused them */
 	char dir[PATH_MAX];   /* where every profile is, "" if not one place */
 	char why[128];        /* the first refusal's reason */
@@ -153,10 +185,11 @@ static bool session_count(session_counts_t *sc)
 	static const char prof[] = "\"profile\":\"";
 	static const char exec_first[] = "\"reason\":\"exec before its first sample\"";
 	static const char refused[] = "\"reason\":\"";
+	static const char measured[] = "\"data_peak\":";
 	uint64_t *with = &sc->with, *without = &sc->without;
 	char *dir = sc->dir;
 	size_t dirlen = sizeof sc->dir;
-	*with = *without = sc->refused = 0;
+	*with = *without = sc->refused = sc->measured = 0;
 	dir[0] = sc->why[0] = 0;
 	int fd = wss_sys_openat(AT_FDCWD, leader_path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -187,6 +220,8 @@ static bool session_count(session_counts_t *sc)
 					 * or why it has none. */
 					if (!strstr(line, exec_first))
 						(*without)++;
+					if (strstr(line, measured))
+						sc->measured++;
 					const char *r = strstr(line, refused);
 					if (r && !strncmp(r + sizeof refused - 1, refused_reason, sizeof refused_reason - 1) &&
 					    !sc->refused++) {
@@ -313,7 +348,7 @@ void wss_session_note_refused(const char *reason)
 	wss_fmt_init(&f, why, sizeof why);
 	wss_fmt_str(&f, refused_reason);
 	wss_fmt_str(&f, reason);
-	wss_session_note(NULL, wss_fmt_cstr(&f));
+	wss_session_note(NULL, wss_fmt_cstr(&f), NULL);
 }
 
 bool wss_session_exec_image(void) { return leader_path[0] && !leader_own && leader_pid == E.pid; }
@@ -331,7 +366,7 @@ static const session_counts_t *session_counts(void)
 bool wss_session_others(void)
 {
 	const session_counts_t *c = session_counts();
-	return c && c->with;
+	return c && (c->with || c->measured);
 }
 
 void wss_session_describe(wss_fmt_t *f)

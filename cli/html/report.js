@@ -1018,11 +1018,22 @@
 
 	/* ---- processes ---- */
 
+	/* "pid N program args, peak X MiB": each process's size in the tree,
+	 * from its profile's summary or, for one that ended within an interval,
+	 * from its note. */
 	function procLabel(pr) {
-		var p = pr.profile;
-		var name = p ? basename(p.exe) + (p.argv.length > 1 ? ' ' + p.argv.slice(1).join(' ') : '') : pr.reason ? 'no profile: ' + pr.reason : 'profile unreadable: ' + pr.path;
+		var p = pr.profile, m = pr.measured, size = null;
+		var name = p ? basename(p.exe) + (p.argv.length > 1 ? ' ' + p.argv.slice(1).join(' ') : '') :
+			m ? basename(m.exe) + ' (no profile: it ended within an interval)' :
+			pr.reason ? 'no profile: ' + pr.reason : 'profile unreadable: ' + pr.path;
 		if (name.length > 60) name = name.slice(0, 57) + '...';
-		return 'pid ' + (pr.pid === null ? '?' : pr.pid) + ' ' + name;
+		if (p && p.summary && p.summary.data && p.summary.data.peak !== null && p.summary.data.peak !== undefined)
+			size = { peak: p.summary.data.peak, est: !!p.sampled };
+		else if (m)
+			size = { peak: m.data_peak, est: m.estimated };
+		var mib = function (pages) { return (pages * (p ? p.page_size : DATA.procs[0].profile ? DATA.procs[0].profile.page_size : 4096) / 1048576).toFixed(1); };
+		return 'pid ' + (pr.pid === null ? '?' : pr.pid) + ' ' + name +
+			(size ? ', peak ' + (size.est ? '≈ ' : '') + mib(size.peak) + ' MiB' : '');
 	}
 
 	/* The processes as a tree by pid and ppid: the profiles given and those

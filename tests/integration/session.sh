@@ -112,4 +112,21 @@ is "$(grep -c '^wss: session' err)" 0 "and no table"
 is "$(python3 -c 'import json,sys; print("session" in json.load(open(sys.argv[1])))' rep.json)" False \
 	"and no \"session\" in its report"
 
+# A program that ends within its first interval writes no profile, but
+# its note says what it measured: census's 3,072 pages of its mapping
+# (2,048 read, 1,024 written; exact, as tap.sh runs), in the table.
+mkdir short
+(cd short && "$WSS" run --interval 2s -o s.jsonl -- sh -c "\"$PROGS/census\" basic; true" >../out 2>../err)
+is "$?:$(ls short)" "0:s.jsonl" "a program within one interval: no profile of its own"
+note=$(grep '"type":"process".*"exe":' short/s.jsonl)
+is "$(echo "$note" | sed -n 's/.*"exe":"\([^"]*\)".*/\1/p')" "$PROGS/census" "its note names the program"
+peak=$(echo "$note" | sed -n 's/.*"data_peak":\([0-9]*\).*/\1/p')
+between "$peak" 3072 3200 "and its data peak: the mapping's 3,072 pages and a few of its own ($peak)"
+grep -q "^wss: session: 2 processes, 1 with a profile, 1 measured in its note (it ended within an interval); by data peak:\$" err
+ok $? "wss run's table counts it as measured" || sed 's/^/# /' err
+grep -q "^wss: *[0-9]*  census *$(python3 -c 'import sys; print(format(int(sys.argv[1]), ","))' "$peak") (" err
+ok $? "and lists it, the largest" || sed 's/^/# /' err
+"$WSS" report --json short/s.jsonl >short.json || bail "wss report --json failed"
+is "$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["session"]; print(s["processes_in_note"], s["top"][0]["program"], s["top"][0]["profile"])' short.json)" \
+	"1 census None" "wss report --json: the session's top process, measured in its note, with no profile"
 done_testing
