@@ -445,37 +445,9 @@ static void per_bin(FILE *out, uint64_t items, size_t bins, const char *what)
 		fprintf(out, "%" PRIu64 "-%" PRIu64 " %ss", lo, hi, what);
 }
 
-static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax,
-		      const wss_heat_t *h)
+/* The text map's y axis: its labels' width (at least its title's). */
+static int heat_label_width(const wss_pair_t *p, const heat_axes_t *ax, const wss_heat_t *h)
 {
-	text_source(out, "heatmap", p);
-	uint64_t max = wss_heat_max(h), total = wss_heat_total(h);
-	char g[32];
-	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->pages.pages));
-	if (ax->by_address)
-		fprintf(out, "by address (0x%" PRIx64 "..0x%" PRIx64 "): %zu rows of ", ax->lo << p->trace.page_shift,
-			(ax->lo + ax->items) << p->trace.page_shift, h->pbins);
-	else
-		fprintf(out, "by index (gaps removed): %zu rows of ", h->pbins);
-	per_bin(out, ax->items, h->pbins, "page");
-	fprintf(out, "\ntime   %" PRIu64 " intervals (seq %" PRIu64 "..%" PRIu64 "): %zu columns of ", s->intervals,
-		s->seq[0], s->seq[s->intervals - 1], h->tbins);
-	per_bin(out, s->intervals, h->tbins, "interval");
-	char g2[32];
-	fprintf(out, "\ncells  touches: a page's first touch in an interval counts 1%s; max %s, total %s\n",
-		s->level_max ? " times its interval's rate (sampled)" : "", wss_text_grouped(g, sizeof g, max),
-		wss_text_grouped(g2, sizeof g2, total));
-	fputs("scale ", out);
-	for (unsigned sh = 1; sh <= 9; sh++) {
-		uint64_t lo = max * (sh - 1) / 9 + 1, hi = max * sh / 9;
-		if (lo > hi)
-			continue;
-		if (lo == hi)
-			fprintf(out, " '%c' %" PRIu64, shades[sh], lo);
-		else
-			fprintf(out, " '%c' %" PRIu64 "-%" PRIu64, shades[sh], lo, hi);
-	}
-	fputc('\n', out);
 	char label[40];
 	int width = 4;
 	for (size_t b = 0; b < h->pbins; b++) {
@@ -486,6 +458,170 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 				width = (int)strlen(label);
 		}
 	}
+	return width;
+}
+
+/* The key: each shade's range of touches, as wss_heat_shade draws them,
+ * wrapped at column 80 under its title. */
+static void heat_scale(FILE *out, uint64_t max)
+{
+	int col = fprintf(out, "scale  ' ' 0");
+	for (unsigned sh = 1; sh <= 9; sh++) {
+		uint64_t lo = max * (sh - 1) / 9 + 1, hi = max * sh / 9;
+		char e[64];
+		if (lo > hi)
+			continue;
+		int n = lo == hi ? snprintf(e, sizeof e, "'%c' %" PRIu64, shades[sh], lo)
+				 : snprintf(e, sizeof e, "'%c' %" PRIu64 "-%" PRIu64, shades[sh], lo, hi);
+		if (col + 2 + n > 80)
+			col = fprintf(out, "\n     ") - 1;
+		col += fprintf(out, "  %s", e);
+	}
+	fputc('\n', out);
+}
+
+/* The CPU seconds of the profile's sample seq (found by bisection: the
+ * samples are in seq order).  False when there is no such sample or it
+ * has no cpu_ns. */
+static bool tick_cpu_seconds(const wss_profile_t *prof, uint64_t seq, double *sec)
+{
+	size_t lo = 0, hi = prof->nsamples;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (prof->samples[mid].seq < (int64_t)seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == prof->nsamples || prof->samples[lo].seq != (int64_t)seq || prof->samples[lo].cpu_ns < 0)
+		return false;
+	*sec = (double)prof->samples[lo].cpu_ns / 1e9;
+	return true;
+}
+
+/* The x axis's clock: 'm' under the manual time base (no time: the
+ * ticks are the program's calls, the seq says it all), 'c' under cpu when
+ * every interval's sample has its CPU time, else 'w' (the clock's
+ * t_ns). */
+static int heat_time_base(const wss_pair_t *p, const wss_scan_t *s)
+{
+	const char *tb = p->prof.time_base ? p->prof.time_base : "";
+	if (!strcmp(tb, "manual"))
+		return 'm';
+	double sec;
+	for (uint64_t i = 0; !strcmp(tb, "cpu") && i < s->intervals; i++)
+		if (!tick_cpu_seconds(&p->prof, s->seq[i], &sec))
+			return 'w';
+	return strcmp(tb, "cpu") ? 'w' : 'c';
+}
+
+enum { HEAT_TICK_EVERY = 18, HEAT_TICKS_MAX = 16 };
+
+/* A mark of the x axis: its column, and the seq and time of the interval
+ * it names (a column's first; the last column's last). */
+typedef struct heat_tick {
+	size_t col;
+	char seq[24], time[32];
+	int width; /* of the longer label */
+} heat_tick_t;
+
+/* Mark k at column col naming interval i, in time base base
+ * (heat_time_base). */
+static void heat_tick_at(heat_tick_t *k, size_t col, const wss_pair_t *p, const wss_scan_t *s, size_t i, int base)
+{
+	double sec = (double)s->t_ns[i] / 1e9;
+	if (base == 'c')
+		tick_cpu_seconds(&p->prof, s->seq[i], &sec);
+	k->col = col;
+	snprintf(k->seq, sizeof k->seq, "%" PRIu64, s->seq[i]);
+	if (base == 'm')
+		k->time[0] = '\0';
+	else
+		snprintf(k->time, sizeof k->time, "%.3f", sec);
+	int a = (int)strlen(k->seq), b = (int)strlen(k->time);
+	k->width = a > b ? a : b;
+}
+
+/* The marks: the first column, about every HEAT_TICK_EVERY columns
+ * those whose labels fit two spaces from their neighbours', and the last
+ * column (its labels end there).  Returns how many, into k. */
+static size_t heat_ticks(heat_tick_t *k, const wss_pair_t *p, const wss_scan_t *s, size_t cols, int base)
+{
+	uint64_t f, l;
+	size_t want = cols / HEAT_TICK_EVERY < HEAT_TICKS_MAX ? cols / HEAT_TICK_EVERY : HEAT_TICKS_MAX, n = 1;
+	heat_tick_t last;
+	bin_range(cols - 1, s->intervals, cols, &f, &l);
+	heat_tick_at(&last, cols - 1, p, s, (size_t)l, base);
+	heat_tick_at(&k[0], 0, p, s, 0, base);
+	int room = (int)cols - last.width; /* where the last's labels start */
+	for (size_t j = 1; j < want; j++) {
+		size_t c = j * (cols - 1) / want;
+		bin_range(c, s->intervals, cols, &f, &l);
+		heat_tick_at(&k[n], c, p, s, (size_t)f, base);
+		if ((int)c >= (int)k[n - 1].col + k[n - 1].width + 2 && (int)c + k[n].width + 2 <= room)
+			n++;
+	}
+	if (cols > 1 && (int)k[n - 1].col + k[n - 1].width + 2 <= room)
+		k[n++] = last;
+	return n;
+}
+
+/* A row of labels under the axis, after the margin's title: the last
+ * mark's right-aligned to its column, the others left-aligned. */
+static void heat_tick_row(FILE *out, int width, const char *title, const heat_tick_t *k, size_t n, bool seq)
+{
+	fprintf(out, "%*s  ", width, title);
+	int col = 0;
+	for (size_t j = 0; j < n; j++) {
+		const char *l = seq ? k[j].seq : k[j].time;
+		int at = (int)k[j].col - (j && j == n - 1 ? (int)strlen(l) - 1 : 0);
+		col += fprintf(out, "%*s%s", at - col, "", l);
+	}
+	fputc('\n', out);
+}
+
+/* The x axis: a rule with the marks, the seq of the interval each names
+ * and its time in the profile's time base, in seconds since start (none
+ * under the manual time base, whose ticks are the program's calls). */
+static void heat_xaxis(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const wss_heat_t *h, int width, int base)
+{
+	heat_tick_t k[HEAT_TICKS_MAX + 1];
+	size_t n = heat_ticks(k, p, s, h->tbins, base);
+	fprintf(out, "%*s +", width, "");
+	for (size_t t = 0, j = 1; t < h->tbins; t++) {
+		bool mark = j < n && k[j].col == t;
+		j += mark;
+		fputc(mark ? '+' : '-', out);
+	}
+	fputc('\n', out);
+	heat_tick_row(out, width, "seq", k, n, true);
+	if (base != 'm')
+		heat_tick_row(out, width, "s", k, n, false);
+}
+
+static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax,
+		      const wss_heat_t *h)
+{
+	text_source(out, "heatmap", p);
+	uint64_t max = wss_heat_max(h), total = wss_heat_total(h);
+	int base = heat_time_base(p, s);
+	char g[32], g2[32];
+	fprintf(out, "pages  %s distinct, ", wss_text_grouped(g, sizeof g, s->pages.pages));
+	if (ax->by_address)
+		fprintf(out, "by address (0x%" PRIx64 "..0x%" PRIx64 "): %zu rows of ", ax->lo << p->trace.page_shift,
+			(ax->lo + ax->items) << p->trace.page_shift, h->pbins);
+	else
+		fprintf(out, "by index (gaps removed): %zu rows of ", h->pbins);
+	per_bin(out, ax->items, h->pbins, "page");
+	fprintf(out, "\ntime   %" PRIu64 " intervals (seq %" PRIu64 "..%" PRIu64 "): %zu columns of ", s->intervals,
+		s->seq[0], s->seq[s->intervals - 1], h->tbins);
+	per_bin(out, s->intervals, h->tbins, "interval");
+	fprintf(out, "%s\ncells  page touches (first per interval%s): max %s, total %s\n",
+		base == 'c' ? "; s: CPU time" : "", s->level_max ? ", x rate" : "", wss_text_grouped(g, sizeof g, max),
+		wss_text_grouped(g2, sizeof g2, total));
+	heat_scale(out, max);
+	char label[40];
+	int width = heat_label_width(p, ax, h);
 	fprintf(out, "%*s\n", width, ax->by_address ? "address" : "page");
 	for (size_t b = h->pbins; b-- > 0;) {
 		uint64_t first, last;
@@ -502,11 +638,7 @@ static void heat_text(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 			fputc(shades[wss_heat_shade(h->cells[b * h->tbins + t], max)], out);
 		fputc('\n', out);
 	}
-	fprintf(out, "%*s +", width, "");
-	for (size_t t = 0; t < h->tbins; t++)
-		fputc('-', out);
-	fprintf(out, "\n%*s  seq %" PRIu64 " (%.3f s) .. seq %" PRIu64 " (%.3f s)\n", width, "", s->seq[0],
-		(double)s->t_ns[0] / 1e9, s->seq[s->intervals - 1], (double)s->t_ns[s->intervals - 1] / 1e9);
+	heat_xaxis(out, p, s, h, width, base);
 }
 
 static void heat_csv(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax, const wss_heat_t *h)
@@ -576,6 +708,7 @@ static void heat_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const
 typedef struct heat_req {
 	uint64_t tbins, pbins; /* 0: the default */
 	bool by_address;
+	bool fit; /* the text map: the default columns fit in 80 with the labels */
 } heat_req_t;
 
 /* One profile's map on a grid: tbins x pbins when given, else the
@@ -591,6 +724,13 @@ static int heat_build(wss_pair_t *p, wss_scan_t *s, heat_axes_t *ax, wss_heat_t 
 		ax->items = 1; /* no page touched: one empty row */
 	size_t tb = rq->tbins ? (size_t)rq->tbins : s->intervals < HEAT_TBINS ? (size_t)s->intervals : HEAT_TBINS;
 	size_t pb = rq->pbins ? (size_t)rq->pbins : ax->items < HEAT_PBINS ? (size_t)ax->items : HEAT_PBINS;
+	/* The widest label is at most the last item's (an address's hex, an
+	 * index's digits): the rows, "LABEL |" and the cells, in 80 columns. */
+	char label[40];
+	page_label(label, sizeof label, ax, ax->items - 1, p->trace.page_shift);
+	size_t room = 80 - 2 - (strlen(label) > 4 ? strlen(label) : 4);
+	if (rq->fit && !rq->tbins && tb > room)
+		tb = room;
 	if (wss_heat_init(h, tb, pb))
 		return nomem_cmd("heatmap");
 	int r = heat_fill(p, s, ax, h);
@@ -665,7 +805,7 @@ int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
 	size_t n;
 	int r = wss_opts_parse("heatmap", argc, argv, opts, sizeof opts / sizeof *opts, paths, 2, &n,
 			       "wss heatmap [OPTIONS] PROFILE, or --compare A B");
-	heat_req_t rq = {0, 0, false};
+	heat_req_t rq = {0, 0, false, false};
 	wss_out_t form;
 	if (r || (r = output_form("heatmap", csv, json, &form)))
 		return r;
@@ -678,6 +818,7 @@ int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
 	if (by && strcmp(by, "index") && strcmp(by, "address"))
 		return usage_error("heatmap", "--by takes index or address, not ", by);
 	rq.by_address = by && !strcmp(by, "address");
+	rq.fit = form == WSS_OUT_TEXT && !compare;
 	wss_pair_t pp[2];
 	wss_scan_t ss[2];
 	for (size_t k = 0; k < n; k++)
@@ -1665,6 +1806,7 @@ typedef struct refs {
 	size_t nends;
 	size_t npages; /* key indices are below this */
 	uint64_t distinct;
+	uint64_t peak; /* the most references of one interval (unscaled) */
 	unsigned level;
 	uint64_t rate;
 } refs_t;
@@ -1757,6 +1899,9 @@ static int refs_build(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, const char
 				for (uint64_t key = k0; key < k1 && !r; key++)
 					r = refs_add(rs, &km, key);
 		}
+		size_t from = rs->nends ? rs->ends[rs->nends - 1] : 0;
+		if (rs->n - from > rs->peak)
+			rs->peak = rs->n - from;
 		rs->ends[rs->nends++] = rs->n;
 	}
 	rs->npages = km.n;
@@ -2214,7 +2359,7 @@ static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h
 	int r = 0, t;
 	refs_start(s, rs);
 	while (!r && !(t = wss_trace_next(&p->trace, &iv, &got)) && got) {
-		size_t nk = 0;
+		size_t nk = 0, from = rs->n;
 		if ((r = wss_reserve(&l.keys, &l.keys_cap, iv.nruns, sizeof *l.keys)))
 			break;
 		for (size_t k = 0; k < iv.nruns; k++) {
@@ -2224,6 +2369,8 @@ static int mrc_ranges(wss_pair_t *p, const wss_scan_t *s, refs_t *rs, dists_t *h
 				l.keys[nk++] = (wss_range_t){k0, k1 - k0};
 			rs->n += k1 - k0;
 		}
+		if (rs->n - from > rs->peak)
+			rs->peak = rs->n - from;
 		if (nk * 16 >= l.addr.n)
 			r = lru_interval(&l, l.keys, nk, h);
 		else
@@ -2517,23 +2664,116 @@ static void sim_json(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim
 	fputs("]}\n", out);
 }
 
-int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
+/* The brief text (no --all): for each size, each policy's miss ratio.
+ * The default sizes are about the working set of an interval (the
+ * references of one: the working set with a one-interval window), each
+ * named: half its average, its average, its peak, twice its peak, and all
+ * the pages touched (where only first references miss). */
+static const char *const sim_size_names[] = {"avg / 2", "avg", "peak", "peak x 2", "all pages"};
+
+typedef struct sim_brief {
+	uint64_t avg, peak; /* pages, scaled */
+	unsigned *names;    /* per size: bit k for sim_size_names[k]; NULL: the sizes were given */
+	size_t nall;        /* the sizes --all would give (default_sizes) */
+} sim_brief_t;
+
+/* The named sizes into *sizes, ascending, a size several are once with
+ * all their names.  Returns 0 or ENOMEM. */
+static int sim_brief_sizes(const refs_t *rs, uint64_t intervals, sim_brief_t *b, uint64_t **sizes, size_t *n)
+{
+	uint64_t refs = (uint64_t)rs->n * rs->rate, all = rs->distinct ? rs->distinct * rs->rate : 1;
+	b->avg = intervals ? (refs + intervals / 2) / intervals : 0;
+	b->peak = rs->peak * rs->rate;
+	for (uint64_t c = 1; c < all; c *= 2)
+		b->nall++;
+	b->nall++;
+	/* Ascending as listed: the average (rounded) is at most the peak, the
+	 * peak at most all the pages; twice the peak, when above them, goes. */
+	uint64_t want[5] = {(b->avg + 1) / 2, b->avg, b->peak, b->peak * 2, all};
+	*n = 0;
+	*sizes = malloc(5 * sizeof **sizes);
+	b->names = calloc(5, sizeof *b->names);
+	if (!*sizes || !b->names)
+		return ENOMEM;
+	for (int k = 0; k < 5; k++) {
+		if (!want[k] || want[k] > all)
+			continue;
+		if (!*n || (*sizes)[*n - 1] != want[k])
+			(*sizes)[(*n)++] = want[k];
+		b->names[*n - 1] |= 1u << k;
+	}
+	return 0;
+}
+
+static void sim_brief_text(FILE *out, const wss_pair_t *p, const refs_t *rs, const sim_result_t *res, size_t nkinds,
+			   size_t nframes, const sim_brief_t *b)
+{
+	text_source(out, "simulate", p);
+	char g[32], g2[32];
+	double ps = (double)p->prof.page_size;
+	fprintf(out, "references %s (one per page and interval), %s pages distinct\n",
+		wss_text_grouped(g, sizeof g, (uint64_t)rs->n * rs->rate),
+		wss_text_grouped(g2, sizeof g2, rs->distinct * rs->rate));
+	if (b->names)
+		fprintf(out, "working set of an interval: avg %s, peak %s pages (%.3f / %.3f MiB)\n",
+			wss_text_grouped(g, sizeof g, b->avg), wss_text_grouped(g2, sizeof g2, b->peak),
+			(double)b->avg * ps / MIB, (double)b->peak * ps / MIB);
+	if (rs->level)
+		fprintf(out, "sampled    1 page in %" PRIu64 ": frames / %" PRIu64 " on the sampled string, counts x %" PRIu64
+			     "\n",
+			rs->rate, rs->rate, rs->rate);
+	fputs("miss ratio (faults / references), %, by memory size:\n", out);
+	fprintf(out, "%9s %10s", "frames", "MiB");
+	for (size_t k = 0; k < nkinds; k++)
+		fprintf(out, " %6s", wss_policy_name(res[k * nframes].kind));
+	fputc('\n', out);
+	for (size_t f = 0; f < nframes; f++) {
+		fprintf(out, "%9" PRIu64 " %10.3f", res[f].frames, (double)res[f].frames * ps / MIB);
+		for (size_t k = 0; k < nkinds; k++) {
+			const sim_result_t *o = &res[k * nframes + f];
+			fprintf(out, " %6.2f", 100.0 * ratio(o->faults, o->hits + o->faults));
+		}
+		for (int k = 0, first = 1; b->names && k < 5; k++)
+			if (b->names[f] & (1u << k)) {
+				fprintf(out, "%s%s", first ? "  " : ", ", sim_size_names[k]);
+				first = 0;
+			}
+		fputc('\n', out);
+	}
+	if (b->names)
+		fprintf(out, "faults, hits and the hit ratio over time, at %zu sizes: wss simulate --all\n", b->nall);
+	else
+		fputs("faults, hits and the hit ratio over time: wss simulate --all\n", out);
+}
+
+typedef struct sim_req {
+	wss_policy_kind_t kinds[WSS_POLICY_N];
+	size_t nkinds;
+	uint64_t *frames; /* NULL: the default */
+	size_t nframes;
+	uint64_t period; /* 0: the default */
+	wss_out_t form;
+	bool brief; /* the text without --all */
+	const char *path;
+} sim_req_t;
+
+/* simulate's options into q.  Returns 0, WSS_CMD_HELP or 2 (said). */
+static int sim_parse(int argc, char **argv, sim_req_t *q)
 {
 	const char *pol = NULL, *fr = NULL, *per = NULL, *paths[1];
-	bool csv = false, json = false;
+	bool csv = false, json = false, all = false;
 	const wss_opt_t opts[] = {{"--policy", &pol, NULL}, {"--frames", &fr, NULL}, {"--period", &per, NULL},
-				  {"--csv", NULL, &csv}, {"--json", NULL, &json}};
-	size_t np, nframes = 0, nkinds = 0;
+				  {"--all", NULL, &all},    {"--csv", NULL, &csv},   {"--json", NULL, &json}};
+	size_t np;
+	memset(q, 0, sizeof *q);
 	int r = wss_opts_parse("simulate", argc, argv, opts, sizeof opts / sizeof *opts, paths, 1, &np,
-			       "wss simulate [--policy P,...] [--frames N,...] [--period N] PROFILE");
-	wss_out_t form;
-	uint64_t *frames = NULL, period = 0;
-	wss_policy_kind_t kinds[WSS_POLICY_N];
-	if (r || (r = output_form("simulate", csv, json, &form)))
+			       "wss simulate [--policy P,...] [--frames N,...] [--period N] [--all] PROFILE");
+	if (r || (r = output_form("simulate", csv, json, &q->form)))
 		return r;
+	q->brief = q->form == WSS_OUT_TEXT && !all;
 	if (!pol)
 		for (int k = 0; k < WSS_POLICY_N; k++)
-			kinds[nkinds++] = (wss_policy_kind_t)k;
+			q->kinds[q->nkinds++] = (wss_policy_kind_t)k;
 	for (const char *c = pol; c && *c;) {
 		size_t len = strcspn(c, ",");
 		char name[16];
@@ -2541,82 +2781,102 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		wss_policy_kind_t k;
 		if (len >= sizeof name || !wss_policy_parse(name, &k))
 			return usage_error("simulate", "--policy: fifo, lru, clock, nfu, aging or opt, not ", name);
-		if (nkinds == WSS_POLICY_N)
+		if (q->nkinds == WSS_POLICY_N)
 			return usage_error("simulate", "--policy: each policy once", NULL);
-		kinds[nkinds++] = k;
+		q->kinds[q->nkinds++] = k;
 		c += len + (c[len] == ',');
 	}
-	if (pol && !nkinds)
+	if (pol && !q->nkinds)
 		return usage_error("simulate", "an empty list for --policy", NULL);
-	if (per && (r = wss_opts_number("simulate", "--period", per, 1, UINT64_MAX >> 1, &period)))
+	if (per && (r = wss_opts_number("simulate", "--period", per, 1, UINT64_MAX >> 1, &q->period)))
 		return r;
-	if (fr && (r = number_list("simulate", "--frames", fr, 0, UINT32_MAX, &frames, &nframes)))
+	if (fr && (r = number_list("simulate", "--frames", fr, 0, UINT32_MAX, &q->frames, &q->nframes)))
+		return r;
+	q->path = paths[0];
+	return 0;
+}
+
+/* Every policy of q at every size of q over rs, into res (kinds major).
+ * Returns 0 or 1 (said). */
+static int sim_all(wss_pair_t *p, const wss_scan_t *s, const refs_t *rs, const sim_req_t *q, bool walk,
+		   sim_result_t *res, size_t sp, size_t nperiods)
+{
+	uint64_t *next = NULL;
+	int r = 0;
+	for (size_t k = 0; k < q->nkinds; k++)
+		for (size_t f = 0; f < q->nframes; f++) {
+			res[k * q->nframes + f].kind = q->kinds[k];
+			res[k * q->nframes + f].frames = q->frames[f];
+		}
+	if (!walk)
+		return sim_lru(p, s, rs, res, q->nkinds * q->nframes, sp, nperiods);
+	for (size_t k = 0; k < q->nkinds && !r; k++) {
+		if (q->kinds[k] == WSS_POLICY_OPT && !next &&
+		    (!(next = malloc((rs->n ? rs->n : 1) * sizeof *next)) ||
+		     wss_policy_next_uses(rs->r, rs->n, rs->npages, next)))
+			r = nomem_cmd("simulate");
+		for (size_t f = 0; f < q->nframes && !r; f++)
+			if (sim_run(rs, q->kinds[k] == WSS_POLICY_OPT ? next : NULL, sp, nperiods,
+				    &res[k * q->nframes + f]))
+				r = nomem_cmd("simulate");
+	}
+	free(next);
+	return r;
+}
+
+int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
+{
+	sim_req_t q;
+	int r = sim_parse(argc, argv, &q);
+	if (r)
 		return r;
 	wss_pair_t p;
 	wss_scan_t s;
 	refs_t rs;
 	sim_result_t *res = NULL;
-	uint64_t *next = NULL;
+	sim_brief_t brief = {0};
 	size_t nres = 0;
-	if ((r = open_scanned(paths[0], &p, &s))) {
-		free(frames);
+	if ((r = open_scanned(q.path, &p, &s))) {
+		free(q.frames);
 		return r;
 	}
 	/* LRU comes from mrc's stack over ranges, whatever the string's
 	 * length (page by page in the tests' reference build); the other
 	 * policies walk the string. */
 	bool walk = WSS_PER_PAGE;
-	for (size_t k = 0; k < nkinds; k++)
-		walk |= kinds[k] != WSS_POLICY_LRU;
+	for (size_t k = 0; k < q.nkinds; k++)
+		walk |= q.kinds[k] != WSS_POLICY_LRU;
 	if (walk)
 		r = refs_build(&p, &s, &rs, "simulate", "a policy");
 	else
 		r = sim_count(&p, &s, &rs);
 	if (r)
 		goto out_scan;
-	if (!frames && default_sizes(rs.distinct * rs.rate, &frames, &nframes)) {
+	if (!q.frames && (q.brief ? sim_brief_sizes(&rs, s.intervals, &brief, &q.frames, &q.nframes)
+				  : default_sizes(rs.distinct * rs.rate, &q.frames, &q.nframes))) {
 		r = nomem_cmd("simulate");
 		goto out_refs;
 	}
 	/* Ten periods by default; in sampled references, at least one. */
-	uint64_t total = (uint64_t)rs.n * rs.rate;
+	uint64_t total = (uint64_t)rs.n * rs.rate, period = q.period;
 	if (!period)
 		period = total > 10 ? (total + 9) / 10 : 1;
 	size_t sp = (size_t)(period >> rs.level) ? (size_t)(period >> rs.level) : 1;
 	size_t nperiods = rs.n ? (rs.n + sp - 1) / sp : 0;
-	res = calloc(nkinds * nframes, sizeof *res);
-	if (!res) {
+	nres = q.nkinds * q.nframes;
+	if (!(res = calloc(nres ? nres : 1, sizeof *res))) {
 		r = nomem_cmd("simulate");
 		goto out_refs;
 	}
-	for (size_t k = 0; k < nkinds; k++)
-		for (size_t f = 0; f < nframes; f++) {
-			res[k * nframes + f].kind = kinds[k];
-			res[k * nframes + f].frames = frames[f];
-		}
-	nres = nkinds * nframes;
-	if (!walk && (r = sim_lru(&p, &s, &rs, res, nres, sp, nperiods)))
+	if ((r = sim_all(&p, &s, &rs, &q, walk, res, sp, nperiods)))
 		goto out_res;
-	for (size_t k = 0; walk && k < nkinds; k++) {
-		if (kinds[k] == WSS_POLICY_OPT && !next &&
-		    (!(next = malloc((rs.n ? rs.n : 1) * sizeof *next)) ||
-		     wss_policy_next_uses(rs.r, rs.n, rs.npages, next))) {
-			r = nomem_cmd("simulate");
-			goto out_res;
-		}
-		for (size_t f = 0; f < nframes; f++) {
-			sim_result_t *o = &res[k * nframes + f];
-			if (sim_run(&rs, kinds[k] == WSS_POLICY_OPT ? next : NULL, sp, nperiods, o)) {
-				r = nomem_cmd("simulate");
-				goto out_res;
-			}
-		}
-	}
 	wss_pair_note_end(&p);
-	if (form == WSS_OUT_JSON)
+	if (q.form == WSS_OUT_JSON)
 		sim_json(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
-	else if (form == WSS_OUT_CSV)
+	else if (q.form == WSS_OUT_CSV)
 		sim_csv(out, res, nres, nperiods);
+	else if (q.brief)
+		sim_brief_text(out, &p, &rs, res, q.nkinds, q.nframes, &brief);
 	else
 		sim_text(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
 	r = finish(out, "simulate");
@@ -2626,11 +2886,11 @@ out_res:
 		free(res[i].period_refs);
 	}
 	free(res);
-	free(next);
 out_refs:
 	refs_release(&rs);
 out_scan:
-	free(frames);
+	free(brief.names);
+	free(q.frames);
 	wss_scan_release(&s);
 	wss_pair_close(&p);
 	return r;

@@ -844,7 +844,7 @@
 		b.appendChild(el('p', { class: 'note', text: 'From the page trace ' + p.trace + ': the --json output of wss heatmap, wss mrc and wss simulate with their defaults.' }));
 		var row = el('div', { class: 'cols' });
 		b.appendChild(row);
-		if (a.heatmap && !a.heatmap.error) row.appendChild(heatmapBlock(a.heatmap));
+		if (a.heatmap && !a.heatmap.error) row.appendChild(heatmapBlock(a.heatmap, p.time_base));
 		else row.appendChild(el('p', { class: 'warn', text: (a.heatmap && a.heatmap.error) || 'no heat map' }));
 		if (a.mrc && !a.mrc.error) row.appendChild(curveBlock('Miss ratio by memory size (wss mrc)', mrcCurves(a.mrc)));
 		else row.appendChild(el('p', { class: 'warn', text: (a.mrc && a.mrc.error) || 'no miss-ratio curve' }));
@@ -852,16 +852,42 @@
 		else row.appendChild(el('p', { class: 'warn', text: (a.simulate && a.simulate.error) || 'no simulation' }));
 	}
 
-	function heatmapBlock(h) {
+	/* A cell's colour: hue and lightness by the square root of its share
+	 * of the largest cell (small counts stay visible), pale when 0. */
+	function heatColour(v, max) {
+		var f = max ? Math.sqrt(v / max) : 0;
+		return v ? 'hsl(' + (230 - 200 * f) + ',80%,' + (88 - 45 * f) + '%)' : '#f5f7f9';
+	}
+
+	/* At most n of the indices 0..count-1, evenly spread, the first and the
+	 * last included. */
+	function spread(count, n) {
+		var out = [];
+		if (count <= 0) return out;
+		var k = Math.min(count, n);
+		for (var i = 0; i < k; i++) {
+			var j = k === 1 ? 0 : Math.round(i * (count - 1) / (k - 1));
+			if (out[out.length - 1] !== j) out.push(j);
+		}
+		return out;
+	}
+
+	/* The heat map with its axes (the first page or address of a few rows
+	 * on the left; the first interval of a few columns, its seq and time,
+	 * below) and a key of the colours in page touches. */
+	function heatmapBlock(h, timeBase) {
 		var tb = h.cells.length ? h.cells[0].length : 0, pb = h.cells.length, cw = Math.max(3, Math.floor(560 / Math.max(1, tb))), ch = Math.max(4, Math.floor(240 / Math.max(1, pb)));
-		var c = el('canvas', { id: 'heatmap', width: tb * cw, height: pb * ch });
-		c.style.width = tb * cw + 'px';
-		c.style.height = pb * ch + 'px';
+		var L = h.by === 'address' ? 118 : 64, W = tb * cw, H = pb * ch;
+		var c = el('canvas', { id: 'heatmap', width: W, height: H });
+		c.style.width = W + 'px';
+		c.style.height = H + 'px';
+		c.style.position = 'absolute';
+		c.style.left = L + 'px';
+		c.style.top = '0px';
 		var g = c.getContext('2d');
 		for (var r = 0; r < pb; r++)
 			for (var t = 0; t < tb; t++) {
-				var v = h.cells[pb - 1 - r][t], f = h.max ? Math.sqrt(v / h.max) : 0;
-				g.fillStyle = v ? 'hsl(' + (230 - 200 * f) + ',80%,' + (88 - 45 * f) + '%)' : '#f5f7f9';
+				g.fillStyle = heatColour(h.cells[pb - 1 - r][t], h.max);
 				g.fillRect(t * cw, r * ch, cw, ch);
 			}
 		c.addEventListener('mousemove', function (ev) {
@@ -872,8 +898,58 @@
 				(h.by === 'index' ? '#' : '') + pbin.first + '..' + pbin.last);
 		});
 		c.addEventListener('mouseleave', hideTip);
-		return el('div', {}, [el('h3', { text: 'Heat map (wss heatmap): pages by ' + h.by + ' up, time right' }), c,
+		var box = el('div', { class: 'heat' }, [c]);
+		box.style.width = (L + W + 40) + 'px';
+		box.style.height = (H + 38) + 'px';
+		/* y: a row's first page, at its middle; the top row's at its top. */
+		spread(pb, 6).forEach(function (b) {
+			var pbin = h.page_bins[b];
+			if (!pbin) return;
+			var y = el('div', { class: 'wss-heat-y', text: (h.by === 'index' ? '#' : '') + pbin.first });
+			y.style.top = ((pb - 1 - b) * ch + ch / 2 - 7) + 'px';
+			y.style.width = (L - 6) + 'px';
+			box.appendChild(y);
+		});
+		/* x: a column's first interval, at its left edge (the first and a few
+		 * more). */
+		var xs = spread(tb, 5);
+		xs.forEach(function (t, i) {
+			var tbin = h.time_bins[t];
+			if (!tbin) return;
+			var x = el('div', { class: 'wss-heat-x' }, [el('span', { text: 'seq ' + tbin.seq_first }), timeBase === 'manual' ? null : el('span', { text: seconds(tbin.t_ns_first) })]);
+			x.style.left = (L + t * cw) + 'px';
+			x.style.top = (H + 3) + 'px';
+			/* the last column's, when it is not the first: its last
+			 * interval, right-aligned to the map's right edge */
+			if (i && i === xs.length - 1) {
+				x.firstChild.textContent = 'seq ' + tbin.seq_last;
+				if (x.childNodes[1]) x.childNodes[1].textContent = seconds(tbin.t_ns_last);
+				x.style.left = (L + W) + 'px';
+				x.classList.add('last');
+			}
+			box.appendChild(x);
+		});
+		var yt = el('div', { class: 'wss-heat-title', text: h.by === 'index' ? 'page #' : 'address' });
+		yt.style.width = (L - 6) + 'px';
+		box.appendChild(yt);
+		return el('div', {}, [el('h3', { text: 'Heat map (wss heatmap): pages by ' + h.by + ' up, time right' }), box, heatKey(h.max),
 			el('p', { class: 'note', text: grouped(h.pages) + ' distinct pages, ' + grouped(h.intervals) + ' intervals; a cell: first touches of its pages in its intervals (max ' + grouped(h.max) + ')' })]);
+	}
+
+	/* The colours' key: a swatch for 0, and for 1, a sixteenth, a quarter,
+	 * nine sixteenths and all of the largest cell (even steps of the
+	 * square root that sets the colour). */
+	function heatKey(max) {
+		var key = el('div', { class: 'toolbar wss-heat-key' }, [el('span', { text: 'page touches in a cell:' })]);
+		var vals = [0];
+		[1, max / 16, max / 4, 9 * max / 16, max].forEach(function (v) {
+			v = Math.max(1, Math.round(v));
+			if (v <= max && vals.indexOf(v) < 0) vals.push(v);
+		});
+		vals.forEach(function (v) {
+			key.appendChild(el('span', { 'data-touches': v }, [el('span', { class: 'swatch', style: 'background:' + heatColour(v, max) + ';border:1px solid #d5dbe1' }), grouped(v)]));
+		});
+		return key;
 	}
 
 	function mrcCurves(m) {

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
 TR="python3 $top_srcdir/tests/tap/trace.py"
-plan 73
+plan 93
 cd "$TMP" || bail "no scratch directory"
 
 # pair NAME KIND ARGS...: NAME.json (the spec), NAME.trace, NAME.jsonl.
@@ -27,6 +27,56 @@ grep -q "^pages  8 distinct, by index (gaps removed): 8 rows of 1 page$" h.txt; 
 grep -q "^time   120 intervals (seq 1..120): 72 columns of 1-2 intervals$" h.txt; ok $? "120 intervals in 72 columns"
 grep -q "max 2, total 960$" h.txt; ok $? "960 touches (8 pages x 120 intervals), at most 2 in a cell"
 is "$(grep -c '^ *[0-9]* |[+@]*$' h.txt)" 8 "8 shaded rows"
+is "$(grep '^scale ' h.txt)" "scale  ' ' 0  '+' 1  '@' 2" "the key: a column of 1 interval is '+', of 2 '@'"
+# The x axis: a mark about every 18 columns; under each the seq of its
+# column's first interval (column c starts at interval ceil(c * 120 / 72),
+# seq one more), the last column's last; no time under the manual time base.
+is "$(sed -n '/^     +/,$p' h.txt)" "     +-----------------+-----------------+-----------------+-----------------+
+ seq  1                30                60                90              120" "the x axis: marks at columns 17, 35, 53 and 71 and their seqs"
+# The clock's time base: seconds of each mark's interval (t_ns, 1 ms each);
+# the cpu time base: the samples' CPU time (2 ms an interval here).
+sed 's/"time_base":"manual"/"time_base":"wall"/' cyc.jsonl >cycw.jsonl
+"$WSS" heatmap cycw.jsonl | tail -1 >hw.txt
+is "$(cat hw.txt)" "   s  0.001            0.030             0.060             0.090         0.120" "wall time: the marks' seconds"
+python3 -c '
+import json, sys
+for l in open("cyc.jsonl"):
+    r = json.loads(l)
+    if r["type"] == "header": r["time_base"] = "cpu"
+    if r["type"] == "sample": r["cpu_ns"] = r["seq"] * 2000000
+    print(json.dumps(r, separators=(",", ":")))' >cycc.jsonl
+"$WSS" heatmap cycc.jsonl >hc.txt
+is "$(tail -1 hc.txt)" "   s  0.002            0.060             0.120             0.180         0.240" "cpu time: the samples' CPU seconds"
+grep -q "^time   120 intervals (seq 1..120): 72 columns of 1-2 intervals; s: CPU time$" hc.txt; ok $? "and said so"
+# The y axis: each row's first page; 20 pages in 4 rows of 5.
+"$WSS" heatmap --page-bins 4 ramp.jsonl >hr.txt
+is "$(sed -n 's/^ *\([0-9]*\) |.*/\1/p' hr.txt | tr '\n' ' ')" "15 10 5 0 " "the y axis: each row's first page, the highest on top"
+# The key against the cells: every shade drawn lies in the range the key
+# gives it (the sampled map: 9 shades, the key wrapped under its title).
+"$WSS" heatmap smp.jsonl >hs.txt
+"$WSS" heatmap --csv smp.jsonl >hs.csv
+python3 - hs.txt hs.csv <<'PY' >hs.check
+import csv, re, sys
+text = open(sys.argv[1]).read().split("\n")
+i = next(k for k, l in enumerate(text) if l.startswith("scale "))
+key = text[i][6:] + "".join(l for l in text[i + 1:] if l.startswith("       '"))
+rng = {c: (int(lo), int(hi or lo)) for c, lo, hi in re.findall(r"'(.)' (\d+)(?:-(\d+))?", key)}
+rows = [l.split(" |", 1)[1] for l in text if re.match(r"^ *\d+ \|", l)]
+cells = {(int(r["page_bin"]), int(r["time_bin"])): int(r["touches"]) for r in csv.DictReader(open(sys.argv[2]))}
+pb = len(rows)
+bad = [(b, t, c, cells[(b, t)]) for k, row in enumerate(rows) for t, c in enumerate(row.ljust(20))
+       for b in [pb - 1 - k] if not rng[c][0] <= cells[(b, t)] <= rng[c][1]]
+print(len(rng), max(len(l) for l in text) <= 80, bad)
+PY
+is "$(cat hs.check)" "10 True []" "the key: 10 shades (blank too), each cell's count in its shade's range, 80 columns at most"
+# By address the labels are wide: the default columns shrink to fit 80
+# (the JSON keeps the grid of 72).
+pair hi cycle 4 100 0x7f0000000
+"$WSS" heatmap --by address hi.jsonl >ha.txt
+grep -q "^time   100 intervals (seq 1..100): 64 columns of 1-2 intervals$" ha.txt; ok $? "--by address: 64 columns beside the 14-character labels"
+is "$(awk 'length > 80' ha.txt | wc -l)" 0 "every line within 80 columns"
+is "$("$WSS" heatmap --by address --json hi.jsonl | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["time_bins"]))')" 72 \
+	"--json: the default 72 columns"
 "$WSS" heatmap --time-bins 1000 cyc.jsonl | grep -q "^time   120 intervals (seq 1..120): 120 columns of 1 interval$"
 ok $? "--time-bins past the intervals: one column an interval, no empty ones"
 "$WSS" heatmap --csv --time-bins 5 --page-bins 2 ramp.jsonl >r.csv
@@ -140,9 +190,35 @@ print(8 * sum(1 for i in s["intervals"] for p in i["pages"] if t.member(p[0], lv
 is "$(awk -F, 'NR == 2 { print $3 }' ms.csv)" "$refs" "sampled: the members of the coarsest level, each counting 8 ($refs)"
 
 # ---- simulate ----
-"$WSS" simulate --frames 2,4 --period 10 cyc.jsonl >s.txt
+# By default, short: each policy's miss ratio at sizes about the working
+# set of an interval: ramp's 65 references in 10 intervals, avg 7 (6.5),
+# peak 11; half the average (4), and all 20 pages (twice the peak, 22, is
+# more); LRU's against an LRU stack simulated here.
+"$WSS" simulate ramp.jsonl >sb.txt
 is $? 0 "simulate exits 0"
-is "$(grep -c '^\(fifo\|lru\|clock\|nfu\|aging\|opt\) ' s.txt)" 24 "6 policies x 2 sizes, totals and over time"
+grep -qx "working set of an interval: avg 7, peak 11 pages (0.027 / 0.043 MiB)" sb.txt; ok $? "the working set: avg 7, peak 11 pages"
+want=$(for f in 4 7 11 20; do $TR lru ramp.json $f | awk -v f=$f '{ printf "%s:%.2f ", f, 100 * $1 / 65 }'; done)
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { printf "%s:%s ", $1, $4 }' sb.txt)" "$want" "LRU's miss ratio at 4, 7, 11 and 20 frames"
+is "$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { $1 = $2 = $3 = $4 = $5 = $6 = $7 = $8 = ""; sub(/^ */, ""); printf "%s|", $0 }' sb.txt)" \
+	"avg / 2|avg|peak|all pages|" "each size named"
+grep -qx "   frames        MiB   fifo    lru  clock    nfu  aging    opt" sb.txt; ok $? "a column per policy"
+between "$(wc -l <sb.txt)" 5 12 "a screenful: $(wc -l <sb.txt) lines"
+grep -qx "faults, hits and the hit ratio over time, at 6 sizes: wss simulate --all" sb.txt; ok $? "the last line names --all"
+"$WSS" simulate --all ramp.jsonl >sa.txt
+is "$(awk '$1 == "lru" && NF == 5 { printf "%s ", $2 }' sa.txt)" "1 2 4 8 16 20 " "--all: every power of two and the distinct pages"
+is "$(grep -c '^\(fifo\|lru\|clock\|nfu\|aging\|opt\) ' sa.txt)" 72 "--all: 6 policies x 6 sizes, totals and over time"
+"$WSS" simulate --frames 2,4 --period 10 --all cyc.jsonl >s.txt
+is "$(grep -c '^\(fifo\|lru\|clock\|nfu\|aging\|opt\) ' s.txt)" 24 "--all --frames 2,4: 6 policies x 2 sizes, totals and over time"
+"$WSS" simulate --frames 2,8 --policy lru,opt cyc.jsonl >sf.txt
+# Its figures: the CSV's faults / references, in %.
+want=$("$WSS" simulate --csv --frames 2,8 --policy lru,opt cyc.jsonl |
+	awk -F, '$3 == "all" { m[$2] = m[$2] sprintf(" %6.2f", 100 * $6 / $4) }
+		 END { printf "%9s %10s %6s %6s\n", "frames", "MiB", "lru", "opt"
+		       printf "%9d %10.3f%s\n%9d %10.3f%s\n", 2, 2 * 4096 / 1048576, m[2], 8, 8 * 4096 / 1048576, m[8] }')
+is "$(sed -n '/^ *frames/,$p' sf.txt)" "$want
+faults, hits and the hit ratio over time: wss simulate --all" "--frames and --policy: the short table at those sizes, of those policies"
+is "$("$WSS" simulate --json ramp.jsonl | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["results"]))')" 36 \
+	"--json: every policy at every default size, as before (6 x 6)"
 "$WSS" simulate --json --frames 1,2,3,4,6,10 ramp.jsonl >s.json
 jsonok <s.json; ok $? "simulate --json is JSON"
 python3 -c '

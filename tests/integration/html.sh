@@ -17,7 +17,7 @@ have_chromium=no
 for c in chromium chromium-browser google-chrome; do
 	command -v $c >/dev/null && have_chromium=yes
 done
-plan 74
+plan 77
 
 # browser NAME PAGE [ARGS...]: the page's facts into NAME.b ("key value"
 # lines); its status (1: the page did not render).
@@ -67,6 +67,37 @@ bis "$(fact b flame_selected)" "peak:1" "and the flame graph shows that peak's s
 bok "$([ "$(fact b flame_nodes)" -ge 4 ] 2>/dev/null; echo $?)" "the flame graph has frames ($(fact b flame_nodes))"
 bis "$(fact b threads)" 1 "one thread: one thread chart"
 bis "$(fact b heatmap)" 1 "the trace's heat map"
+# Its axes and key against wss heatmap --json, the page's data: the first
+# page of 6 rows spread from the bottom to the top, the seq of 5 columns'
+# first intervals (the last column's last; no time: the manual time base),
+# and the key's touches: 0, 1, then 1/16, 1/4, 9/16 and all of the max.
+"$WSS" heatmap --json b.jsonl >bh.json
+python3 - bh.json >bh.want <<'PY'
+import json, math, sys
+h = json.load(open(sys.argv[1]))
+pb, tb, mx = len(h["cells"]), len(h["cells"][0]), h["max"]
+def spread(n, k):
+    k = min(n, k)
+    out = []
+    for i in range(k):
+        j = 0 if k == 1 else math.floor(i * (n - 1) / (k - 1) + 0.5)
+        if not out or out[-1] != j:
+            out.append(j)
+    return out
+print("heatmap_y", "|".join("#%d" % h["page_bins"][b]["first"] for b in spread(pb, 6)))
+xs = spread(tb, 5)
+print("heatmap_x", "|".join("seq %d" % h["time_bins"][t]["seq_last" if i and i == len(xs) - 1 else "seq_first"]
+                            for i, t in enumerate(xs)))
+key = [0]
+for v in (1, mx / 16, mx / 4, 9 * mx / 16, mx):
+    v = max(1, math.floor(v + 0.5))
+    if v <= mx and v not in key:
+        key.append(v)
+print("heatmap_key", ",".join(map(str, key)))
+PY
+for k in heatmap_y heatmap_x heatmap_key; do
+	bis "$(fact b $k)" "$(awk -v k=$k '$1 == k { sub(/^[^ ]* /, ""); print }' bh.want)" "the heat map's $k: its labels from the data"
+done
 bis "$(fact b curves)" 2 "the miss-ratio and policy curves"
 bis "$(fact b hint)" 0 "no hint to record a trace"
 bis "$(fact b hot)" "$($PROFILE get b.jsonl summary.hot_pages | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" \

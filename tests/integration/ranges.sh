@@ -40,6 +40,8 @@ mrc
 mrc --json --sizes 1,2,3,5,8,13,100,400,1000,5000
 mrc --no-opt --csv
 simulate
+simulate --policy lru
+simulate --all
 simulate --json --frames 0,3,50,700
 simulate --policy lru --csv --period 7 --frames 0,1,2,5,40,300,100000
 replay --trial-factor 3 --seed 7'

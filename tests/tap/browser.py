@@ -11,6 +11,8 @@ nothing beyond the standard library is needed.
       also as an "error ..." line), rendered_ms (the page's own clock, from
       navigation to drawn), load_ms (this driver's, from navigate to drawn),
       peaks, threads, procs, flame_nodes, hot, hot_gone, heatmap, hint,
+      heatmap_y, heatmap_x, heatmap_key (the heat map's axis labels, "|"
+      between them, and its key's values),
       zoom_ms (one wheel step on the timeline to the second frame after it),
       then for --click-peak the text of the peak's details ("detail ..."
       lines) after a real mouse click on its marker; for --sort-alloc
@@ -264,6 +266,11 @@ def main(argv):
             "hot": "document.querySelectorAll('tr.wss-hot').length",
             "hot_gone": "document.querySelectorAll('tr.wss-hot.gone').length",
             "heatmap": "document.querySelectorAll('#heatmap').length",
+            "heatmap_y": "Array.from(document.querySelectorAll('.wss-heat-y')).map(function(e){return e.textContent}).join('|')",
+            "heatmap_x": "Array.from(document.querySelectorAll('.wss-heat-x')).map(function(e){"
+                         "return Array.from(e.children).map(function(s){return s.textContent}).join(' ')}).join('|')",
+            "heatmap_key": "Array.from(document.querySelectorAll('.wss-heat-key [data-touches]')).map(function(e){"
+                           "return e.getAttribute('data-touches')}).join(',')",
             "curves": "document.querySelectorAll('svg.curve').length",
             "hint": "document.querySelectorAll('#analyses .hint').length",
             "settings": "document.querySelectorAll('#settings tr').length",
