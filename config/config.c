@@ -685,6 +685,33 @@ static const char *string_input(wss_fmt_t *e, const keydef_t *k, const input_t *
 	return in->tv->u.s.ptr;
 }
 
+/* A duration string that is a bare number: an error, for what it was
+ * meant as is anyone's guess ("--window 3" as wss window's count of
+ * intervals, "--interval 100" as milliseconds), with the likeliest
+ * reading.  (A TOML integer is nanoseconds: its type says it is no
+ * string someone forgot the unit of.) */
+static int unitless(const wss_config_t *c, const keydef_t *k, const char *s, uint64_t n, wss_fmt_t *e)
+{
+	char hint[96];
+	wss_fmt_t h;
+	wss_fmt_init(&h, hint, sizeof hint);
+	wss_fmt_str(&h, " (a number needs its unit: ns, us, ms or s; ");
+	if (k->id == WSS_KEY_SESSION_WINDOW && n < 1000) {
+		fmt_dur(&h, n * c->interval_ns);
+		wss_fmt_str(&h, " for ");
+		wss_fmt_str(&h, s);
+		wss_fmt_str(&h, n == 1 ? " interval?)" : " intervals?)");
+	} else if (n < 1000) {
+		wss_fmt_str(&h, s);
+		wss_fmt_str(&h, "ms?)");
+	} else {
+		fmt_dur(&h, n);
+		wss_fmt_str(&h, ", read as nanoseconds?)");
+	}
+	wss_fmt_cstr(&h);
+	return bad(e, k, "not a duration: ", s, hint);
+}
+
 static int set_duration(wss_config_t *c, const keydef_t *k, const input_t *in, wss_fmt_t *e)
 {
 	uint64_t ns;
@@ -705,6 +732,8 @@ static int set_duration(wss_config_t *c, const keydef_t *k, const input_t *in, w
 			return bad(e, k, "not a duration: ", s, " (a number and ns, us, ms or s, e.g. \"100ms\")");
 		if (ns == 0)
 			return bad(e, k, "must be positive", NULL, NULL);
+		if (s[strspn(s, "0123456789")] == '\0')
+			return unitless(c, k, s, ns, e);
 	}
 	if (k->id == WSS_KEY_SESSION_INTERVAL)
 		c->interval_ns = ns;
@@ -1378,7 +1407,7 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 		at_origin(c, WSS_KEY_SESSION_INTERVAL, &e);
 		wss_fmt_str(&e, "session.interval must be at least 100us");
 		if (c->interval_ns < 1000)
-			wss_fmt_str(&e, " (a number without a unit is nanoseconds: 10ms?)");
+			wss_fmt_str(&e, " (an integer is nanoseconds: 10ms?)");
 		wss_fmt_cstr(&e);
 		return EINVAL;
 	}
@@ -1404,7 +1433,7 @@ int wss_config_validate(wss_config_t *c, char *err, size_t errlen)
 		wss_fmt_ch(&e, ')');
 		/* "--window 3" meant three intervals, as wss window's count. */
 		if (w < 1000 && c->window_ns) {
-			wss_fmt_str(&e, "; a number without a unit is nanoseconds: ");
+			wss_fmt_str(&e, "; ");
 			fmt_dur(&e, w * c->interval_ns);
 			wss_fmt_str(&e, " for ");
 			wss_fmt_u64(&e, w);
