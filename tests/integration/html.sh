@@ -17,7 +17,7 @@ have_chromium=no
 for c in chromium chromium-browser google-chrome; do
 	command -v $c >/dev/null && have_chromium=yes
 done
-plan 77
+plan 79
 
 # browser NAME PAGE [ARGS...]: the page's facts into NAME.b ("key value"
 # lines); its status (1: the page did not render).
@@ -146,6 +146,14 @@ browser m m.html --select-proc 1
 bis "$(fact m procs)" 2 "the page lists the leader and its child"
 bis "$(fact m procs_with_profile)" 2 "both selectable (the child's profile loaded from the note)"
 bis "$(fact m errors)" 0 "selecting the child: no error" || errors_of m
+# Each process in the tree with its data peak, from its profile.
+peaks=$(for f in m.*.jsonl m.*.d/*.jsonl; do $PROFILE get "$f" summary.data.peak; done | sort -n | tr '\n' ' ')
+got=$(fact m proc_labels | tr '|' '\n' | sed -n 's/.*, peak \([0-9.]*\) MiB$/\1/p' | sort -n | tr '\n' ' ')
+want=$(for v in $peaks; do python3 -c 'import sys; print("%.1f" % (int(sys.argv[1]) * 4096 / 1048576))' "$v"; done | sort -n | tr '\n' ' ')
+bis "$got" "$want" "the tree gives each process's data peak in MiB ($got)"
+# The selected process's page opens with its report's diagnosis.
+for f in m.*.jsonl m.*.d/*.jsonl; do "$WSS" report --json "$f" | python3 -c 'import json, sys; print(json.load(sys.stdin)["diagnosis"]["text"])'; done >m.diag
+grep -qxF "$(fact m diagnosis)" m.diag; ok $? "the page opens with the report's diagnosis" || { fact m diagnosis; cat m.diag; } | sed 's/^/# /'
 "$WSS" report --html m2.html m.*.jsonl m.*.d/*.jsonl
 is $? 0 "both profiles given: exits 0"
 browser m2 m2.html

@@ -10,7 +10,9 @@ nothing beyond the standard library is needed.
       prints "key value" lines: errors (console errors and exceptions, each
       also as an "error ..." line), rendered_ms (the page's own clock, from
       navigation to drawn), load_ms (this driver's, from navigate to drawn),
-      peaks, threads, procs, flame_nodes, hot, hot_gone, heatmap, hint,
+      peaks, threads, procs, proc_labels (the session tree's, "|" between
+      them), diagnosis (the first paragraph's text), flame_nodes, hot,
+      hot_gone, heatmap, hint,
       heatmap_y, heatmap_x, heatmap_key (the heat map's axis labels, "|"
       between them, and its key's values),
       zoom_ms (one wheel step on the timeline to the second frame after it),
@@ -262,6 +264,8 @@ def main(argv):
             "thread_strip_rows": "(function(){var c=document.querySelector('.wss-thread-strip');return c?+c.getAttribute('height'):0})()",
             "procs": "document.querySelectorAll('.wss-proc').length",
             "procs_with_profile": "document.querySelectorAll('.wss-proc:not(.none)').length",
+            "proc_labels": "Array.from(document.querySelectorAll('.wss-proc')).map(function(e){return e.textContent}).join('|')",
+            "diagnosis": "(function(){var e=document.querySelector('p.diagnosis');return e?e.textContent.replace(/\\u00a0/g,' '):''})()",
             "flame_nodes": "document.querySelectorAll('.wss-flame-node').length",
             "hot": "document.querySelectorAll('tr.wss-hot').length",
             "hot_gone": "document.querySelectorAll('tr.wss-hot.gone').length",
