@@ -8,12 +8,15 @@
 #include "cli/session.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/json.h"
 #include "cli/text.h"
+#include "common/pattern.h"
 
 bool wss_session_wanted(const wss_profile_t *first)
 {
@@ -277,4 +280,63 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 	fprintf(out, "%s%s (%.1f %%) of it shared memory, counted in each process that touched it\n", prefix,
 		figure(sh, sizeof sh, (int64_t)s->shared, " pages", &sci, s->estimated && s->shared, 0),
 		s->total ? 100.0 * (double)s->shared / (double)s->total : 0.0);
+}
+
+/* Is the profile at path the one the program's first image wrote: its
+ * header's pid, started after t0_ns (not an earlier run's under a
+ * recycled pid)? */
+static bool first_profile_is(const char *path, pid_t pid, int64_t t0_ns)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, f);
+	fclose(f);
+	wss_json_doc_t doc;
+	wss_json_error_t err;
+	bool is = false;
+	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
+		int64_t p, t;
+		const char *type = wss_json_get_str(doc.root, "type");
+		is = type && !strcmp(type, "header") && wss_json_get_int(doc.root, "pid", &p) && p == pid &&
+		     (!wss_json_get_int(doc.root, "start_unix_ns", &t) || t >= t0_ns - 1000000000);
+		wss_json_free(&doc);
+	}
+	free(line);
+	return is;
+}
+
+char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns)
+{
+	char g[3 * WSS_OUTPUT_MAX + 32];
+	size_t o = 0;
+	for (const char *p = pattern; *p && o < sizeof g - 32; p++) {
+		if (*p == '%' && p[1] == 'p')
+			o += (size_t)snprintf(g + o, sizeof g - o, "%d", (int)pid);
+		else if (*p == '%' && p[1] == 't')
+			o += (size_t)snprintf(g + o, sizeof g - o, "[0-9]*-[0-9]*");
+		else if (*p == '%' && p[1] == 'n')
+			g[o++] = '*';
+		else if (*p == '%')
+			g[o++] = '%';
+		else {
+			if (strchr("*?[]\\{},", *p))
+				g[o++] = '\\';
+			g[o++] = *p;
+			continue;
+		}
+		p++;
+	}
+	snprintf(g + o, sizeof g - o, "{,.[1-9]*}");
+	glob_t gl;
+	char *found = NULL;
+	if (glob(g, GLOB_BRACE | GLOB_NOSORT, NULL, &gl) == 0) {
+		for (size_t k = 0; k < gl.gl_pathc && !found; k++)
+			if (first_profile_is(gl.gl_pathv[k], pid, t0_ns))
+				found = strdup(gl.gl_pathv[k]);
+		globfree(&gl);
+	}
+	return found;
 }

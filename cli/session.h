@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "cli/load.h"
 
@@ -61,5 +62,14 @@ void wss_session_release(wss_session_t *s);
 /* The table as text, each line starting with prefix ("wss: " on stderr,
  * "" in the report). */
 void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix);
+
+/* The session's first profile, from the output pattern: %p is the
+ * program's pid (exec keeps it); %t (its start) and %n (its argv[0],
+ * which a script's interpreter replaces) are only known to it, so they
+ * match anything, and the header says which file is its (its pid, started
+ * after t0_ns: not an earlier run's under a recycled pid).  A name taken
+ * before gets ".2", ".3", ... (engine/profile.c).  Returns a malloc'd
+ * path, or NULL (not there yet, or no memory). */
+char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns);
 
 #endif

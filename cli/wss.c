@@ -10,8 +10,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,8 +30,8 @@
 #include "cli/diff.h"
 #include "cli/export.h"
 #include "cli/html.h"
-#include "cli/json.h"
 #include "cli/load.h"
+#include "cli/metrics.h"
 #include "cli/outfile.h"
 #include "cli/report.h"
 #include "cli/runcheck.h"
@@ -54,7 +55,8 @@ static void usage(FILE *to)
 	      "               [--time-base wall|cpu|manual]\n"
 	      "               [--backend auto|mprotect|uffd-wp|hybrid]\n"
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
-	      "               [--precision PCT] [--trace] [--trace-max SIZE] [--code] -- PROG [ARGS...]\n"
+	      "               [--precision PCT] [--trace] [--trace-max SIZE] [--code]\n"
+	      "               [--metrics ADDR] [--metrics-textfile DIR] -- PROG [ARGS...]\n"
 	      "       wss report [--json] PROFILE\n"
 	      "       wss report --html OUT.html PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
@@ -307,78 +309,13 @@ static int check_session_dir(const char *output)
 	return EXIT_USAGE;
 }
 
-/* Is the profile at path the one the program's first image wrote: its
- * header's pid, started after t0_ns (not an earlier run's under a
- * recycled pid)? */
-static bool first_profile_is(const char *path, pid_t pid, int64_t t0_ns)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n = getline(&line, &cap, f);
-	fclose(f);
-	wss_json_doc_t doc;
-	wss_json_error_t err;
-	bool is = false;
-	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
-		int64_t p, t;
-		const char *type = wss_json_get_str(doc.root, "type");
-		is = type && !strcmp(type, "header") && wss_json_get_int(doc.root, "pid", &p) && p == pid &&
-		     (!wss_json_get_int(doc.root, "start_unix_ns", &t) || t >= t0_ns - 1000000000);
-		wss_json_free(&doc);
-	}
-	free(line);
-	return is;
-}
-
-/* The session's first profile, from the output pattern: %p is the
- * program's pid (exec keeps it); %t (its start) and %n (its argv[0],
- * which a script's interpreter replaces) are only known to it, so they
- * match anything, and the header says which file is its.  A name taken
- * before gets ".2", ".3", ... (engine/profile.c).  Returns a malloc'd
- * path, or NULL. */
-static char *find_first_profile(const char *pattern, pid_t pid, int64_t t0_ns)
-{
-	char g[3 * WSS_OUTPUT_MAX + 32];
-	size_t o = 0;
-	for (const char *p = pattern; *p && o < sizeof g - 32; p++) {
-		if (*p == '%' && p[1] == 'p')
-			o += (size_t)snprintf(g + o, sizeof g - o, "%d", (int)pid);
-		else if (*p == '%' && p[1] == 't')
-			o += (size_t)snprintf(g + o, sizeof g - o, "[0-9]*-[0-9]*");
-		else if (*p == '%' && p[1] == 'n')
-			g[o++] = '*';
-		else if (*p == '%')
-			g[o++] = '%';
-		else {
-			if (strchr("*?[]\\{},", *p))
-				g[o++] = '\\';
-			g[o++] = *p;
-			continue;
-		}
-		p++;
-	}
-	snprintf(g + o, sizeof g - o, "{,.[1-9]*}");
-	glob_t gl;
-	char *found = NULL;
-	if (glob(g, GLOB_BRACE | GLOB_NOSORT, NULL, &gl) == 0) {
-		for (size_t k = 0; k < gl.gl_pathc && !found; k++)
-			if (first_profile_is(gl.gl_pathv[k], pid, t0_ns))
-				found = strdup(gl.gl_pathv[k]);
-		globfree(&gl);
-	}
-	return found;
-}
-
 /* After the program: when its session wrote profiles of other processes,
  * their table on stderr (the first process's engine then printed only its
  * profile's line: engine/output.c).  Silent when there is nothing to sum
  * or nothing can be read: the program's exit status is what matters. */
 static void run_session_table(const char *pattern, pid_t pid, int64_t t0_ns)
 {
-	char *path = find_first_profile(pattern, pid, t0_ns);
+	char *path = wss_session_find_first(pattern, pid, t0_ns);
 	wss_profile_t p;
 	if (!path || wss_load_profile(path, &p)) {
 		free(path);
@@ -419,10 +356,10 @@ static void die_of(int sig)
  * exactly as the library will, the output checked, the environment set.
  * Returns 0 with *prog the program's index in argv, -1 after --help, or
  * a failure's status (its line printed). */
-static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg)
+static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg, wss_metrics_t **metrics)
 {
 	const char *values[NFLAGS] = {NULL};
-	const char *config = NULL;
+	const char *config = NULL, *metrics_addr = NULL, *metrics_dir = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -441,6 +378,11 @@ static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg)
 		if (opt_is(a, "-c") || opt_is(a, "--config")) {
 			name = a[1] == 'c' ? "-c" : "--config";
 			slot = &config;
+		} else if (opt_is(a, "--metrics") || opt_is(a, "--metrics-textfile")) {
+			/* wss run's own, not settings: the metrics are served
+			 * and written here, never in the program. */
+			name = opt_is(a, "--metrics") ? "--metrics" : "--metrics-textfile";
+			slot = name[9] ? &metrics_dir : &metrics_addr;
 		}
 		for (size_t k = 0; k < NFLAGS && !slot; k++) {
 			if (run_flags[k].implied && !strcmp(a, run_flags[k].longname)) {
@@ -456,8 +398,8 @@ static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg)
 		}
 		if (!slot) {
 			/* A mistyped flag: the one meant, when it is close. */
-			const char *words[2 * NFLAGS + 5] = {"-c", "--config", "--help", "-h"};
-			size_t nw = 4;
+			const char *words[2 * NFLAGS + 7] = {"-c", "--config", "--help", "-h", "--metrics", "--metrics-textfile"};
+			size_t nw = 6;
 			for (size_t k = 0; k < NFLAGS; k++) {
 				if (run_flags[k].shortname)
 					words[nw++] = run_flags[k].shortname;
@@ -550,17 +492,51 @@ static int run_setup(int argc, char **argv, int *prog, wss_config_t *cfg)
 		setenv("WSS_RUN_FLAGS", flags, 1);
 	else
 		unsetenv("WSS_RUN_FLAGS");
+	if ((metrics_addr || metrics_dir) && !(*metrics = wss_metrics_open(metrics_dir, metrics_addr)))
+		return EXIT_RUN;
 	*prog = i;
+	return 0;
+}
+
+/* Waits for the program, serving and writing its session's metrics
+ * meanwhile when asked: a pidfd says when it has ended, so that the wait
+ * ends at once, as waitpid's would. */
+static int wait_program(pid_t pid, int *st, wss_metrics_t *m)
+{
+	int pfd = m ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	for (;;) {
+		pid_t w = waitpid(pid, st, m ? WNOHANG : 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			perror("wss: waitpid");
+			if (pfd >= 0)
+				close(pfd);
+			return -1;
+		}
+		if (!m || w < 0)
+			continue;
+		struct pollfd p[2] = {{pfd, POLLIN, 0}, {wss_metrics_fd(m), POLLIN, 0}};
+		int due = wss_metrics_due_ms(m);
+		if (poll(p, 2, pfd >= 0 ? due : (due < 100 ? due : 100)) > 0 && (p[1].revents & POLLIN))
+			wss_metrics_serve(m);
+		wss_metrics_refresh(m, false);
+	}
+	if (pfd >= 0)
+		close(pfd);
 	return 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
 	wss_config_t cfg;
+	wss_metrics_t *metrics = NULL;
 	int i = 0;
-	int r = run_setup(argc, argv, &i, &cfg);
-	if (r)
+	int r = run_setup(argc, argv, &i, &cfg, &metrics);
+	if (r) {
+		wss_metrics_close(metrics);
 		return r < 0 ? 0 : EXIT_RUN;
+	}
 
 	/* Terminal signals reach the program through its process group; we
 	 * ignore them while waiting (like system(3)) and forward the ones sent
@@ -594,11 +570,12 @@ static int cmd_run(int argc, char **argv)
 	for (size_t k = 0; k < sizeof fsigs / sizeof *fsigs; k++)
 		sigaction(fsigs[k], &fw, NULL);
 	int st;
-	while (waitpid(child, &st, 0) < 0)
-		if (errno != EINTR) {
-			perror("wss: waitpid");
-			return EXIT_RUN;
-		}
+	if (metrics)
+		wss_metrics_start(metrics, cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
+	r = wait_program(child, &st, metrics);
+	wss_metrics_close(metrics);
+	if (r)
+		return EXIT_RUN;
 	if (cfg.report_summary)
 		run_session_table(cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
 	if (WIFEXITED(st))
