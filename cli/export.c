@@ -457,38 +457,83 @@ static int by_seq(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static bool table_header = true;
+
+static int export_table_csv(const wss_profile_t *p, wss_sink_t *out)
+{
+	int r = wss_export_table(p, out, false, table_header);
+	table_header = false;
+	return r;
+}
+
+static int export_table_json(const wss_profile_t *p, wss_sink_t *out) { return wss_export_table(p, out, true, false); }
+
 static const struct format {
 	const char *name;
 	int (*write)(const wss_profile_t *p, wss_sink_t *out);
 	unsigned load_flags;
-	bool binary;
+	bool binary, several; /* several: profiles in one output, one after another */
 } formats[] = {
-	{"csv", export_csv, WSS_LOAD_THREAD_SAMPLES, false},
-	{"pprof", wss_export_pprof, 0, true},
-	{"perfetto", export_trace, WSS_LOAD_THREAD_SAMPLES, false},
+	{"csv", export_csv, WSS_LOAD_THREAD_SAMPLES, false, false},
+	{"pprof", wss_export_pprof, 0, true, false},
+	{"perfetto", export_trace, WSS_LOAD_THREAD_SAMPLES, false, false},
+	{"table", export_table_csv, 0, false, true},
+	{"jsonl", export_table_json, 0, false, true},
 };
+
+/* One profile through fm into sink.  Returns 0, the loader's status (its
+ * line said why), or an errno with WSS_EXPORT_ERRNO added. */
+#define WSS_EXPORT_ERRNO 1000
+static int export_one(const struct format *fm, const char *path, wss_sink_t *sink)
+{
+	wss_profile_t p;
+	int r = wss_load_profile_flags(path, &p, fm->load_flags);
+	if (r)
+		return r;
+	if (p.npeaks > 1) /* peaks are numbered in time order, as in the report */
+		qsort(p.peaks, p.npeaks, sizeof *p.peaks, by_seq);
+	r = fm->write(&p, sink);
+	wss_load_release(&p);
+	return r ? WSS_EXPORT_ERRNO + r : 0;
+}
+
+static int export_paths(const char *format, const char *output, const char **paths, size_t npaths);
 
 int wss_cmd_export(int argc, char **argv)
 {
-	const char *format = NULL, *output = NULL, *paths[1];
+	const char *format = NULL, *output = NULL;
+	const char **paths = calloc((size_t)argc + 1, sizeof *paths);
 	size_t npaths;
 	const wss_opt_t opts[] = {{"--format", &format, NULL}, {"-o", &output, NULL}, {"--output", &output, NULL}};
-	int r = wss_opts_parse("export", argc, argv, opts, sizeof opts / sizeof *opts, paths, 1, &npaths,
-			       "wss export --format csv|pprof|perfetto [-o OUT] PROFILE");
-	if (r)
-		return r;
+	int r = paths ? wss_opts_parse("export", argc, argv, opts, sizeof opts / sizeof *opts, paths, (size_t)argc, &npaths,
+				       "wss export --format csv|pprof|perfetto|table|jsonl [-o OUT] PROFILE...")
+		      : 1;
+	if (!paths)
+		perror("wss");
+	r = r ? r : export_paths(format, output, paths, npaths);
+	free(paths);
+	return r;
+}
+
+static int export_paths(const char *format, const char *output, const char **paths, size_t npaths)
+{
+	int r;
 	if (output && !strcmp(output, "-"))
 		output = NULL; /* stdout, as the usual convention has it */
 	if (!format)
-		return usage_error("no format given (--format csv, pprof or perfetto)", NULL);
+		return usage_error("no format given (--format csv, pprof, perfetto, table or jsonl)", NULL);
 	const struct format *fm = NULL;
 	for (size_t k = 0; k < sizeof formats / sizeof *formats; k++)
 		if (!strcmp(format, formats[k].name))
 			fm = &formats[k];
 	if (!fm) {
-		fprintf(stderr, "wss: export: unknown format '%s' (csv, pprof or perfetto)\n", format);
+		fprintf(stderr, "wss: export: unknown format '%s' (csv, pprof, perfetto, table or jsonl)\n", format);
 		return EXIT_USAGE;
 	}
+	if (!npaths)
+		return usage_error("no profile given", NULL);
+	if (npaths > 1 && !fm->several)
+		return usage_error("one profile at a time (several with --format table or jsonl): ", paths[1]);
 	if (fm->binary && !output && isatty(1)) {
 		fprintf(stderr, "wss: export: a pprof profile is gzipped binary, not for a terminal: use -o FILE or a redirection\n");
 		return EXIT_USAGE;
@@ -501,20 +546,17 @@ int wss_cmd_export(int argc, char **argv)
 		wss_outfile_close(&o, false);
 		return refused ? WSS_EXIT_REFUSED : EXIT_USAGE;
 	}
-	wss_profile_t p;
-	if ((r = wss_load_profile_flags(paths[0], &p, fm->load_flags))) {
+	wss_sink_t sink = {o.fd, 0, {0}};
+	r = wss_fmt_init_growable(&sink.f, 2 * SINK_CHUNK);
+	for (size_t k = 0; !r && k < npaths; k++)
+		r = export_one(fm, paths[k], &sink);
+	wss_fmt_release(&sink.f);
+	if (r && r < WSS_EXPORT_ERRNO) { /* a profile that could not be read: its line was printed */
 		if (output)
 			wss_outfile_close(&o, false);
 		return r;
 	}
-	if (p.npeaks > 1) /* peaks are numbered in time order, as in the report */
-		qsort(p.peaks, p.npeaks, sizeof *p.peaks, by_seq);
-	wss_sink_t sink = {o.fd, 0, {0}};
-	r = wss_fmt_init_growable(&sink.f, 2 * SINK_CHUNK);
-	if (!r)
-		r = fm->write(&p, &sink);
-	wss_fmt_release(&sink.f);
-	wss_load_release(&p);
+	r = r ? r - WSS_EXPORT_ERRNO : 0;
 	int closed = output ? wss_outfile_close(&o, !r) : 0;
 	if (!r)
 		r = closed;

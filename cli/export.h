@@ -47,5 +47,8 @@ void wss_u64map_free(wss_u64map_t *m);
  * message.  Says on stderr when the profile has no "sites" record and the
  * peaks' sites stand in.  Returns 0, ENOMEM, or the sink's errno. */
 int wss_export_pprof(const wss_profile_t *p, wss_sink_t *out);
+/* export_table.c: p's samples as rows of the fixed table, CSV (with the
+ * header row first when header) or JSON Lines.  Returns 0 or an errno. */
+int wss_export_table(const wss_profile_t *p, wss_sink_t *out, bool json, bool header);
 
 #endif

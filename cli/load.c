@@ -372,7 +372,7 @@ static int load_header(loader_t *ld, const wss_json_t *h)
 	    !need_str(ld, h, rec, "time_base", &p->time_base) || !need_int(ld, h, rec, "interval_ns", &p->interval_ns) ||
 	    !need_int(ld, h, rec, "window_intervals", &p->window_intervals) || !opt_int(ld, h, rec, "ppid", &p->ppid) ||
 	    !opt_int(ld, h, rec, "window_ns", &p->window_ns) || !opt_str(ld, h, rec, "tool", &p->tool) ||
-	    !opt_str(ld, h, rec, "kernel", &p->kernel) || !opt_str(ld, h, rec, "backend_reason", &p->backend_reason) ||
+	    !opt_str(ld, h, rec, "kernel", &p->kernel) || !opt_str(ld, h, rec, "host", &p->host) || !opt_str(ld, h, rec, "backend_reason", &p->backend_reason) ||
 	    !opt_str(ld, h, rec, "backend_sees", &p->backend_sees))
 		return ld->status;
 	if (p->page_size < LOAD_PAGE_SIZE_MIN || p->page_size > LOAD_PAGE_SIZE_MAX || (p->page_size & (p->page_size - 1)))
@@ -1107,6 +1107,7 @@ void wss_load_release(wss_profile_t *p)
 	free(p->tool);
 	free(p->exe);
 	free(p->kernel);
+	free(p->host);
 	free(p->backend);
 	free(p->backend_reason);
 	free(p->backend_sees);

@@ -149,6 +149,7 @@ typedef struct wss_profile {
 	const char *path;
 	/* header */
 	char *tool, *exe, *kernel, *backend, *backend_reason, *backend_sees, *time_base;
+	char *host; /* the machine's name, or NULL (profiles before the field) */
 	char **argv;
 	size_t argc;
 	int64_t version, pid, ppid, page_size, interval_ns, window_intervals, window_ns; /* -1: absent */

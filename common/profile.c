@@ -71,6 +71,8 @@ void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)
 	wss_fmt_ch(f, ']');
 	key_u64(f, "start_unix_ns", h->start_unix_ns);
 	key_str(f, "kernel", h->kernel);
+	if (h->host)
+		key_str(f, "host", h->host);
 	key_u64(f, "page_size", (uint64_t)h->page_size);
 	key_str(f, "backend", h->backend);
 	key_str(f, "backend_reason", h->backend_reason);

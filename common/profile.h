@@ -21,6 +21,7 @@ typedef struct wss_profile_header {
 	int argc;
 	char **argv;
 	const char *kernel;
+	const char *host;           /* the machine's name (uname's nodename), or NULL */
 	const char *backend;
 	const char *backend_reason;
 	const char *backend_sees;   /* what a touch is: "reads and writes", "writes" */

@@ -146,8 +146,10 @@ void wss_out_header(void)
 	char exe[PATH_MAX];
 	wss_readlink_exe(exe, sizeof exe);
 	struct utsname u;
-	if (uname(&u))
+	if (uname(&u)) {
 		strcpy(u.release, "unknown");
+		u.nodename[0] = '\0';
+	}
 	wss_profile_header_t h = {
 		.pid = E.pid,
 		.ppid = getppid(),
@@ -155,6 +157,7 @@ void wss_out_header(void)
 		.argc = E.argc,
 		.argv = E.argv,
 		.kernel = u.release,
+		.host = u.nodename[0] ? u.nodename : NULL,
 		.backend = E.backend->name,
 		.backend_reason = E.backend_reason,
 		.backend_sees = E.backend->sees,

@@ -67,7 +67,7 @@ checks() { # checks MODE
 	done <"$TMP/values"
 	is "$(complete_words wss run --mode = ex)" exact "$m: --mode=ex<TAB> (bash splits at =) gives exact"
 	is "$(complete_words wss run --backend h)" hybrid "$m: --backend h<TAB> gives hybrid"
-	is "$(complete_words wss export --format "" | tr '\n' ' ')" "csv perfetto pprof " "$m: wss export --format <TAB> offers the formats"
+	is "$(complete_words wss export --format "" | tr '\n' ' ')" "csv jsonl perfetto pprof table " "$m: wss export --format <TAB> offers the formats"
 	is "$(complete_words wss simulate --policy fifo,l)" "fifo,lru" "$m: --policy fifo,l<TAB> completes the list's last element"
 	is "$(complete_words wss report "")" "$(printf 'a.jsonl\nd\ndir.jsonl.d')" "$m: wss report <TAB> offers profiles (*.jsonl) and directories"
 	is "$(complete_words wss mrc --no-opt "")" "$(printf 'a.jsonl\nd\ndir.jsonl.d')" "$m: wss mrc --no-opt <TAB> too"

@@ -130,11 +130,11 @@ ok $? "perfetto: the peak at 45's top site, symbolised: sweep (bursty.c:$sweep_l
 
 # ---- bad input ----
 "$WSS" export --format xml "$TMP/b.jsonl" >/dev/null 2>"$TMP/err"
-is "$?:$(cat "$TMP/err")" "2:wss: export: unknown format 'xml' (csv, pprof or perfetto)" "an unknown format: one line, exit 2"
+is "$?:$(cat "$TMP/err")" "2:wss: export: unknown format 'xml' (csv, pprof, perfetto, table or jsonl)" "an unknown format: one line, exit 2"
 "$WSS" export "$TMP/b.jsonl" >/dev/null 2>"$TMP/err"
-is "$?:$(head -1 "$TMP/err")" "2:wss: export: no format given (--format csv, pprof or perfetto)" "no --format: exit 2"
+is "$?:$(head -1 "$TMP/err")" "2:wss: export: no format given (--format csv, pprof, perfetto, table or jsonl)" "no --format: exit 2"
 "$WSS" export --format csv >/dev/null 2>"$TMP/err"
-is "$?:$(head -1 "$TMP/err")" "2:wss: export: no profile given (wss export --format csv|pprof|perfetto [-o OUT] PROFILE)" \
+is "$?:$(head -1 "$TMP/err")" "2:wss: export: no profile given (wss export --format csv|pprof|perfetto|table|jsonl [-o OUT] PROFILE...)" \
 	"no profile: exit 2"
 "$WSS" export --format csv --bogus "$TMP/b.jsonl" >/dev/null 2>"$TMP/err"
 is "$?:$(head -1 "$TMP/err")" "2:wss: export: unknown option --bogus" "an unknown option: exit 2"
