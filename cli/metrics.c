@@ -120,9 +120,21 @@ static void on_header(mproc_t *p, const wss_json_t *r)
 	wss_json_get_int(r, "pid", &p->pid);
 	wss_json_get_int(r, "page_size", &p->page_size);
 	wss_json_get_int(r, "window_ns", &p->window_ns);
-	const char *exe = wss_json_get_str(r, "exe");
-	const char *base = exe ? strrchr(exe, '/') : NULL;
-	snprintf(p->comm, sizeof p->comm, "%s", base ? base + 1 : exe ? exe : "?");
+	/* The kernel's name for it (what ps and top show: redis-server, not
+	 * the redis-check-rdb its link points to), else the exe's file name. */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%" PRId64 "/comm", p->pid);
+	FILE *f = fopen(path, "r");
+	p->comm[0] = '\0';
+	if (f && fgets(p->comm, sizeof p->comm, f))
+		p->comm[strcspn(p->comm, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	if (!p->comm[0]) {
+		const char *exe = wss_json_get_str(r, "exe");
+		const char *base = exe ? strrchr(exe, '/') : NULL;
+		snprintf(p->comm, sizeof p->comm, "%s", base ? base + 1 : exe ? exe : "?");
+	}
 	p->header = true;
 	read_cgroup(p);
 }
