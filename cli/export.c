@@ -301,7 +301,9 @@ static void frame_label(wss_fmt_t *f, const wss_frame_t *fr)
 	wss_fmt_json_str(f, buf);
 }
 
-/* A peak's sites with their stacks symbolised.  Returns 0 or ENOMEM. */
+/* A peak's sites with their stacks symbolised, every frame (an export
+ * folds no runtime's frames: cli/pprof.c says why).  Returns 0 or
+ * ENOMEM. */
 static int te_sites(trace_t *t, wss_symbols_t *syms, const wss_peak_t *k, wss_frame_t **fr, size_t *cap)
 {
 	wss_fmt_t *f = &t->out->f;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/fold.h"
 #include "cli/load.h"
 #include "cli/outfile.h"
 #include "cli/symbols.h"
@@ -52,6 +53,7 @@ typedef struct procs {
  * flag, checked once at the end. */
 typedef struct out {
 	wss_fmt_t f;
+	bool raw; /* no runtime's frames folded (wss report --raw-stacks) */
 } out_t;
 
 static void put(out_t *o, const char *s) { wss_fmt_str(&o->f, s); }
@@ -322,7 +324,9 @@ typedef struct frames {
 
 /* The frames of addresses a[0 .. n) (a[0] the touching instruction, the
  * rest return addresses) as an array of
- * [function, file, line, inlined, module, "0xaddr", "0xoffset", function offset, note]. */
+ * [function, file, line, inlined, module, "0xaddr", "0xoffset", function offset, note],
+ * and a tenth, [label, frames], on each frame of a run of a runtime's
+ * interpreter frames that the page shows folded (cli/fold.h). */
 static int put_frames_as(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_t n, frames_t *fr, bool all_returns);
 
 static int put_frames(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_t n, frames_t *fr)
@@ -339,8 +343,14 @@ static int put_frames_as(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_
 		if (wss_sym_frames(syms, a[k], all_returns || k > 0, &fr->f, &fr->n, &fr->cap))
 			return ENOMEM;
 	put(o, "[");
+	const char *label = NULL;
+	size_t run_end = 0, run = 0;
 	for (size_t k = 0; k < fr->n; k++) {
 		const wss_frame_t *f = &fr->f[k];
+		if (k >= run_end && !o->raw) {
+			run = wss_fold_run(f, fr->n - k, &label);
+			run_end = k + (run ? run : 1);
+		}
 		put(o, k ? ",[" : "[");
 		put_s(o, f->function);
 		put(o, ",");
@@ -358,6 +368,11 @@ static int put_frames_as(out_t *o, wss_symbols_t *syms, const uint64_t *a, size_
 		put_n(o, f->has_function_offset ? (int64_t)f->function_offset : -1);
 		put(o, ",");
 		put_s(o, f->note);
+		if (run) {
+			put(o, ",[");
+			put_s(o, label);
+			putf(o, ",%zu]", run);
+		}
 		put(o, "]");
 	}
 	put(o, "]");
@@ -907,10 +922,10 @@ static int write_atomically(const char *out_path, const out_t *data, wss_outfile
 	return e ? e : c;
 }
 
-int wss_html_report(const char *out_path, char *const *paths, size_t n)
+int wss_html_report(const char *out_path, char *const *paths, size_t n, bool raw_stacks)
 {
 	procs_t ps = {NULL, 0, 0};
-	out_t o;
+	out_t o = {.raw = raw_stacks};
 	int r = procs_build(&ps, paths, n);
 	if (r) {
 		if (r == 1)

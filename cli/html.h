@@ -6,6 +6,7 @@
 #ifndef WSS_CLI_HTML_H
 #define WSS_CLI_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* cli/html/report.html, report.css and report.js, NUL-terminated.  The
@@ -19,7 +20,8 @@ extern const char wss_html_report_js[];
  * a temporary file beside it, renamed over it when complete.  Returns the
  * command's exit status: 0; 2 when a profile named in paths is not a
  * readable profile (the loader's line on stderr) or the output cannot be
- * written ("wss: OUT_PATH: why"); 1 when out of memory. */
-int wss_html_report(const char *out_path, char *const *paths, size_t n);
+ * written ("wss: OUT_PATH: why"); 1 when out of memory.  raw_stacks: no
+ * runtime's interpreter frames folded (cli/fold.h). */
+int wss_html_report(const char *out_path, char *const *paths, size_t n, bool raw_stacks);
 
 #endif

@@ -5,7 +5,14 @@
  * length-delimited fields are all a Profile needs, and a nested message is
  * built in a scratch buffer and then copied in with its length, which
  * costs a copy per message and no size precomputation.  Addresses are
- * symbolised here (cli/symbols.h), so pprof never looks for the binaries. */
+ * symbolised here (cli/symbols.h), so pprof never looks for the binaries.
+ *
+ * A runtime's interpreter frames (python3.X, libjvm.so, node) are not
+ * folded here as wss report folds them (cli/fold.h): pprof merges stacks
+ * by their functions, and a "[python interpreter: 14 frames]" would make
+ * one node per run length and lose the frames for good, while pprof folds
+ * at view time and undoes it: -hide matches a Location's mapping file, so
+ * -hide='bin/python3|libpython3|libjvm|/node$' drops them (docs/report.md). */
 #include "config.h"
 #include "cli/export.h"
 

@@ -646,7 +646,8 @@ void wss_report_print_frame(FILE *out, const wss_frame_t *f)
 }
 
 /* A peak's first-touch sites, with their stacks.  Returns 0 or ENOMEM. */
-static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const wss_peak_t *k, wss_report_frames_t *fr, FILE *out)
+static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const wss_peak_t *k, wss_report_frames_t *fr,
+			    bool raw, FILE *out)
 {
 	for (size_t j = 0; j < k->nsites; j++) {
 		const wss_site_t *site = &k->sites[j];
@@ -659,15 +660,7 @@ static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const w
 		}
 		if (r)
 			return ENOMEM;
-		for (size_t f = 0; f < fr->n; f++) {
-			bool same = f > 0 && fr->f[f].addr == fr->f[f - 1].addr;
-			if (same)
-				fprintf(out, "      %18s  ", "");
-			else
-				fprintf(out, "      0x%016" PRIx64 "  ", fr->f[f].addr);
-			wss_report_print_frame(out, &fr->f[f]);
-			fputc('\n', out);
-		}
+		wss_report_print_stack(out, fr, true, 0, raw);
 	}
 	return 0;
 }
@@ -676,7 +669,7 @@ static int print_peak_sites(const wss_profile_t *p, wss_symbols_t *syms, const w
  * and intervals of the burst on one line, and the sites of each of its
  * intervals once (the sites of a peak are its interval's, whatever its
  * series). */
-static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, bool raw, FILE *out)
 {
 	if (!p->npeaks) {
 		fputs("Peaks: none in this profile\n", out);
@@ -721,7 +714,7 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 				continue; /* that interval's sites are listed */
 			if (j > i)
 				fprintf(out, "   seq %" PRId64 ":\n", p->peaks[j].seq);
-			if (print_peak_sites(p, syms, &p->peaks[j], &fr, out)) {
+			if (print_peak_sites(p, syms, &p->peaks[j], &fr, raw, out)) {
 				free(fr.f);
 				return ENOMEM;
 			}
@@ -732,7 +725,7 @@ static int print_peaks(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
 	return 0;
 }
 
-int wss_report_text(wss_profile_t *p, FILE *out)
+int wss_report_text(wss_profile_t *p, FILE *out, bool raw_stacks)
 {
 	wss_report_sort_peaks(p);
 	wss_symbols_t *syms = wss_sym_open(p);
@@ -768,14 +761,14 @@ int wss_report_text(wss_profile_t *p, FILE *out)
 		print_timeline(p, out, true);
 		fputc('\n', out);
 	}
-	int r = print_peaks(p, syms, out);
+	int r = print_peaks(p, syms, raw_stacks, out);
 	if (!r && p->has_sites) {
 		fputc('\n', out);
 		r = wss_report_print_run_sites(p, syms, out);
 	}
 	if (!r && p->nalloc_sites) {
 		fputc('\n', out);
-		r = wss_report_print_alloc_sites(p, syms, out);
+		r = wss_report_print_alloc_sites(p, syms, raw_stacks, out);
 	}
 	if (!r && p->nhot_code) {
 		fputc('\n', out);

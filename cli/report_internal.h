@@ -5,6 +5,7 @@
 #ifndef WSS_CLI_REPORT_INTERNAL_H
 #define WSS_CLI_REPORT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,10 +34,17 @@ const char *wss_report_base_name(const char *path);
  * the bare address. */
 void wss_report_print_frame(FILE *out, const wss_frame_t *f);
 
+/* fr's frames as a stack, a line each, innermost first (report_sites.c);
+ * each run of a runtime's interpreter frames as one line,
+ * "[python interpreter: 14 frames]", unless raw (cli/fold.h).  addrs: an
+ * address column (the peaks' sites).  max: the most lines, 0 for all.
+ * Returns how many frames were left out for max. */
+size_t wss_report_print_stack(FILE *out, const wss_report_frames_t *fr, bool addrs, size_t max, bool raw);
+
 /* The text's sections with stacks (report_sites.c): allocation sites, the
  * run's first-touch sites, hot pages, hot code pages.  Each returns 0 or
- * ENOMEM. */
-int wss_report_print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out);
+ * ENOMEM.  raw: as wss_report_print_stack's. */
+int wss_report_print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, bool raw, FILE *out);
 int wss_report_print_run_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out);
 int wss_report_print_hot(const wss_profile_t *p, wss_symbols_t *syms, FILE *out);
 int wss_report_print_hot_code(const wss_profile_t *p, wss_symbols_t *syms, FILE *out);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fold.h"
 #include "cli/jw.h"
 #include "cli/session.h"
 #include "cli/text.h"
@@ -75,7 +76,10 @@ static void json_stat(wss_jw_t *w, const char *key, const wss_stat_t *st, int64_
 	wss_jw_close(w, '}');
 }
 
-static void json_frame(wss_jw_t *w, const char *key, const wss_frame_t *f)
+/* fold_label: the runtime whose run of fold_frames frames f is in (the
+ * text shows the run as one line: cli/fold.h), or NULL. */
+static void json_frame_folded(wss_jw_t *w, const char *key, const wss_frame_t *f, const char *fold_label,
+			      size_t fold_frames)
 {
 	wss_jw_open(w, key, '{');
 	wss_jw_hex(w, "addr", f->addr);
@@ -95,11 +99,21 @@ static void json_frame(wss_jw_t *w, const char *key, const wss_frame_t *f)
 	else
 		wss_fmt_str(&w->f, "null");
 	wss_jw_str(w, "note", f->note);
+	if (fold_label) {
+		wss_jw_open(w, "folded", '{');
+		wss_jw_str(w, "label", fold_label);
+		wss_jw_int(w, "frames", (int64_t)fold_frames);
+		wss_jw_close(w, '}');
+	}
 	wss_jw_close(w, '}');
 }
 
-/* "frames": the frames fr got (r 0), or null when the stack is not in the
- * profile (r ENOENT).  Returns ENOMEM for any other r. */
+static void json_frame(wss_jw_t *w, const char *key, const wss_frame_t *f) { json_frame_folded(w, key, f, NULL, 0); }
+
+/* "frames": the frames fr got (r 0), every one, each in a run of a
+ * runtime's interpreter frames marked "folded" (the text's one line for
+ * the run); or null when the stack is not in the profile (r ENOENT).
+ * Returns ENOMEM for any other r. */
 static int json_frames(wss_jw_t *w, int r, const wss_report_frames_t *fr)
 {
 	if (r == ENOENT) {
@@ -109,8 +123,16 @@ static int json_frames(wss_jw_t *w, int r, const wss_report_frames_t *fr)
 	if (r)
 		return ENOMEM;
 	wss_jw_open(w, "frames", '[');
-	for (size_t f = 0; f < fr->n; f++)
-		json_frame(w, NULL, &fr->f[f]);
+	for (size_t f = 0; f < fr->n;) {
+		const char *label;
+		size_t run = wss_fold_run(&fr->f[f], fr->n - f, &label);
+		if (!run) {
+			json_frame(w, NULL, &fr->f[f++]);
+			continue;
+		}
+		for (size_t end = f + run; f < end; f++)
+			json_frame_folded(w, NULL, &fr->f[f], label, run);
+	}
 	wss_jw_close(w, ']');
 	return 0;
 }

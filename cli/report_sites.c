@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fold.h"
 #include "cli/text.h"
 #include "common/fmt.h"
 
@@ -67,11 +68,37 @@ static void print_alloc_figure(FILE *out, int64_t v, const wss_ci_t *ci)
 		wss_text_grouped(c, sizeof c, (uint64_t)ci->hi));
 }
 
-/* At most this many allocation sites in the text, and frames of each. */
+size_t wss_report_print_stack(FILE *out, const wss_report_frames_t *fr, bool addrs, size_t max, bool raw)
+{
+	size_t f = 0;
+	for (size_t lines = 0; f < fr->n && (!max || lines < max); lines++) {
+		const char *label = NULL;
+		size_t run = raw ? 0 : wss_fold_run(&fr->f[f], fr->n - f, &label);
+		/* A folded run has no one address; the frames of one address
+		 * are in one module, so a run never splits them. */
+		if (!addrs)
+			fputs("      ", out);
+		else if (run || (f > 0 && fr->f[f].addr == fr->f[f - 1].addr))
+			fprintf(out, "      %18s  ", "");
+		else
+			fprintf(out, "      0x%016" PRIx64 "  ", fr->f[f].addr);
+		if (run) {
+			char text[96];
+			fputs(wss_fold_text(text, sizeof text, label, run), out);
+			f += run;
+		} else
+			wss_report_print_frame(out, &fr->f[f++]);
+		fputc('\n', out);
+	}
+	return fr->n - f;
+}
+
+/* At most this many allocation sites in the text, and lines of each's
+ * stack. */
 #define REPORT_ALLOC_SITES 10
 #define REPORT_ALLOC_FRAMES 6
 
-int wss_report_print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+int wss_report_print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, bool raw, FILE *out)
 {
 	char a[32];
 	size_t n = p->nalloc_sites < REPORT_ALLOC_SITES ? p->nalloc_sites : REPORT_ALLOC_SITES;
@@ -112,13 +139,9 @@ int wss_report_print_alloc_sites(const wss_profile_t *p, wss_symbols_t *syms, FI
 			free(fr.f);
 			return ENOMEM;
 		}
-		for (size_t f = 0; f < fr.n && f < REPORT_ALLOC_FRAMES; f++) {
-			fputs("      ", out);
-			wss_report_print_frame(out, &fr.f[f]);
-			fputc('\n', out);
-		}
-		if (fr.n > REPORT_ALLOC_FRAMES)
-			fprintf(out, "      (%zu more frames: wss report --json)\n", fr.n - REPORT_ALLOC_FRAMES);
+		size_t more = wss_report_print_stack(out, &fr, false, REPORT_ALLOC_FRAMES, raw);
+		if (more)
+			fprintf(out, "      (%zu more frame%s: wss report --json)\n", more, more == 1 ? "" : "s");
 	}
 	free(fr.f);
 	return 0;

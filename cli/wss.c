@@ -57,8 +57,8 @@ static void usage(FILE *to)
 	      "               [--mode auto|exact|sampled] [--sample-rate 1/N] [--overhead PCT]\n"
 	      "               [--precision PCT] [--trace] [--trace-max SIZE] [--code]\n"
 	      "               [--metrics ADDR] [--metrics-textfile DIR] -- PROG [ARGS...]\n"
-	      "       wss report [--json] PROFILE\n"
-	      "       wss report --html OUT.html PROFILE...\n"
+	      "       wss report [--json] [--raw-stacks] PROFILE\n"
+	      "       wss report --html OUT.html [--raw-stacks] PROFILE...\n"
 	      "       wss export --format csv|pprof|perfetto [-o OUT] PROFILE\n"
 	      "       wss export --format table|jsonl [-o OUT] PROFILE...\n"
 	      "       wss diff [--json] [--fail-above PCT] A B\n"
@@ -114,6 +114,9 @@ static void usage(FILE *to)
 	      "same and a zoomable timeline, threads over time, flame graphs of the\n"
 	      "first-touch stacks, the trace's heat map and miss-ratio curves, and the\n"
 	      "session's processes (the profiles given, and those the first one notes).\n"
+	      "A Python, Java or node program's interpreter frames (python3.X, libjvm.so,\n"
+	      "node) are folded, a run of them one frame \"[python interpreter: 14 frames]\";\n"
+	      "--raw-stacks shows every frame (--json lists them all, the runs marked).\n"
 	      "See docs/report.md.\n"
 	      "\n"
 	      "wss export writes a profile for other tools: csv (a row per sample for the\n"
@@ -624,7 +627,7 @@ static int cmd_config(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, raw_stacks = false;
 	const char *html = NULL;
 	char **paths = calloc((size_t)argc, sizeof *paths);
 	size_t n = 0;
@@ -640,6 +643,8 @@ static int cmd_report(int argc, char **argv)
 			options = false;
 		} else if (options && !strcmp(a, "--json")) {
 			json = true;
+		} else if (options && !strcmp(a, "--raw-stacks")) {
+			raw_stacks = true;
 		} else if (options && opt_is(a, "--html")) {
 			html = flag_value(argc, argv, &i, "--html");
 			if (!html || !*html)
@@ -661,7 +666,7 @@ static int cmd_report(int argc, char **argv)
 	else if (!r && n > 1 && !html)
 		r = die_usage("report: one profile at a time (several with --html): ", paths[1]);
 	if (r || html) {
-		r = r ? r : wss_html_report(html, paths, n);
+		r = r ? r : wss_html_report(html, paths, n, raw_stacks);
 		free(paths);
 		return r;
 	}
@@ -670,7 +675,7 @@ static int cmd_report(int argc, char **argv)
 	free(paths);
 	if (r)
 		return r;
-	r = json ? wss_report_json(&p, stdout) : wss_report_text(&p, stdout);
+	r = json ? wss_report_json(&p, stdout) : wss_report_text(&p, stdout, raw_stacks);
 	wss_load_release(&p);
 	if (r) {
 		fprintf(stderr, "wss: report: %s\n", strerror(r));

@@ -149,7 +149,9 @@
 	/* ---- frames ---- */
 
 	/* A frame as html.c writes it:
-	 * [function, file, line, inlined, module, addr, offset, function offset, note]. */
+	 * [function, file, line, inlined, module, addr, offset, function offset, note],
+	 * and [label, frames] tenth on each frame of a run of a runtime's
+	 * interpreter frames (python3.X, libjvm.so, node), shown as one. */
 	function frameLabel(f) {
 		if (f[0]) return f[0];
 		if (f[4]) return basename(f[4]) + '+' + f[6];
@@ -168,9 +170,31 @@
 		return p.stacks[String(site.stack)] || [];
 	}
 
+	/* frames as the text report shows them: a frame, or a run of a
+	 * runtime's frames as one entry { fold: label, frames: [...] }. */
+	function foldRuns(frames) {
+		var out = [];
+		for (var k = 0; k < frames.length;) {
+			var f = frames[k];
+			if (!f[9]) { out.push({ frame: f }); k++; continue; }
+			out.push({ fold: f[9][0], frames: frames.slice(k, k + f[9][1]) });
+			k += f[9][1];
+		}
+		return out;
+	}
+
+	function foldText(e) { return '[' + e.fold + ': ' + e.frames.length + ' frame' + (e.frames.length === 1 ? '' : 's') + ']'; }
+
+	/* A stack's list; a folded run opens to its frames. */
 	function stackList(frames) {
 		var ol = el('ol', { class: 'stack' });
-		frames.forEach(function (f) {
+		foldRuns(frames).forEach(function (e) {
+			var f = e.frame;
+			if (!f) {
+				ol.appendChild(el('li', { class: 'wss-frame folded' }, [el('details', {}, [el('summary', { text: foldText(e) }),
+					stackList(e.frames.map(function (g) { return g.slice(0, 9); }))])]));
+				return;
+			}
 			var li = el('li', { class: 'wss-frame' + (f[3] ? ' inlined' : ''), title: f[5] + (f[4] ? ' in ' + f[4] : '') }, [
 				el('span', { class: 'fn', text: frameLabel(f) }), ' ',
 				el('span', { class: 'where', text: '(' + frameWhere(f) + ')' }),
@@ -743,14 +767,17 @@
 	function flameTree(p, sel) {
 		var fs = flameSites(p, sel), root = { label: 'all', value: 0, kids: {}, where: {} };
 		fs.sites.forEach(function (s) {
-			var frames = siteFrames(p, s).slice().reverse(), node = root;
+			var frames = siteFrames(p, s), node = root;
 			root.value += s.pages;
 			if (!frames.length) frames = [[null, null, null, 0, null, s.pc || '?', null, null, null]];
-			frames.forEach(function (f) {
-				var label = frameLabel(f), key = label + (f[3] ? ' [inlined]' : '');
-				var kid = node.kids[key] || (node.kids[key] = { label: label, inlined: !!f[3], value: 0, kids: {}, where: {} });
+			/* A folded run is one box, "[python interpreter]", whatever
+			 * its length (the lengths are its places), so that runs of
+			 * different depths merge. */
+			foldRuns(frames).reverse().forEach(function (e) {
+				var f = e.frame, label = f ? frameLabel(f) : '[' + e.fold + ']', key = label + (f && f[3] ? ' [inlined]' : '');
+				var kid = node.kids[key] || (node.kids[key] = { label: label, inlined: !!(f && f[3]), value: 0, kids: {}, where: {} });
 				kid.value += s.pages;
-				kid.where[frameWhere(f)] = true;
+				kid.where[f ? frameWhere(f) : e.frames.length + ' frame' + (e.frames.length === 1 ? '' : 's')] = true;
 				node = kid;
 			});
 		});
