@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/fold.h"
 #include "cli/report_internal.h"
 #include "cli/session.h"
 #include "cli/text.h"
@@ -69,6 +70,7 @@ static int percentiles(const wss_profile_t *p, wss_diag_t *d)
 			top = s->data;
 			d->peak_t_ns = s->t_ns;
 			d->peak_seq = s->seq;
+			d->peak_final = s->final;
 		}
 	}
 	qsort(v, n, sizeof *v, by_value);
@@ -104,6 +106,21 @@ static bool plumbing(const wss_frame_t *f)
 static char *code_of(const wss_report_frames_t *fr)
 {
 	const wss_frame_t *pick = NULL;
+	/* A runtime's own frames (the interpreter's list_repeat) say how it
+	 * ran the program, not which code: the program's is named, when its
+	 * frames are (a JIT's), else the runtime. */
+	const char *runtime = NULL;
+	for (size_t k = 0; k < fr->n && !runtime; k++)
+		runtime = fr->f[k].module ? wss_fold_runtime(fr->f[k].module->path) : NULL;
+	for (size_t k = 0; runtime && k < fr->n && !pick; k++)
+		if (fr->f[k].function && !fr->f[k].module)
+			pick = &fr->f[k];
+	if (runtime && !pick) {
+		char *s = NULL;
+		return asprintf(&s, "the program's code, run by the %s (wss report --raw-stacks has its frames)", runtime) < 0
+			       ? NULL
+			       : s;
+	}
 	for (size_t k = 0; k < fr->n && !pick; k++)
 		if (fr->f[k].file && fr->f[k].function)
 			pick = &fr->f[k];
@@ -221,6 +238,8 @@ static void say_peak(const wss_profile_t *p, const wss_diag_t *d, FILE *m)
 		fprintf(m, "in interval %" PRId64, d->peak_seq);
 	else
 		fprintf(m, "at %.1f" NBSP "s (interval %" PRId64 ")", (double)d->peak_t_ns / 1e9, d->peak_seq);
+	if (d->peak_final)
+		fputs(", the last and partial one", m);
 	if (d->peak_code)
 		fprintf(m, ", %s of its new pages first touched by %s.", d->peak_share >= 50 ? "most" : "the largest share",
 			d->peak_code);

@@ -8,6 +8,7 @@
 #ifndef WSS_CLI_DIAGNOSIS_H
 #define WSS_CLI_DIAGNOSIS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,6 +21,7 @@ typedef struct wss_diag {
 	int64_t low, high;  /* their smallest and largest */
 	int64_t peak;       /* the data peak, pages (the summary's, else the largest sample's); -1: none */
 	int64_t peak_t_ns, peak_seq; /* the largest sample's time and seq; -1: none */
+	bool peak_final;    /* it is the sample taken at exit (a partial interval) */
 	char *peak_code;    /* the code that first touched most of the peak's pages, or NULL */
 	int peak_share;     /* its share of the peak's first touches, % */
 	int64_t lru99;      /* pages of an LRU memory hitting 99 % of re-references; -1: no trace read */
