@@ -133,6 +133,24 @@ void wss_strata_add(wss_strata_t *s, double y)
 	s->has_pending++;
 }
 
+void wss_strata_add_zeros(wss_strata_t *s, uint64_t m)
+{
+	if (!m)
+		return;
+	/* The first zero's difference from the pending member, then
+	 * differences of 0 (adding 0.0 leaves var as it is). */
+	s->members += m;
+	if (s->has_pending) {
+		s->var += s->pending * s->pending / 2;
+		s->pairs += m;
+	} else {
+		s->pairs += m - 1;
+	}
+	s->pending = 0;
+	/* Only whether it is 0, 1 or more matters (wss_strata_break). */
+	s->has_pending = s->has_pending || m > 1 ? 2 : 1;
+}
+
 void wss_strata_break(wss_strata_t *s)
 {
 	if (s->has_pending == 1)

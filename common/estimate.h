@@ -80,6 +80,10 @@ typedef struct wss_strata {
 
 /* The next member in address order, of value y.  AS-safe. */
 void wss_strata_add(wss_strata_t *s, double y);
+/* m members of value 0 in a row: what m calls of wss_strata_add(s, 0)
+ * leave, in O(1) (a sample's untouched members between its touched ones).
+ * AS-safe. */
+void wss_strata_add_zeros(wss_strata_t *s, uint64_t m);
 /* A break (the end of a range): no difference across it.  AS-safe. */
 void wss_strata_break(wss_strata_t *s);
 /* A lone value (a member whose neighbours are gone): its square.  AS-safe. */

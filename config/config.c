@@ -1345,6 +1345,19 @@ int wss_config_from_env(wss_config_t *c, char *const *envp, char *err, size_t er
 			r = EINVAL;
 		}
 	}
+	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_COUNT"))) {
+		if (!strcmp(v, "list"))
+			c->test_count = 0;
+		else if (!strcmp(v, "walk"))
+			c->test_count = 1;
+		else if (!strcmp(v, "check"))
+			c->test_count = 2;
+		else {
+			wss_fmt_str(&e, "WSS_TEST_COUNT: expected list, walk or check, got ");
+			wss_fmt_json_str(&e, v);
+			r = EINVAL;
+		}
+	}
 	if (!r && (v = wss_config_getenv(envp, "WSS_TEST_CENSUS"))) {
 		if (!strcmp(v, "off")) {
 			c->test_census_off = true;

@@ -131,6 +131,7 @@ typedef struct wss_config {
 	/* Test-only (WSS_TEST_CENSUS=off): the totals count no page by its
 	 * presence (engine/census.c), as before the census. */
 	bool test_census_off;
+	int test_count; /* WSS_TEST_COUNT: 0 by the touched list where it may, 1 always the walk, 2 both, compared */
 	/* Test-only (WSS_TEST_UFFD_UNSUPPORTED=1): the userfaultfd probe fails. */
 	bool test_uffd_unsupported;
 } wss_config_t;

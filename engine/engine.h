@@ -38,6 +38,7 @@ typedef struct wss_engine_test {
 	uint32_t first_intervals;  /* ... this many of them */
 	int all_writes;            /* sampled intervals count all writes (sampling.c): 1 always, -1 never, 2 every other one */
 	bool census_off;           /* no page counts in the totals by its presence (census.c) */
+	int count;                 /* the tick's count: 0 by the touched list where it may, 1 the walk, 2 both, compared (tick.c) */
 } wss_engine_test_t;
 
 /* What the engine needs of the session's configuration: the preload fills

@@ -80,6 +80,7 @@ int wss_tick_count_present(uintptr_t a, uint8_t *rv, int kind, bool data, bool w
 typedef struct count {
 	uint32_t k, w, nt, lw;
 	bool hot;
+	bool dry; /* counts and strata only, no page's or thread's state changed (WSS_TEST_COUNT=check) */
 	wss_profile_sets_t sets;
 	uint64_t pages, writes;
 	/* Sampled: every member's 0/1, in address order, for the sample's
@@ -112,7 +113,7 @@ static void count_page(uintptr_t a, void *arg)
 		}
 		return;
 	}
-	if (c->hot && wss_page_touched_in(pg, c->k))
+	if (c->hot && !c->dry && wss_page_touched_in(pg, c->k))
 		(*wss_shadow_hits(a))++;
 	c->pages++;
 	bool wrote = false;
@@ -120,13 +121,23 @@ static void count_page(uintptr_t a, void *arg)
 	if (c->sets.writes) {
 		wrote = wss_written_in(*wss_shadow_written(a), c->k, c->w);
 		c->writes += wrote;
-		if (!wrote && c->sets.reads && !(*rv & REVER_READ)) {
+		if (!wrote && c->sets.reads && !c->dry && !(*rv & REVER_READ)) {
 			*rv |= REVER_READ;
 			E.total_read++;
 		}
 	}
 	c->kpages[c->kind]++;
 	c->kwrites[c->kind] += wrote;
+	if (c->dry) {
+		if (c->lw) {
+			wss_strata_add(&c->st[0], 1);
+			wss_strata_add(&c->st[1], wrote);
+			wss_strata_add(&c->st[2], !wrote);
+			wss_strata_add(&c->kst[c->kind], 1);
+			wss_strata_add(&c->krst[c->kind], !wrote);
+		}
+		return;
+	}
 	uint32_t top = UINT32_MAX;
 	total_note(a, rv, 0, c->kind, c->lw != 0, &top);
 	if (c->lw) {
@@ -555,6 +566,103 @@ static void tick_harvest(tick_t *x)
 	}
 }
 
+/* m untouched members in a row, for the count by the list. */
+static void count_zeros(count_t *c, uint64_t m)
+{
+	for (int s = 0; s < 3; s++)
+		wss_strata_add_zeros(&c->st[s], m);
+	wss_strata_add_zeros(&c->kst[c->kind], m);
+	wss_strata_add_zeros(&c->krst[c->kind], m);
+}
+
+/* v[r]'s place in the heap v[0 .. end). */
+static void sift(uintptr_t *v, uint32_t r, uint32_t end)
+{
+	for (uint32_t ch; (ch = 2 * r + 1) < end; r = ch) {
+		if (ch + 1 < end && v[ch + 1] > v[ch])
+			ch++;
+		if (v[r] >= v[ch])
+			return;
+		uintptr_t t = v[r];
+		v[r] = v[ch];
+		v[ch] = t;
+	}
+}
+
+/* Sorts v[0 .. n) in place: a heapsort, which needs no memory but the
+ * engine thread's stack (qsort may allocate). */
+static void sort_pages(uintptr_t *v, uint32_t n)
+{
+	for (uint32_t i = n / 2; i > 0; i--)
+		sift(v, i - 1, n);
+	for (uint32_t end = n; end > 1; end--) {
+		uintptr_t t = v[0];
+		v[0] = v[end - 1];
+		v[end - 1] = t;
+		sift(v, 0, end - 1);
+	}
+}
+
+/* May the window's members be counted by k's touched list, and the rest
+ * taken as untouched in bulk?  A window of one interval at a steady
+ * sampled level, whose list was whole (tick_arm's reasoning: a member in
+ * no list was armed throughout k, so neither read nor written in it),
+ * without all writes (whose pages outside the sample are counted by
+ * their write bits): then a member of lw touched in the window is one
+ * touched in k, and every such one is listed.  Stacks are never listed
+ * (their touches are writes no fault sees): counted by the walk. */
+static bool count_by_list(const tick_t *x)
+{
+	return x->listed && x->w == 1 && x->lw && x->lw == x->lk && x->lk == x->ln && !x->awk && !x->aw &&
+	       E.set.test.count != 1;
+}
+
+/* Region [s, e)'s members by the sorted list v[*i ..): each listed member
+ * counted, the members between them added as untouched; *i moves past the
+ * region's pages.  The same members in the same order as the walk, so
+ * the same counts and strata, in time proportional to the touched. */
+static void count_region_listed(count_t *c, uintptr_t s, uintptr_t e, const uintptr_t *v, uint32_t n, uint32_t *i)
+{
+	while (*i < n && v[*i] < s)
+		(*i)++;
+	uintptr_t at = s;
+	for (; *i < n && v[*i] < e; (*i)++) {
+		uintptr_t a = v[*i];
+		if (a < at || !wss_sampling_member(a, c->lw))
+			continue; /* listed twice, or of another level */
+		count_zeros(c, wss_sampling_count(at, a, c->lw));
+		count_page(a, c);
+		at = a + WSS_PAGE_SIZE;
+	}
+	count_zeros(c, wss_sampling_count(at, e, c->lw));
+}
+
+/* WSS_TEST_COUNT=check: the walk's count, dry, against the list's. */
+static void count_check(const tick_t *x)
+{
+	count_t d = {.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .sets = x->sets, .dry = true};
+	for (size_t i = 0; i < E.regions.n; i++) {
+		int kind = E.regions.v[i].kind;
+		d.kind = kind > 0 && kind < WSS_KIND_N ? kind : 0;
+		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, x->lw, count_page, &d);
+		for (int j = 0; j < 3; j++)
+			wss_strata_break(&d.st[j]);
+		wss_strata_break(&d.kst[d.kind]);
+		wss_strata_break(&d.krst[d.kind]);
+	}
+	bool same = d.pages == x->c.pages && d.writes == x->c.writes;
+	for (int j = 0; j < 3 + 2 * WSS_KIND_N; j++) {
+		const wss_strata_t *a = j < 3 ? &d.st[j] : j < 3 + WSS_KIND_N ? &d.kst[j - 3] : &d.krst[j - 3 - WSS_KIND_N];
+		const wss_strata_t *b = j < 3 ? &x->c.st[j] : j < 3 + WSS_KIND_N ? &x->c.kst[j - 3] : &x->c.krst[j - 3 - WSS_KIND_N];
+		same = same && a->sum == b->sum && a->var == b->var && a->members == b->members && a->pairs == b->pairs;
+	}
+	char n[24];
+	wss_fmt_t f;
+	wss_fmt_init(&f, n, sizeof n);
+	wss_fmt_u64(&f, x->k);
+	wss_log("count check: interval ", wss_fmt_cstr(&f), same ? ": the list's count is the walk's" : ": MISMATCH between the list's count and the walk's", NULL);
+}
+
 /* The window's pages, member by member in address order, and the estimates. */
 static void tick_count(tick_t *x)
 {
@@ -568,6 +676,11 @@ static void tick_count(tick_t *x)
 	x->code_ns = wss_code_take_faults(x->k) * E.fault_cost_ns;
 	x->c = (count_t){.k = x->k, .w = x->w, .nt = x->nt, .lw = x->lw, .hot = E.set.hot_pages > 0, .sets = x->sets,
 			 .aw = x->aw};
+	/* The list is consumed (tick_harvest reset it): sorted in place. */
+	bool by_list = count_by_list(x);
+	uint32_t li = 0;
+	if (by_list)
+		sort_pages((uintptr_t *)x->listed, x->nlisted);
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
 		int kind = E.regions.v[i].kind;
@@ -583,12 +696,17 @@ static void tick_count(tick_t *x)
 			wss_sampling_members(s, e, 0, count_written, &x->c);
 			x->aw_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		}
-		wss_sampling_members(s, e, x->lw, count_page, &x->c);
+		if (by_list && kind != WSS_KIND_STACK)
+			count_region_listed(&x->c, s, e, x->listed, x->nlisted, &li);
+		else
+			wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&x->c.st[j]);
 		wss_strata_break(&x->c.kst[kind]);
 		wss_strata_break(&x->c.krst[kind]);
 	}
+	if (by_list && E.set.test.count == 2)
+		count_check(x);
 	if (x->tracked > E.tracked_max)
 		E.tracked_max = x->tracked;
 	/* What all writes' scan of every page costs a page, for the policy

@@ -104,7 +104,8 @@ int wss_engine_settings(const wss_config_t *c, wss_engine_settings_t *set)
 			 .first_level = c->test_first_level,
 			 .first_intervals = c->test_first_intervals,
 			 .all_writes = c->test_all_writes,
-			 .census_off = c->test_census_off},
+			 .census_off = c->test_census_off,
+			 .count = c->test_count},
 	};
 	return 0;
 }

@@ -795,9 +795,48 @@ static void test_total_levels(void)
 	ok(x.est == 42 && x.lo == 42 && x.hi == 42, "pages of exact intervals alone: an exact total");
 }
 
+/* wss_strata_add_zeros leaves exactly what as many wss_strata_add(s, 0)
+ * calls leave (the tick's count by its touched list adds the untouched
+ * members between touched ones so: engine/tick.c), bit for bit, from every
+ * state a range can be in: empty, after a one, after a zero, across breaks. */
+static void test_strata_zeros(void)
+{
+	int bad = 0, trials = 2000;
+	rng_seed(77);
+	for (int t = 0; t < trials; t++) {
+		wss_strata_t a = {0}, b = {0};
+		int steps = 1 + (int)below(40);
+		for (int i = 0; i < steps; i++) {
+			uint64_t r = below(10);
+			if (r < 4) {
+				double y = (double)below(2);
+				wss_strata_add(&a, y);
+				wss_strata_add(&b, y);
+			} else if (r < 9) {
+				uint64_t m = below(6);
+				for (uint64_t j = 0; j < m; j++)
+					wss_strata_add(&a, 0);
+				wss_strata_add_zeros(&b, m);
+			} else {
+				wss_strata_break(&a);
+				wss_strata_break(&b);
+			}
+		}
+		wss_strata_break(&a);
+		wss_strata_break(&b);
+		bad += a.sum != b.sum || a.var != b.var || a.members != b.members || a.pairs != b.pairs;
+	}
+	is_int(bad, 0, "%d random sequences of members: zeros in bulk as zeros one by one", trials);
+	wss_strata_t z = {0};
+	wss_strata_add(&z, 1);
+	wss_strata_add_zeros(&z, 1000000000ULL);
+	ok(z.members == 1000000001ULL && z.pairs == 1000000000ULL && z.var == 0.5 && z.sum == 1,
+	   "a billion zeros after a one: one difference of 1, in O(1)");
+}
+
 int main(void)
 {
-	plan(106);
+	plan(108);
 	test_nesting();
 	test_one_per_block();
 	test_count();
@@ -811,6 +850,7 @@ int main(void)
 	test_structured();
 	test_average();
 	test_strata();
+	test_strata_zeros();
 	test_total_levels();
 	return done_testing();
 }
