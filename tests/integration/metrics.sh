@@ -6,8 +6,27 @@
 # ends; bad addresses and directories refused before the program runs.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
-command -v curl >/dev/null || bail "curl is not installed"
 plan 18
+
+# fetch URL [METHOD]: the response's status line, headers and body into
+# hdr and body (python3's http.client: no curl needed); prints the status.
+fetch() {
+	python3 - "$1" "${2:-GET}" <<'PY'
+import http.client, sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+c.request(sys.argv[2], u.path)
+r = c.getresponse()
+body = r.read()
+with open("hdr", "w") as f:
+    f.write("HTTP/1.1 %d %s\n" % (r.status, r.reason))
+    for k, v in r.getheaders():
+        f.write("%s: %s\n" % (k, v))
+with open("body", "wb") as f:
+    f.write(body)
+print(r.status)
+PY
+}
 
 # value FILE METRIC LABEL-MATCH: the first sample's value.
 value() { grep "^$2{.*$3" "$1" | head -1 | sed 's/.* //'; }
@@ -31,11 +50,11 @@ done
 is "$got" 1 "the textfile appears, with the program's samples"
 url=$(sed -n 's|^wss: metrics: \(http://.*/metrics\)$|\1|p' err)
 is "$(echo "$url" | sed 's|:[0-9]*/metrics$||')" "http://127.0.0.1" "the endpoint is on loopback by default ($url)"
-curl -s -D hdr -o scrape.prom "$url"
-is "$(head -1 hdr | tr -d '\r')" "HTTP/1.1 200 OK" "GET /metrics: 200"
+fetch "$url" >/dev/null && cp body scrape.prom
+is "$(head -1 hdr)" "HTTP/1.1 200 OK" "GET /metrics: 200"
 grep -qi '^Content-Type: text/plain; version=0.0.4' hdr; ok $? "in the Prometheus text format"
-is "$(curl -s -o /dev/null -w '%{http_code}' "${url%/metrics}/other")" 404 "another path: 404"
-is "$(curl -s -X POST -o /dev/null -w '%{http_code}' "$url")" 405 "another method: 405"
+is "$(fetch "${url%/metrics}/other")" 404 "another path: 404"
+is "$(fetch "$url" POST)" 405 "another method: 405"
 if command -v promtool >/dev/null; then
 	promtool check metrics <snap.prom >lint 2>&1; ok $? "promtool check metrics: the textfile" || sed 's/^/# /' lint
 	promtool check metrics <scrape.prom >lint 2>&1; ok $? "promtool check metrics: the scrape" || sed 's/^/# /' lint
