@@ -41,15 +41,20 @@ static void kind_key(wss_fmt_t *f, bool *first, int k)
 	wss_fmt_ch(f, ':');
 }
 
-/* "k":[lo,hi] */
-static void key_ci(wss_fmt_t *f, const char *k, wss_profile_ci_t ci)
+void wss_profile_ci(wss_fmt_t *f, wss_profile_ci_t ci)
 {
-	key(f, k);
 	wss_fmt_ch(f, '[');
 	wss_fmt_u64(f, ci.lo);
 	wss_fmt_ch(f, ',');
 	wss_fmt_u64(f, ci.hi);
 	wss_fmt_ch(f, ']');
+}
+
+/* "k":[lo,hi] */
+static void key_ci(wss_fmt_t *f, const char *k, wss_profile_ci_t ci)
+{
+	key(f, k);
+	wss_profile_ci(f, ci);
 }
 
 void wss_profile_header(wss_fmt_t *f, const wss_profile_header_t *h)

@@ -58,6 +58,9 @@ typedef struct wss_profile_ci {
 	uint64_t lo, hi;
 } wss_profile_ci_t;
 
+/* ci as the profile writes an interval: [lo,hi].  AS-safe. */
+void wss_profile_ci(wss_fmt_t *f, wss_profile_ci_t ci);
+
 /* One kind's part of a sample (indexed by wss_kind_t): the pages of that
  * kind tracked at the tick (0: none, and the kind is left out), the
  * window's data and write pages among them, and, sampled, the data

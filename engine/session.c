@@ -83,11 +83,8 @@ static void note_figure(wss_fmt_t *f, const char *k, uint64_t v, wss_profile_ci_
 		return;
 	wss_fmt_str(f, ",\"data_");
 	wss_fmt_str(f, k);
-	wss_fmt_str(f, "_ci\":[");
-	wss_fmt_u64(f, ci.lo);
-	wss_fmt_ch(f, ',');
-	wss_fmt_u64(f, ci.hi);
-	wss_fmt_ch(f, ']');
+	wss_fmt_str(f, "_ci\":");
+	wss_profile_ci(f, ci);
 }
 
 /* Note this process in the leader's profile: {"type":"process","pid":P,
