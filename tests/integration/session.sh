@@ -129,4 +129,25 @@ ok $? "and lists it, the largest" || sed 's/^/# /' err
 "$WSS" report --json short/s.jsonl >short.json || bail "wss report --json failed"
 is "$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["session"]; print(s["processes_in_note"], s["top"][0]["program"], s["top"][0]["profile"])' short.json)" \
 	"1 census None" "wss report --json: the session's top process, measured in its note, with no profile"
+# A build: make -j2 of a small C project.  Its compilers end within an
+# interval or two; the table names the largest of them, in 12 lines at
+# most, whichever wrote a profile and whichever was measured in its note.
+if command -v make >/dev/null && command -v cc >/dev/null; then
+	mkdir build
+	for i in 1 2 3 4; do printf 'int f%d(int x) { return x * %d; }\n' $i $i >build/f$i.c; done
+	printf 'int f1(int);int f2(int);int f3(int);int f4(int);\nint main(void) { return f1(1) + f2(2) + f3(3) + f4(4) - 30; }\n' >build/main.c
+	printf 'app: main.o f1.o f2.o f3.o f4.o\n\tcc -o $@ $^\n%%.o: %%.c\n\tcc -O2 -c $<\n' >build/Makefile
+	(cd build && "$WSS" run -- make -s -j2 >../out 2>../err)
+	is "$?:$(test -x build/app && echo built)" "0:built" "wss run -- make -j2: the project builds"
+	between "$(grep -c . err)" 5 12 "at most 12 lines on stderr ($(grep -c . err))"
+	first=$(sed -n 's/^wss: *[0-9]*  \([^ ]*\) .*/\1/p' err | sed -n 2p)
+	case $first in
+	make | "") ok 1 "the table names a compiler, the assembler or the linker first, not make ($first)" ;;
+	*) ok 0 "the table names a compiler, the assembler or the linker first, not make ($first)" ;;
+	esac
+else
+	skip "no make or cc"
+	skip "no make or cc"
+	skip "no make or cc"
+fi
 done_testing
