@@ -323,29 +323,25 @@ static int say_idle(const wss_profile_t *p, wss_symbols_t *syms, FILE *m)
 	char a[48], b[48];
 	fprintf(m, " %s%s (%s) allocated %s%s was idle at the end: untouched for %" PRId64 " intervals or more.",
 		wss_load_sampled(p) ? "About " : "", human(a, sizeof a, best->idle_pages, p->page_size),
-		pages(b, sizeof b, best->idle_pages), code ? "at " : "at one site", code ? code : "", p->alloc_idle_after);
+		pages(b, sizeof b, best->idle_pages),
+		!code ? "at one site" : !strncmp(code, "the ", 4) ? "by " : "at ", code ? code : "", p->alloc_idle_after);
 	free(code);
 	return 0;
 }
 
 /* A session's first profile: the session's size and its largest process,
  * which the paragraph's other figures (this process's alone) may not be. */
-static int say_session(wss_profile_t *p, FILE *m)
+static void say_session(const wss_profile_t *p, const wss_session_t *s, FILE *m)
 {
-	if (!wss_session_wanted(p))
-		return 0;
-	wss_session_t s;
-	if (wss_session_build(p, &s))
-		return ENOMEM;
+	if (!s)
+		return;
 	char a[48], b[48];
 	fprintf(m, " This process began a session of %zu, which touched %s%s in all (the sum of their totals)",
-		s.processes, s.estimated ? "about " : "", human(a, sizeof a, (int64_t)s.total, p->page_size));
-	if (s.nrows && s.rows[0].pid != p->pid)
-		fprintf(m, "; the largest data peak was %s's (pid %" PRId64 "), %s%s", s.rows[0].program, s.rows[0].pid,
-			s.rows[0].sampled ? "about " : "", human(b, sizeof b, s.rows[0].data.peak, p->page_size));
+		s->processes, s->estimated ? "about " : "", human(a, sizeof a, (int64_t)s->total, p->page_size));
+	if (s->nrows && s->rows[0].pid != p->pid)
+		fprintf(m, "; the largest data peak was %s's (pid %" PRId64 "), %s%s", s->rows[0].program, s->rows[0].pid,
+			s->rows[0].sampled ? "about " : "", human(b, sizeof b, s->rows[0].data.peak, p->page_size));
 	fputs(": see the session's table below.", m);
-	wss_session_release(&s);
-	return 0;
 }
 
 static void say_next(const wss_profile_t *p, FILE *m)
@@ -357,10 +353,10 @@ static void say_next(const wss_profile_t *p, FILE *m)
 	else
 		fprintf(m, " Next: wss heatmap %s shows where in memory and when the touches fell.", name);
 	if (p->npeaks)
-		fputs(" The peaks' stacks are under Peaks below.", m);
+		fputs(" The stacks behind the peaks are listed below.", m);
 }
 
-int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
+int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, wss_diag_t *d)
 {
 	memset(d, 0, sizeof *d);
 	if (percentiles(p, d))
@@ -389,11 +385,12 @@ int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
 		say_peak(p, d, m);
 		say_cache(p, d, m);
 		say_trust(p, m);
-		if (say_idle(p, syms, m) || say_session(p, m)) {
+		if (say_idle(p, syms, m)) {
 			fclose(m);
 			wss_diag_release(d);
 			return ENOMEM;
 		}
+		say_session(p, s, m);
 	}
 	say_next(p, m);
 	if (fclose(m)) {
@@ -404,10 +401,10 @@ int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d)
 	return 0;
 }
 
-int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, FILE *out)
+int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, FILE *out)
 {
 	wss_diag_t d;
-	if (wss_diag_build(p, syms, &d))
+	if (wss_diag_build(p, syms, s, &d))
 		return ENOMEM;
 	wss_diag_print(&d, out, 80);
 	wss_diag_release(&d);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cli/load.h"
+#include "cli/session.h"
 #include "cli/symbols.h"
 
 typedef struct wss_diag {
@@ -28,11 +29,12 @@ typedef struct wss_diag {
 	char *text;         /* the paragraph: numbers and their units joined by no-break spaces */
 } wss_diag_t;
 
-/* Builds d for p, symbolising with syms (p is not const: a session's
- * first profile reads the others, as wss_session_build does).  A trace
- * that cannot be read is left out (its line on stderr, as wss mrc would
- * print it).  Returns 0 or ENOMEM. */
-int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, wss_diag_t *d);
+/* Builds d for p, symbolising with syms; s is p's session when p is the
+ * first profile of one (wss_session_build: the caller builds it once for
+ * the paragraph and the table), else NULL.  A trace that cannot be read
+ * is left out (its line on stderr, as wss mrc would print it).  Returns 0
+ * or ENOMEM. */
+int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, wss_diag_t *d);
 void wss_diag_release(wss_diag_t *d);
 
 /* d's paragraph, wrapped at width columns. */
@@ -40,6 +42,6 @@ void wss_diag_print(const wss_diag_t *d, FILE *out, int width);
 /* d's text with its no-break spaces made plain ones. */
 void wss_diag_plain(wss_diag_t *d);
 /* Build, print at 80 columns, release.  Returns 0 or ENOMEM. */
-int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, FILE *out);
+int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, FILE *out);
 
 #endif

@@ -716,8 +716,15 @@ static void put_analyses(out_t *o, const wss_profile_t *p)
  * first words about the run. */
 static int put_diagnosis(out_t *o, wss_profile_t *p, wss_symbols_t *syms)
 {
+	wss_session_t s;
+	bool session = wss_session_wanted(p);
+	if (session && wss_session_build(p, &s))
+		return ENOMEM;
 	wss_diag_t d;
-	if (wss_diag_build(p, syms, &d))
+	int r = wss_diag_build(p, syms, session ? &s : NULL, &d);
+	if (session)
+		wss_session_release(&s);
+	if (r)
 		return ENOMEM;
 	put(o, ",\"diagnosis\":");
 	put_s(o, d.text);

@@ -731,10 +731,19 @@ int wss_report_text(wss_profile_t *p, FILE *out, bool raw_stacks)
 	wss_symbols_t *syms = wss_sym_open(p);
 	if (!syms)
 		return ENOMEM;
+	/* The session's profiles are read once, for the paragraph and the table. */
+	wss_session_t s;
+	bool session = wss_session_wanted(p);
+	if (session && wss_session_build(p, &s)) {
+		wss_sym_close(syms);
+		return ENOMEM;
+	}
 	fprintf(out, "wss report: %s\n", p->path);
 	print_truncation(p, out);
 	fputc('\n', out);
-	if (wss_diag_text(p, syms, out)) {
+	if (wss_diag_text(p, syms, session ? &s : NULL, out)) {
+		if (session)
+			wss_session_release(&s);
 		wss_sym_close(syms);
 		return ENOMEM;
 	}
@@ -743,12 +752,7 @@ int wss_report_text(wss_profile_t *p, FILE *out, bool raw_stacks)
 	fputc('\n', out);
 	print_summary(p, out);
 	fputc('\n', out);
-	if (wss_session_wanted(p)) {
-		wss_session_t s;
-		if (wss_session_build(p, &s)) {
-			wss_sym_close(syms);
-			return ENOMEM;
-		}
+	if (session) {
 		wss_session_text(&s, out, "");
 		wss_session_release(&s);
 		fputc('\n', out);

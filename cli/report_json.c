@@ -294,33 +294,30 @@ static int json_hot(const wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
 
 /* The session's table (cli/session.c), for the first profile of a
  * session of several. */
-static int json_session(wss_profile_t *p, wss_jw_t *w)
+static void json_session(const wss_session_t *s, wss_jw_t *w)
 {
-	if (!wss_session_wanted(p))
-		return 0;
-	wss_session_t s;
-	if (wss_session_build(p, &s))
-		return ENOMEM;
+	if (!s)
+		return;
 	wss_jw_open(w, "session", '{');
-	wss_jw_int(w, "processes", (int64_t)s.processes);
-	wss_jw_int(w, "processes_with_profile", (int64_t)s.with);
-	wss_jw_int(w, "processes_in_note", (int64_t)s.counted);
-	wss_jw_int(w, "processes_without", (int64_t)s.without);
-	wss_jw_int(w, "profiles", (int64_t)s.profiles);
-	wss_jw_int(w, "unreadable", (int64_t)s.unreadable);
-	wss_jw_int(w, "no_summary", (int64_t)s.no_summary);
-	wss_jw_int(w, "total_pages", (int64_t)s.total);
-	wss_jw_int(w, "shared_pages", (int64_t)s.shared);
-	if (s.estimated) {
-		wss_ci_t t = {true, (double)s.total_lo, (double)s.total_hi}, sh = {true, (double)s.shared_lo, (double)s.shared_hi};
+	wss_jw_int(w, "processes", (int64_t)s->processes);
+	wss_jw_int(w, "processes_with_profile", (int64_t)s->with);
+	wss_jw_int(w, "processes_in_note", (int64_t)s->counted);
+	wss_jw_int(w, "processes_without", (int64_t)s->without);
+	wss_jw_int(w, "profiles", (int64_t)s->profiles);
+	wss_jw_int(w, "unreadable", (int64_t)s->unreadable);
+	wss_jw_int(w, "no_summary", (int64_t)s->no_summary);
+	wss_jw_int(w, "total_pages", (int64_t)s->total);
+	wss_jw_int(w, "shared_pages", (int64_t)s->shared);
+	if (s->estimated) {
+		wss_ci_t t = {true, (double)s->total_lo, (double)s->total_hi}, sh = {true, (double)s->shared_lo, (double)s->shared_hi};
 		wss_jw_bool(w, "estimated", true);
 		wss_jw_ci(w, "total_ci", &t);
 		wss_jw_ci(w, "shared_ci", &sh);
 	}
-	wss_jw_int(w, "page_size", s.page_size);
+	wss_jw_int(w, "page_size", s->page_size);
 	wss_jw_open(w, "top", '[');
-	for (size_t k = 0; k < s.nrows && k < WSS_SESSION_TOP; k++) {
-		const wss_session_row_t *r = &s.rows[k];
+	for (size_t k = 0; k < s->nrows && k < WSS_SESSION_TOP; k++) {
+		const wss_session_row_t *r = &s->rows[k];
 		wss_jw_open(w, NULL, '{');
 		wss_jw_int(w, "pid", r->pid);
 		wss_jw_str(w, "program", r->program);
@@ -337,8 +334,6 @@ static int json_session(wss_profile_t *p, wss_jw_t *w)
 	}
 	wss_jw_close(w, ']');
 	wss_jw_close(w, '}');
-	wss_session_release(&s);
-	return 0;
 }
 
 /* "threads": each thread's totals. */
@@ -400,10 +395,10 @@ static void json_timeline(const wss_profile_t *p, wss_jw_t *w)
 
 /* The diagnosis's figures and its paragraph, with plain spaces (a script
  * reading the document has no use for the text's no-break spaces). */
-static int json_diagnosis(wss_profile_t *p, wss_symbols_t *syms, wss_jw_t *w)
+static int json_diagnosis(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, wss_jw_t *w)
 {
 	wss_diag_t d;
-	if (wss_diag_build(p, syms, &d))
+	if (wss_diag_build(p, syms, s, &d))
 		return ENOMEM;
 	wss_diag_plain(&d);
 	wss_jw_open(w, "diagnosis", '{');
@@ -435,7 +430,13 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 	wss_jw_str(&w, "profile", p->path);
 	wss_jw_bool(&w, "truncated", !p->has_summary);
 	wss_jw_int_or_null(&w, "cut_line", p->cut_line ? p->cut_line : -1);
-	if (json_diagnosis(p, syms, &w)) {
+	/* The session's profiles are read once, for the paragraph and "session". */
+	wss_session_t session;
+	bool in_session = wss_session_wanted(p);
+	if ((in_session && wss_session_build(p, &session)) ||
+	    json_diagnosis(p, syms, in_session ? &session : NULL, &w)) {
+		if (in_session)
+			wss_session_release(&session);
 		wss_sym_close(syms);
 		wss_fmt_release(&w.f);
 		return ENOMEM;
@@ -516,11 +517,9 @@ int wss_report_json(wss_profile_t *p, FILE *out)
 		wss_jw_close(&w, '}');
 	}
 	wss_jw_close(&w, '}');
-	if (json_session(p, &w)) {
-		wss_sym_close(syms);
-		wss_fmt_release(&w.f);
-		return ENOMEM;
-	}
+	json_session(in_session ? &session : NULL, &w);
+	if (in_session)
+		wss_session_release(&session);
 
 	json_threads(p, &w);
 	json_timeline(p, &w);
