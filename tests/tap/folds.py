@@ -13,7 +13,10 @@ libpython3.X.so, libjvm.so, node) is one line "[LABEL: N frames]".
       "folds N", "longest L" (lines of the longest stack), "longest_raw R",
       "longest_in_modules M" (of the stacks whose every frame is in some
       module: a JIT's frames, which are the program's code, are never
-      folded and can make a stack of any length), "labels LABEL,...".
+      folded and can make a stack of any length; and none in the dynamic
+      loader: a library's constructors run by dlopen, as libjvm.so's are
+      at the JVM's start, sit under a dozen of ld.so's and libc's frames,
+      which are no runtime's), "labels LABEL,...".
   folds.py html PAGE
       the page's data: every stack's frames carry [LABEL, N] on the
       runs' frames and on no others.  Prints "ok" or what differs, then
@@ -30,6 +33,10 @@ RULES = [
     (re.compile(r"^libjvm\.so$"), "JVM"),
     (re.compile(r"^(node|nodejs|libnode\.so(\.[0-9]+)*)$"), "node/V8"),
 ]
+
+
+def loader(module):
+    return bool(module) and os.path.basename(module).startswith("ld-linux")
 
 
 def runtime(module):
@@ -125,7 +132,7 @@ def check_text(text, raw, js):
             if w is None and line.startswith("["):
                 bad.append("site %d: %r, a label where a frame belongs" % (i, line))
         longest, longest_raw = max(longest, len(f)), max(longest_raw, len(r))
-        if all(x["module"] for x in frames):
+        if all(x["module"] for x in frames) and not any(loader(x["module"]) for x in frames):
             longest_mod = max(longest_mod, len(f))
     print("ok" if not bad else "\n".join(bad[:20]))
     print("folds %d\nlongest %d\nlongest_raw %d\nlongest_in_modules %d\nlabels %s"
