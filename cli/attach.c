@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/metrics.h"
 #include "cli/outfile.h"
 #include "common/fmt.h"
 #include "common/pattern.h"
@@ -629,6 +630,9 @@ static int parse_duration(const char *v, uint64_t *ns)
 	return 0;
 }
 
+static int settings(wss_attach_opts_t *o);
+static int attach_refbits(pid_t pid, const wss_attach_opts_t *o);
+
 /* The session flags wss attach takes, as wss run does: each sets one key. */
 static const struct attach_flag {
 	const char *shortname, *longname, *key;
@@ -643,13 +647,12 @@ static const struct attach_flag {
 	{NULL, "--precision", "session.precision", WSS_KEY_SESSION_PRECISION},
 };
 #define NATTACH_FLAGS (sizeof attach_flags / sizeof *attach_flags)
+_Static_assert(NATTACH_FLAGS == WSS_ATTACH_NFLAGS, "wss_attach_opts_t holds a value a flag");
 
 int wss_cmd_attach(int argc, char **argv)
 {
-	const char *config = NULL, *method = "auto";
-	const char *values[NATTACH_FLAGS] = {NULL};
-	uint64_t duration_ns = 0;
-	const char *pidarg = NULL;
+	wss_attach_opts_t o = {.method = "auto"};
+	const char *pidarg = NULL, *metrics_addr = NULL, *metrics_dir = NULL, *cgroup = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = NULL;
@@ -658,15 +661,21 @@ int wss_cmd_attach(int argc, char **argv)
 		for (size_t k = 0; k < NATTACH_FLAGS && !slot; k++)
 			if ((attach_flags[k].shortname && !strcmp(a, attach_flags[k].shortname)) ||
 			    !strcmp(a, attach_flags[k].longname))
-				slot = &values[k];
+				slot = &o.values[k];
 		if (slot)
 			;
 		else if (!strcmp(a, "-c") || !strcmp(a, "--config"))
-			slot = &config;
+			slot = &o.config;
 		else if (!strcmp(a, "--method"))
-			slot = &method;
+			slot = &o.method;
+		else if (!strcmp(a, "--metrics"))
+			slot = &metrics_addr;
+		else if (!strcmp(a, "--metrics-textfile"))
+			slot = &metrics_dir;
+		else if (!strcmp(a, "--cgroup"))
+			slot = &cgroup;
 		else if (!strcmp(a, "--duration")) {
-			if (i + 1 >= argc || parse_duration(argv[++i], &duration_ns)) {
+			if (i + 1 >= argc || parse_duration(argv[++i], &o.duration_ns)) {
 				fprintf(stderr, "wss: attach: --duration needs a duration (500ms, 2s, 10m, 1h)%s%s\n",
 					i < argc ? ": " : "", i < argc ? argv[i] : "");
 				return EXIT_USAGE;
@@ -687,7 +696,8 @@ int wss_cmd_attach(int argc, char **argv)
 			fprintf(stderr, "wss: attach: unknown option %s (wss attach [options] PID; wss --help)\n", a);
 			return EXIT_USAGE;
 		} else if (pidarg) {
-			fprintf(stderr, "wss: attach: one process at a time: %s\n", a);
+			fprintf(stderr, "wss: attach: one process at a time: %s (a container's processes: --cgroup PATH)\n",
+				a);
 			return EXIT_USAGE;
 		} else {
 			pidarg = a;
@@ -701,81 +711,109 @@ int wss_cmd_attach(int argc, char **argv)
 	}
 	char *end;
 	long pid = pidarg ? strtol(pidarg, &end, 10) : 0;
-	if (!pidarg || *end || pid <= 0 || pid > INT32_MAX) {
-		fprintf(stderr, "wss: attach: %s (wss attach [options] PID)\n", pidarg ? "not a process id" : "no process given");
+	if (cgroup && pidarg) {
+		fprintf(stderr, "wss: attach: a process id or --cgroup PATH, not both\n");
 		return EXIT_USAGE;
 	}
-	if (strcmp(method, "auto") && strcmp(method, "inject") && strcmp(method, "refbits")) {
-		fprintf(stderr, "wss: attach: --method %s: one of auto, inject, refbits\n", method);
+	if (!cgroup && (!pidarg || *end || pid <= 0 || pid > INT32_MAX)) {
+		fprintf(stderr, "wss: attach: %s (wss attach [options] PID, or --cgroup PATH)\n",
+			pidarg ? "not a process id" : "no process given");
 		return EXIT_USAGE;
 	}
-	extern char **environ;
-	wss_config_t cfg;
-	char err[1024];
-	if (wss_config_build(&cfg, config ? config : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err)) {
-		fprintf(stderr, "wss: %s\n", err);
-		return EXIT_USAGE;
-	}
-	for (size_t k = 0; k < NATTACH_FLAGS; k++)
-		if (values[k] && wss_config_set_flag(&cfg, attach_flags[k].key, values[k], attach_flags[k].longname, err,
-						     sizeof err)) {
-			fprintf(stderr, "wss: %s\n", err);
-			return EXIT_USAGE;
-		}
-	if (wss_config_validate(&cfg, err, sizeof err)) {
-		fprintf(stderr, "wss: %s\n", err);
-		return EXIT_USAGE;
-	}
-	if (cfg.track_code) {
-		fprintf(stderr, "wss: attach: track.code: not with wss attach (the code working set needs wss's fault "
-				"handler in the process from its start: wss run --code)\n");
-		return EXIT_USAGE;
-	}
-	if (cfg.time_base == WSS_TIME_MANUAL) {
-		fprintf(stderr, "wss: attach: session.time_base = \"manual\": a running process does not call wss_tick\n");
-		return EXIT_USAGE;
-	}
-	if (strcmp(method, "refbits") && cfg.backend != WSS_BACKEND_AUTO && cfg.backend != WSS_BACKEND_UFFD_WP) {
-		fprintf(stderr, "wss: attach: track.backend = \"%s\": wss attach tracks a running process with uffd-wp "
-				"(or --method refbits)\n", wss_backend_name(cfg.backend));
-		return EXIT_USAGE;
-	}
-	int r = check_target((pid_t)pid);
+	int r = settings(&o);
 	if (r)
 		return r;
+	if (cgroup && !wss_attach_cgroup_ok(cgroup, &o))
+		return EXIT_USAGE;
+	if ((metrics_addr || metrics_dir) && !(o.metrics = wss_metrics_open(metrics_dir, metrics_addr)))
+		return EXIT_USAGE;
 
 	/* SIGINT, SIGTERM and SIGHUP end the measurement: blocked from here
-	 * on and waited for (sigtimedwait), so one that comes at any instant
-	 * is seen at once, never in the middle of an injected call. */
+	 * on and waited for (sigtimedwait, or a signalfd with the metrics),
+	 * so one that comes at any instant is seen at once, never in the
+	 * middle of an injected call. */
 	sigset_t stops;
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGINT);
 	sigaddset(&stops, SIGTERM);
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, NULL);
+	r = cgroup ? wss_attach_cgroup(cgroup, &o) : wss_attach_one((pid_t)pid, &o);
+	wss_metrics_close(o.metrics);
+	return r;
+}
 
-	if (strcmp(method, "refbits")) {
-		wss_attach_inject_t q = {.pid = (pid_t)pid, .duration_ns = duration_ns};
+/* The settings (defaults, session file, environment, flags), checked for
+ * what attach can do.  Returns 0 or EXIT_USAGE, having said why. */
+static int settings(wss_attach_opts_t *o)
+{
+	if (strcmp(o->method, "auto") && strcmp(o->method, "inject") && strcmp(o->method, "refbits")) {
+		fprintf(stderr, "wss: attach: --method %s: one of auto, inject, refbits\n", o->method);
+		return EXIT_USAGE;
+	}
+	extern char **environ;
+	wss_config_t *cfg = &o->cfg;
+	char err[1024];
+	if (wss_config_build(cfg, o->config ? o->config : getenv("WSS_CONFIG"), environ, NULL, err, sizeof err)) {
+		fprintf(stderr, "wss: %s\n", err);
+		return EXIT_USAGE;
+	}
+	for (size_t k = 0; k < NATTACH_FLAGS; k++)
+		if (o->values[k] && wss_config_set_flag(cfg, attach_flags[k].key, o->values[k], attach_flags[k].longname,
+							err, sizeof err)) {
+			fprintf(stderr, "wss: %s\n", err);
+			return EXIT_USAGE;
+		}
+	if (wss_config_validate(cfg, err, sizeof err)) {
+		fprintf(stderr, "wss: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (cfg->track_code) {
+		fprintf(stderr, "wss: attach: track.code: not with wss attach (the code working set needs wss's fault "
+				"handler in the process from its start: wss run --code)\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->time_base == WSS_TIME_MANUAL) {
+		fprintf(stderr, "wss: attach: session.time_base = \"manual\": a running process does not call wss_tick\n");
+		return EXIT_USAGE;
+	}
+	if (strcmp(o->method, "refbits") && cfg->backend != WSS_BACKEND_AUTO && cfg->backend != WSS_BACKEND_UFFD_WP) {
+		fprintf(stderr, "wss: attach: track.backend = \"%s\": wss attach tracks a running process with uffd-wp "
+				"(or --method refbits)\n", wss_backend_name(cfg->backend));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int wss_attach_one(pid_t pid, const wss_attach_opts_t *o)
+{
+	const wss_config_t *cfgp = &o->cfg;
+	int r = check_target(pid);
+	if (r)
+		return r;
+	if (strcmp(o->method, "refbits")) {
+		wss_attach_inject_t q = {.pid = pid, .duration_ns = o->duration_ns, .metrics = o->metrics,
+					 .quiet = o->quiet};
 		char config_abs[PATH_MAX], output_abs[PATH_MAX + WSS_OUTPUT_MAX], cwd[PATH_MAX];
-		const char *cf = config ? config : getenv("WSS_CONFIG");
+		const char *cf = o->config ? o->config : getenv("WSS_CONFIG");
 		if (cf && *cf && realpath(cf, config_abs))
 			q.config = config_abs;
-		if (cfg.output[0] != '/' && getcwd(cwd, sizeof cwd)) {
-			snprintf(output_abs, sizeof output_abs, "%s/%s", cwd, cfg.output);
+		if (cfgp->output[0] != '/' && getcwd(cwd, sizeof cwd)) {
+			snprintf(output_abs, sizeof output_abs, "%s/%s", cwd, cfgp->output);
 			q.output = output_abs;
 		} else {
-			q.output = cfg.output;
+			q.output = cfgp->output;
 		}
 		char names[NATTACH_FLAGS][96];
 		for (size_t k = 0; k < NATTACH_FLAGS; k++) {
-			if (!values[k] || attach_flags[k].id == WSS_KEY_SESSION_OUTPUT)
+			if (!o->values[k] || attach_flags[k].id == WSS_KEY_SESSION_OUTPUT)
 				continue;
 			wss_config_env_name(attach_flags[k].id, names[k], sizeof names[k]);
 			q.flag_env[q.nflags] = names[k];
-			q.flag_val[q.nflags++] = values[k];
+			q.flag_val[q.nflags++] = o->values[k];
 		}
 		for (size_t k = 0; k < NATTACH_FLAGS; k++) {
-			if (!values[k])
+			if (!o->values[k])
 				continue;
 			char env[96];
 			wss_config_env_name(attach_flags[k].id, env, sizeof env);
@@ -788,12 +826,158 @@ int wss_cmd_attach(int argc, char **argv)
 		r = wss_attach_inject(&q, why, sizeof why);
 		if (r != WSS_ATTACH_CANNOT)
 			return r;
-		if (!strcmp(method, "inject")) {
+		if (!strcmp(o->method, "inject")) {
 			fprintf(stderr, "wss: attach: %s\n", why);
 			return EXIT_USAGE;
 		}
-		fprintf(stderr, "wss: attach: cannot inject: %s; measuring with reference bits (--method refbits)\n", why);
+		if (!o->quiet)
+			fprintf(stderr, "wss: attach: cannot inject: %s; measuring with reference bits (--method refbits)\n",
+				why);
 	}
+	return attach_refbits(pid, o);
+}
+
+/* The reference-bit method, from the first clear to the summary. */
+/* One reference-bit measurement's course: its samples, their sums, the
+ * blind gaps between intervals, the intervals that ran long. */
+typedef struct run {
+	uint64_t t0, seq, blind_sum, blind_max, blind_avg, long_n, len_max;
+	stat_acc_t data, rd, wr;
+	const char *why;
+	int status;
+} run_t;
+
+/* Sample after sample until the duration, a stop signal, the process's
+ * end or an error (u->why, u->status). */
+static void refbits_loop(attach_t *a, FILE *f, const wss_attach_opts_t *o, run_t *u)
+{
+	int r;
+	sigset_t stops;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	/* Each interval runs from a clear of the bits to the read of the
+	 * next sample, whatever the time the read and the clear took: the
+	 * next read is due an interval after the clear, not on a fixed grid
+	 * (a grid let a late sample be followed by one a few milliseconds
+	 * long on a loaded machine, and the short ones pulled the average
+	 * down).  Between the read and the clear the bits are blind: a page
+	 * touched there after its mapping was read is cleared unseen.  That
+	 * gap is measured and said (the summary's "blind"). */
+	uint64_t next;
+	u->t0 = now_ns(CLOCK_MONOTONIC);
+	uint64_t stop_at = o->duration_ns ? u->t0 + o->duration_ns : UINT64_MAX;
+	uint64_t prev_clear = u->t0;
+	u->why = "duration";
+	bool stopped = false;
+	for (;;) {
+		next = prev_clear + o->cfg.interval_ns;
+		uint64_t wake = next < stop_at ? next : stop_at;
+		for (uint64_t now; !stopped && (now = now_ns(CLOCK_MONOTONIC)) < wake;) {
+			if (wss_metrics_sigwait(o->metrics, &stops, wake - now)) {
+				stopped = true;
+				signal(SIGINT, SIG_DFL);
+				sigprocmask(SIG_UNBLOCK, &stops, NULL);
+			}
+		}
+		interval_t iv;
+		uint64_t read_at = now_ns(CLOCK_MONOTONIC);
+		/* An interval that ran long: the wait woke late (a loaded
+		 * machine); said in the summary. */
+		if (read_at - prev_clear > o->cfg.interval_ns + o->cfg.interval_ns / 2)
+			u->long_n++;
+		if (read_at - prev_clear > u->len_max)
+			u->len_max = read_at - prev_clear;
+		r = read_interval(a, &iv);
+		if (r == ESRCH) {
+			u->why = process_gone(a->pid);
+			break;
+		}
+		if (r) {
+			fprintf(stderr, "wss: attach: /proc/%d: %s; measuring stopped at sample %" PRIu64 "\n", (int)a->pid,
+				strerror(r), u->seq);
+			u->why = "error";
+			u->status = 1;
+			break;
+		}
+		uint64_t t = now_ns(CLOCK_MONOTONIC);
+		/* A sample of a partial interval: interrupted before its end,
+		 * or the duration ending inside it. */
+		bool final = stopped || wake == stop_at;
+		write_sample(f, a, ++u->seq, t - u->t0, &iv, final && (stopped ? t < next : stop_at < next));
+		acc(&u->data, iv.data);
+		acc(&u->wr, iv.writes);
+		acc(&u->rd, iv.data - iv.writes);
+		if (ferror(f)) {
+			u->why = "error";
+			u->status = 1;
+			break;
+		}
+		if (final) {
+			u->why = stopped ? "interrupted" : "duration";
+			break;
+		}
+		if (clear_refs(a)) {
+			u->why = process_gone(a->pid);
+			break;
+		}
+		prev_clear = now_ns(CLOCK_MONOTONIC);
+		u->blind_sum += prev_clear - read_at;
+		if (prev_clear - read_at > u->blind_max)
+			u->blind_max = prev_clear - read_at;
+	}
+}
+
+/* The summary record. */
+static void write_end(FILE *f, attach_t *a, run_t *u, uint64_t interval_ns)
+{
+	fprintf(f, "{\"type\":\"summary\",\"samples\":%" PRIu64 ",\"duration_ns\":%" PRIu64, u->seq, now_ns(CLOCK_MONOTONIC) - u->t0);
+	write_stat(f, "data", &u->data, u->seq, -1);
+	if (a->writes) {
+		write_stat(f, "read", &u->rd, u->seq, -1);
+		write_stat(f, "write", &u->wr, u->seq, (int64_t)a->written.n);
+	}
+	/* The gaps between intervals (read to clear), and the intervals
+	 * that ran long. */
+	u->blind_avg = u->seq > 1 ? u->blind_sum / (u->seq - 1) : 0;
+	fprintf(f, ",\"blind\":{\"avg_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"share\":%.4f}", u->blind_avg, u->blind_max,
+		(double)u->blind_avg / (double)interval_ns);
+	fprintf(f, ",\"late\":{\"intervals\":%" PRIu64 ",\"longest_ns\":%" PRIu64 "}", u->long_n, u->len_max);
+	fprintf(f, ",\"faults\":0,\"coarse\":0,\"page_size\":%ld,\"attach_end\":", a->page_size);
+	json_string(f, u->why);
+	fputs("}\n", f);
+}
+
+/* The figures on stderr, with what reference bits cannot see. */
+static void say_refbits(const attach_t *a, const run_t *u, const char *path, uint64_t interval_ns)
+{
+	double n = u->seq ? (double)u->seq : 1;
+	fprintf(stderr, "wss: attached to %d for %" PRIu64 " samples (%s)\n", (int)a->pid, u->seq, u->why);
+	fprintf(stderr, "wss: data avg/peak: %.1f/%" PRIu64 " pages per interval (reference bits)\n", (double)u->data.sum / n,
+		u->data.peak);
+	if (a->writes)
+		fprintf(stderr, "wss: write avg/peak/total: %.1f/%" PRIu64 "/%zu pages\n", (double)u->wr.sum / n, u->wr.peak,
+			a->written.n);
+	/* What reference bits cannot see, said with the figures. */
+	if (u->seq > 1)
+		fprintf(stderr,
+			"wss: attach: between intervals the bits are read and cleared (%.1f ms on average, %.1f %% of an "
+			"interval): a page first touched there after its mapping was read is not counted, so the counts are "
+			"low by up to that share\n",
+			(double)u->blind_avg / 1e6, 100.0 * (double)u->blind_avg / (double)interval_ns);
+	if (u->long_n)
+		fprintf(stderr,
+			"wss: attach: %" PRIu64 " of %" PRIu64 " intervals ran over 1.5 times the %.0f ms asked (the longest "
+			"%.0f ms: the machine was loaded); their counts cover the longer time\n",
+			u->long_n, u->seq, (double)interval_ns / 1e6, (double)u->len_max / 1e6);
+	fprintf(stderr, "wss: profile: %s\n", path);
+}
+
+static int attach_refbits(pid_t pid, const wss_attach_opts_t *o)
+{
+	const wss_config_t cfg = o->cfg;
+	int r;
 	if (cfg.window_intervals != 1) {
 		fprintf(stderr, "wss: attach: session.window is %u intervals: reference bits give one interval at a time "
 				"(set the window to the interval)\n", cfg.window_intervals);
@@ -804,7 +988,7 @@ int wss_cmd_attach(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	attach_t a = {.pid = (pid_t)pid, .smaps_fd = -1, .pagemap_fd = -1, .clear_fd = -1,
+	attach_t a = {.pid = pid, .smaps_fd = -1, .pagemap_fd = -1, .clear_fd = -1,
 		      .page_size = sysconf(_SC_PAGESIZE)};
 	r = open_target(&a);
 	if (r)
@@ -838,96 +1022,15 @@ int wss_cmd_attach(int argc, char **argv)
 		a.no_writes = "this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)";
 		fprintf(stderr, "wss: attach: no read/write split: %s\n", a.no_writes);
 	}
-	write_header(f, &a, &cfg, config ? config : getenv("WSS_CONFIG"));
+	write_header(f, &a, &cfg, o->config ? o->config : getenv("WSS_CONFIG"));
+	if (o->metrics) {
+		wss_metrics_start(o->metrics, NULL, a.pid, 0);
+		wss_metrics_add_profile(o->metrics, path);
+	}
 
-	/* Each interval runs from a clear of the bits to the read of the
-	 * next sample, whatever the time the read and the clear took: the
-	 * next read is due an interval after the clear, not on a fixed grid
-	 * (a grid let a late sample be followed by one a few milliseconds
-	 * long on a loaded machine, and the short ones pulled the average
-	 * down).  Between the read and the clear the bits are blind: a page
-	 * touched there after its mapping was read is cleared unseen.  That
-	 * gap is measured and said (the summary's "blind"). */
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC), next = t0;
-	uint64_t stop_at = duration_ns ? t0 + duration_ns : UINT64_MAX;
-	uint64_t blind_sum = 0, blind_max = 0, long_n = 0, len_max = 0, prev_clear = t0;
-	stat_acc_t data = {0}, rd = {0}, wr = {0};
-	uint64_t seq = 0;
-	const char *why = "duration";
-	int status = 0;
-	bool stopped = false;
-	for (;;) {
-		next = prev_clear + cfg.interval_ns;
-		uint64_t wake = next < stop_at ? next : stop_at;
-		for (uint64_t now; !stopped && (now = now_ns(CLOCK_MONOTONIC)) < wake;) {
-			struct timespec ts = {(time_t)((wake - now) / 1000000000ULL), (long)((wake - now) % 1000000000ULL)};
-			if (sigtimedwait(&stops, NULL, &ts) > 0) {
-				stopped = true;
-				signal(SIGINT, SIG_DFL);
-				sigprocmask(SIG_UNBLOCK, &stops, NULL);
-			}
-		}
-		interval_t iv;
-		uint64_t read_at = now_ns(CLOCK_MONOTONIC);
-		/* An interval that ran long: the wait woke late (a loaded
-		 * machine); said in the summary. */
-		if (read_at - prev_clear > cfg.interval_ns + cfg.interval_ns / 2)
-			long_n++;
-		if (read_at - prev_clear > len_max)
-			len_max = read_at - prev_clear;
-		r = read_interval(&a, &iv);
-		if (r == ESRCH) {
-			why = process_gone(a.pid);
-			break;
-		}
-		if (r) {
-			fprintf(stderr, "wss: attach: /proc/%d: %s; measuring stopped at sample %" PRIu64 "\n", (int)a.pid,
-				strerror(r), seq);
-			why = "error";
-			status = 1;
-			break;
-		}
-		uint64_t t = now_ns(CLOCK_MONOTONIC);
-		/* A sample of a partial interval: interrupted before its end,
-		 * or the duration ending inside it. */
-		bool final = stopped || wake == stop_at;
-		write_sample(f, &a, ++seq, t - t0, &iv, final && (stopped ? t < next : stop_at < next));
-		acc(&data, iv.data);
-		acc(&wr, iv.writes);
-		acc(&rd, iv.data - iv.writes);
-		if (ferror(f)) {
-			why = "error";
-			status = 1;
-			break;
-		}
-		if (final) {
-			why = stopped ? "interrupted" : "duration";
-			break;
-		}
-		if (clear_refs(&a)) {
-			why = process_gone(a.pid);
-			break;
-		}
-		prev_clear = now_ns(CLOCK_MONOTONIC);
-		blind_sum += prev_clear - read_at;
-		if (prev_clear - read_at > blind_max)
-			blind_max = prev_clear - read_at;
-	}
-	fprintf(f, "{\"type\":\"summary\",\"samples\":%" PRIu64 ",\"duration_ns\":%" PRIu64, seq, now_ns(CLOCK_MONOTONIC) - t0);
-	write_stat(f, "data", &data, seq, -1);
-	if (a.writes) {
-		write_stat(f, "read", &rd, seq, -1);
-		write_stat(f, "write", &wr, seq, (int64_t)a.written.n);
-	}
-	/* The gaps between intervals (read to clear), and the intervals
-	 * that ran long. */
-	uint64_t blind_avg = seq > 1 ? blind_sum / (seq - 1) : 0;
-	fprintf(f, ",\"blind\":{\"avg_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"share\":%.4f}", blind_avg, blind_max,
-		(double)blind_avg / (double)cfg.interval_ns);
-	fprintf(f, ",\"late\":{\"intervals\":%" PRIu64 ",\"longest_ns\":%" PRIu64 "}", long_n, len_max);
-	fprintf(f, ",\"faults\":0,\"coarse\":0,\"page_size\":%ld,\"attach_end\":", a.page_size);
-	json_string(f, why);
-	fputs("}\n", f);
+	run_t run = {0}, *u = &run;
+	refbits_loop(&a, f, o, u);
+	write_end(f, &a, u, cfg.interval_ns);
 	int werr = ferror(f) ? errno : a.out_err;
 	if (fclose(f) && !werr)
 		werr = errno;
@@ -937,30 +1040,11 @@ int wss_cmd_attach(int argc, char **argv)
 	close(a.pagemap_fd);
 	close(a.clear_fd);
 	if (werr) {
-		fprintf(stderr, "wss: %s: %s; the profile ends at sample %" PRIu64 " or before\n", path, strerror(werr), seq);
+		fprintf(stderr, "wss: %s: %s; the profile ends at sample %" PRIu64 " or before\n", path, strerror(werr), u->seq);
 		return 1;
 	}
-	if (status)
-		return status;
-	double n = seq ? (double)seq : 1;
-	fprintf(stderr, "wss: attached to %d for %" PRIu64 " samples (%s)\n", (int)a.pid, seq, why);
-	fprintf(stderr, "wss: data avg/peak: %.1f/%" PRIu64 " pages per interval (reference bits)\n", (double)data.sum / n,
-		data.peak);
-	if (a.writes)
-		fprintf(stderr, "wss: write avg/peak/total: %.1f/%" PRIu64 "/%zu pages\n", (double)wr.sum / n, wr.peak,
-			a.written.n);
-	/* What reference bits cannot see, said with the figures. */
-	if (seq > 1)
-		fprintf(stderr,
-			"wss: attach: between intervals the bits are read and cleared (%.1f ms on average, %.1f %% of an "
-			"interval): a page first touched there after its mapping was read is not counted, so the counts are "
-			"low by up to that share\n",
-			(double)blind_avg / 1e6, 100.0 * (double)blind_avg / (double)cfg.interval_ns);
-	if (long_n)
-		fprintf(stderr,
-			"wss: attach: %" PRIu64 " of %" PRIu64 " intervals ran over 1.5 times the %.0f ms asked (the longest "
-			"%.0f ms: the machine was loaded); their counts cover the longer time\n",
-			long_n, seq, (double)cfg.interval_ns / 1e6, (double)len_max / 1e6);
-	fprintf(stderr, "wss: profile: %s\n", path);
+	if (u->status || o->quiet)
+		return u->status;
+	say_refbits(&a, u, path, cfg.interval_ns);
 	return 0;
 }

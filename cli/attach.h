@@ -3,10 +3,38 @@
 #ifndef WSS_CLI_ATTACH_H
 #define WSS_CLI_ATTACH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "cli/analyses.h" /* WSS_CMD_HELP */
+#include "config/config.h"
+
+/* What wss attach was asked, its settings built and checked. */
+#define WSS_ATTACH_NFLAGS 7
+typedef struct wss_attach_opts {
+	const char *config; /* -c FILE, or NULL: $WSS_CONFIG */
+	const char *method; /* auto, inject or refbits */
+	const char *values[WSS_ATTACH_NFLAGS]; /* the session flags given (cli/attach.c's table), or NULL */
+	uint64_t duration_ns; /* 0: until the process exits or a stop signal */
+	wss_config_t cfg;
+	struct wss_metrics *metrics; /* --metrics, --metrics-textfile: served while it waits, or NULL */
+	bool quiet; /* errors only on stderr (one of --cgroup's processes) */
+} wss_attach_opts_t;
+
+/* Measures process pid as o says, with SIGINT, SIGTERM and SIGHUP
+ * blocked by the caller (they end it).  Returns wss attach's exit
+ * status. */
+int wss_attach_one(pid_t pid, const wss_attach_opts_t *o);
+
+/* wss attach --cgroup PATH (cli/attach_cgroup.c): every process of a
+ * cgroup v2, as it joins, until the duration ends, a stop signal comes or
+ * the cgroup is removed; then each process's figures and the cgroup's
+ * total on stderr.  PATH is the cgroup's directory, or its path as
+ * /proc/PID/cgroup shows it (under the cgroup2 mount).  _ok says whether
+ * PATH is one (false: said why on stderr). */
+bool wss_attach_cgroup_ok(const char *path, const wss_attach_opts_t *o);
+int wss_attach_cgroup(const char *path, wss_attach_opts_t *o);
 
 /* Runs `wss attach` with its arguments (argv[0] is "attach").  Returns the
  * exit status: 0, 2 for bad usage or a process it cannot attach to (said
@@ -33,6 +61,8 @@ typedef struct wss_attach_inject {
 	int nflags;
 	char flags_list[256]; /* WSS_RUN_FLAGS: which of them were flags */
 	uint64_t duration_ns; /* 0: until the process exits or a stop signal */
+	struct wss_metrics *metrics; /* served and written while it waits, or NULL */
+	bool quiet;	      /* errors only on stderr (one of wss attach --cgroup's processes) */
 } wss_attach_inject_t;
 /* Injection cannot run on this process (why_not says why): the caller
  * measures with reference bits instead, or fails when asked for inject. */

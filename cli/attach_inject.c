@@ -23,6 +23,7 @@
 
 #include "cli/inject.h"
 #include "cli/load.h"
+#include "cli/metrics.h"
 
 #define EXIT_USAGE 2
 #define RTLD_NOW_LOCAL 2 /* RTLD_NOW | RTLD_LOCAL */
@@ -190,10 +191,11 @@ static bool library_mapped(pid_t pid, const char *lib)
 	return found;
 }
 
-static void say_summary(pid_t pid, const char *path, const char *why)
+static void say_summary(const wss_attach_inject_t *q, const char *path, const char *why)
 {
+	pid_t pid = q->pid;
 	wss_profile_t p;
-	if (wss_load_profile(path, &p))
+	if (q->quiet || wss_load_profile(path, &p))
 		return;
 	wss_load_stats(&p);
 	fprintf(stderr, "wss: attached to %d for %zu samples (%s)\n", (int)pid, p.nsamples, why);
@@ -283,7 +285,13 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	char profile[PATH_MAX], *sp;
 	pid_t engine_tid = (pid_t)strtol(res + 3, &sp, 10);
 	snprintf(profile, sizeof profile, "%s", *sp == ' ' ? sp + 1 : sp);
-	fprintf(stderr, "wss: attached to %d (injected: writes only, by userfaultfd write protection)\n", (int)q->pid);
+	if (!q->quiet)
+		fprintf(stderr, "wss: attached to %d (injected: writes only, by userfaultfd write protection)\n",
+			(int)q->pid);
+	if (q->metrics) {
+		wss_metrics_start(q->metrics, NULL, q->pid, 0);
+		wss_metrics_add_profile(q->metrics, profile);
+	}
 
 	/* Measure until the duration ends, the process exits or execs, or a
 	 * stop signal comes (blocked by the caller, taken here). */
@@ -300,9 +308,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		if (now >= stop_at)
 			break;
 		uint64_t nap = stop_at - now < 100000000ULL ? stop_at - now : 100000000ULL;
-		struct timespec ts = {0, (long)nap};
-		int s = sigtimedwait(&stops, NULL, &ts);
-		if (s > 0) {
+		if (wss_metrics_sigwait(q->metrics, &stops, nap)) {
 			/* The stop signals stay blocked until the thread is
 			 * given back: wss attach dying in the middle of a call
 			 * would leave the thread running our call's return into
@@ -322,7 +328,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 			close(pidfd);
 		if (strcmp(why, "the process exec'd"))
 			why = "the process exited";
-		say_summary(q->pid, profile, why);
+		say_summary(q, profile, why);
 		return 0;
 	}
 	if (pidfd >= 0)
@@ -332,7 +338,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	r = wss_inject_stop(&ij, &lc, q->pid, engine_tid, DETACH_WAIT_NS, err, sizeof err);
 	if (r) {
 		if (r == ESRCH || gone(q->pid, exe0)) {
-			say_summary(q->pid, profile, "the process exited");
+			say_summary(q, profile, "the process exited");
 			return 0;
 		}
 		fprintf(stderr,
@@ -343,7 +349,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	}
 	if (!library_mapped(q->pid, lib)) { /* exec'd into the same program */
 		wss_inject_resume(&ij);
-		say_summary(q->pid, profile, "the process exec'd");
+		say_summary(q, profile, "the process exec'd");
 		return 0;
 	}
 	r = wss_inject_put(&ij, why, strlen(why) + 1, &at);
@@ -356,6 +362,6 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 		fprintf(stderr, "wss: attach: detaching: %s\n", err);
 		return 1;
 	}
-	say_summary(q->pid, profile, why);
+	say_summary(q, profile, why);
 	return 0;
 }

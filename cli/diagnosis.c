@@ -50,11 +50,11 @@ static const char *pages(char *buf, size_t n, int64_t v)
 	return buf;
 }
 
-/* p50 and p95 of the whole intervals' data pages (the last, partial one
+/* p50, p95 and p99 of the whole intervals' data pages (the last, partial one
  * only when it is all there is), and the largest sample's time. */
 static int percentiles(const wss_profile_t *p, wss_diag_t *d)
 {
-	d->p50 = d->p95 = d->peak = d->peak_t_ns = d->peak_seq = -1;
+	d->p50 = d->p95 = d->p99 = d->peak = d->peak_t_ns = d->peak_seq = -1;
 	if (!p->nsamples)
 		return 0;
 	int64_t *v = malloc(p->nsamples * sizeof *v);
@@ -76,9 +76,10 @@ static int percentiles(const wss_profile_t *p, wss_diag_t *d)
 	qsort(v, n, sizeof *v, by_value);
 	d->low = v[0];
 	d->high = v[n - 1];
-	size_t k50 = (n * 50 + 99) / 100, k95 = (n * 95 + 99) / 100;
+	size_t k50 = (n * 50 + 99) / 100, k95 = (n * 95 + 99) / 100, k99 = (n * 99 + 99) / 100;
 	d->p50 = v[k50 ? k50 - 1 : 0];
 	d->p95 = v[k95 ? k95 - 1 : 0];
+	d->p99 = v[k99 ? k99 - 1 : 0];
 	d->intervals = n;
 	d->peak = p->data.present ? p->data.peak : top;
 	free(v);
@@ -223,8 +224,12 @@ static void say_typical(const wss_profile_t *p, const wss_diag_t *d, FILE *m)
 	else
 		fprintf(m, "Half the %s touched at most %s%s of data (p50, %s)", span, about,
 			human(a, sizeof a, d->p50, p->page_size), pages(b, sizeof b, d->p50));
-	fprintf(m, "; 95" NBSP "%% at most %s%s (p95, %s).", about, human(c, sizeof c, d->p95, p->page_size),
+	fprintf(m, "; 95" NBSP "%% at most %s%s (p95, %s)", about, human(c, sizeof c, d->p95, p->page_size),
 		pages(e, sizeof e, d->p95));
+	/* The p99 only where it says more than the p95 and the peak. */
+	if (d->intervals >= 100 && d->p99 > d->p95)
+		fprintf(m, ", 99" NBSP "%% at most %s%s (p99)", about, human(c, sizeof c, d->p99, p->page_size));
+	fputc('.', m);
 }
 
 static void say_peak(const wss_profile_t *p, const wss_diag_t *d, FILE *m)

@@ -17,8 +17,10 @@
 #include "cli/symbols.h"
 
 typedef struct wss_diag {
-	size_t intervals;   /* the samples p50 and p95 are of (whole intervals; the last, partial one when alone) */
-	int64_t p50, p95;   /* their data pages (nearest rank); -1: no samples */
+	size_t intervals;   /* the samples p50, p95 and p99 are of (whole intervals; the last, partial one when alone) */
+	int64_t p50, p95, p99; /* their data pages (nearest rank); -1: no samples.  p95 and p99 are the
+				* right-sizing figures: the memory that held the working set in 95 % and
+				* 99 % of the windows */
 	int64_t low, high;  /* their smallest and largest */
 	int64_t peak;       /* the data peak, pages (the summary's, else the largest sample's); -1: none */
 	int64_t peak_t_ns, peak_seq; /* the largest sample's time and seq; -1: none */

@@ -7,22 +7,22 @@
 #include "config.h"
 #include "cli/metrics.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/analyses.h"
+#include "cli/httpd.h"
 #include "cli/json.h"
 #include "cli/load.h"
 #include "cli/outfile.h"
@@ -53,6 +53,9 @@ typedef struct mproc {
 	int64_t kinds[WSS_KIND_N]; /* data pages by kind; -1: absent */
 	double cost;	  /* the slowdown measured in the last interval, -1: absent */
 	uint64_t samples, peaks;
+	int64_t start_ns;   /* the header's start_unix_ns */
+	int64_t *at, *data; /* every sample's end (unix ns) and data pages, for the quantiles */
+	size_t nat, capat, capdata;
 } mproc_t;
 
 struct wss_metrics {
@@ -65,6 +68,14 @@ struct wss_metrics {
 	size_t n, cap;
 	int64_t last_ms;
 	bool changed, wrote;
+	char *cgroup; /* wss attach --cgroup's, or NULL */
+	struct pending {
+		pid_t pid;
+		int64_t t0_ns;
+	} *pend; /* profiles looked for (wss_metrics_find), by find_pattern */
+	char *find_pattern;
+	size_t npend, cappend;
+	int sigfd;    /* wss_metrics_sigwait's signalfd, -1 before */
 };
 
 static int64_t now_ms(void)
@@ -120,6 +131,7 @@ static void on_header(mproc_t *p, const wss_json_t *r)
 	wss_json_get_int(r, "pid", &p->pid);
 	wss_json_get_int(r, "page_size", &p->page_size);
 	wss_json_get_int(r, "window_ns", &p->window_ns);
+	wss_json_get_int(r, "start_unix_ns", &p->start_ns);
 	/* The kernel's name for it (what ps and top show: redis-server, not
 	 * the redis-check-rdb its link points to), else the exe's file name. */
 	char path[64];
@@ -173,6 +185,13 @@ static void on_sample(mproc_t *p, const wss_json_t *r)
 		wss_json_get_int(c, "wall_ns", &wall);
 		double base = (double)(wall > prog ? wall : prog);
 		p->cost = (double)(f + code) / (double)prog + (double)(t + ch) / base;
+	}
+	int64_t end = 0;
+	wss_json_get_int(r, "t_ns", &end);
+	if (p->v[0] >= 0 && !wss_reserve(&p->at, &p->capat, p->nat + 1, sizeof *p->at) &&
+	    !wss_reserve(&p->data, &p->capdata, p->nat + 1, sizeof *p->data)) {
+		p->at[p->nat] = p->start_ns + end;
+		p->data[p->nat++] = p->v[0];
 	}
 	p->samples++;
 	if (!p->cgroup[0])
@@ -298,7 +317,10 @@ static void family(FILE *o, const char *name, const char *type, const char *help
 }
 
 /* Each family once, its samples for every process with a header. */
-enum { F_WS, F_LO, F_HI, F_PEAK, F_KIND, F_WINDOW, F_FRACTION, F_OVERHEAD, F_RSS, F_SAMPLES, F_PEAKS, F_RUNNING, F_N };
+enum {
+	F_WS, F_LO, F_HI, F_PEAK, F_P95, F_P99, F_KIND, F_WINDOW, F_FRACTION, F_OVERHEAD, F_RSS, F_SAMPLES, F_PEAKS,
+	F_RUNNING, F_N
+};
 
 static const struct {
 	const char *name, *type, *help;
@@ -310,6 +332,9 @@ static const struct {
 	 "Lower bound of the 95 % interval of the data estimate (the count itself where every page was counted)."},
 	{"wss_working_set_upper_bytes", "gauge", "Upper bound of the 95 % interval of the data estimate."},
 	{"wss_working_set_peak_bytes", "gauge", "The largest working set of any window so far, by series."},
+	{"wss_working_set_p95_bytes", "gauge",
+	 "The data working set that 95 % of the windows so far fit in (nearest rank): the memory to size for."},
+	{"wss_working_set_p99_bytes", "gauge", "The data working set that 99 % of the windows so far fit in."},
 	{"wss_working_set_kind_bytes", "gauge", "The data working set of the last window by kind of memory."},
 	{"wss_window_seconds", "gauge", "The working-set window."},
 	{"wss_sampled_fraction", "gauge", "The fraction of pages watched in the last interval (1: every page counted)."},
@@ -333,6 +358,28 @@ static int64_t rss_bytes(const mproc_t *p)
 		fclose(f);
 	return got == 2 ? (int64_t)res * (int64_t)sysconf(_SC_PAGESIZE) : -1;
 }
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank q quantiles (q[0], q[1]) of v[0 .. n), sorted in
+ * place, into out; false when n is 0. */
+static bool quantiles(int64_t *v, size_t n, const double *q, int64_t *out)
+{
+	if (!n)
+		return false;
+	qsort(v, n, sizeof *v, cmp_i64);
+	for (int k = 0; k < 2; k++) {
+		size_t r = (size_t)ceil(q[k] * (double)n);
+		out[k] = v[r ? r - 1 : 0];
+	}
+	return true;
+}
+
+static const double right_q[2] = {0.95, 0.99};
 
 static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc_t *p)
 {
@@ -358,6 +405,20 @@ static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc
 		labels(o, m, p, NULL, NULL);
 		fprintf(o, " %.0f\n", (p->ci ? (fam == F_LO ? p->lo : p->hi) : (double)p->v[0]) * ps);
 		return;
+	case F_P95:
+	case F_P99: {
+		int64_t *v = p->nat ? malloc(p->nat * sizeof *v) : NULL, q[2];
+		if (v) {
+			memcpy(v, p->data, p->nat * sizeof *v);
+			if (quantiles(v, p->nat, right_q, q)) {
+				fputs(families[fam].name, o);
+				labels(o, m, p, NULL, NULL);
+				fprintf(o, " %.0f\n", (double)q[fam == F_P99] * ps);
+			}
+		}
+		free(v);
+		return;
+	}
 	case F_KIND:
 		for (int k = 1; k < WSS_KIND_N; k++)
 			if (p->kinds[k] >= 0) {
@@ -387,6 +448,114 @@ static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc
 	fprintf(o, " %.9g\n", v);
 }
 
+/* ---- a cgroup's sums (wss attach --cgroup) ---- */
+
+/* The data working set of process p at time t (unix ns): its sample whose
+ * window holds t, the first to end at or after t; 0 before its window
+ * or after its last sample. */
+static int64_t proc_at(const mproc_t *p, int64_t t)
+{
+	if (!p->nat || t > p->at[p->nat - 1])
+		return 0;
+	size_t lo = 0, hi = p->nat;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->at[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int64_t w = p->window_ns > 0 ? p->window_ns : lo ? p->at[lo] - p->at[lo - 1] : 0;
+	return p->at[lo] - t < w ? p->data[lo] : 0;
+}
+
+/* The cgroup's working set over time, on a grid of its processes'
+ * shortest window: at each point the sum of every process's window then.
+ * The grid ends where a process still running has no sample yet (its
+ * part would read 0).  Its 95 % and 99 % quantiles into q; false when
+ * there is no point. */
+static bool cgroup_quantiles(const wss_metrics_t *m, int64_t *q)
+{
+	int64_t first = INT64_MAX, last = INT64_MIN, live_last = INT64_MAX, step = INT64_MAX;
+	for (size_t k = 0; k < m->n; k++) {
+		const mproc_t *p = &m->v[k];
+		if (!p->nat)
+			continue;
+		first = p->at[0] < first ? p->at[0] : first;
+		last = p->at[p->nat - 1] > last ? p->at[p->nat - 1] : last;
+		if (!p->ended && p->at[p->nat - 1] < live_last)
+			live_last = p->at[p->nat - 1];
+		if (p->window_ns > 0 && p->window_ns < step)
+			step = p->window_ns;
+	}
+	if (first > last)
+		return false;
+	if (live_last < last)
+		last = live_last;
+	if (step == INT64_MAX)
+		step = 100000000;
+	while ((last - first) / step > 100000) /* a day of 1 s windows at most */
+		step *= 2;
+	size_t n = (size_t)((last - first) / step) + 1;
+	int64_t *v = malloc(n * sizeof *v);
+	if (!v)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = 0;
+		for (size_t k = 0; k < m->n; k++)
+			v[i] += proc_at(&m->v[k], first + (int64_t)i * step);
+	}
+	bool ok = quantiles(v, n, right_q, q);
+	free(v);
+	return ok;
+}
+
+static void cgroup_text(FILE *o, const wss_metrics_t *m)
+{
+	static const char *const series[3] = {"data", "read", "write"};
+	int64_t sum[3] = {0, 0, 0}, running = 0, q[2];
+	bool has[3] = {false, false, false};
+	double ps = 4096;
+	for (size_t k = 0; k < m->n; k++) {
+		const mproc_t *p = &m->v[k];
+		if (!p->header || p->ended)
+			continue;
+		running++;
+		ps = p->page_size > 0 ? (double)p->page_size : ps;
+		for (int s = 0; s < 3; s++)
+			if (p->v[s] >= 0) {
+				sum[s] += p->v[s];
+				has[s] = true;
+			}
+	}
+	family(o, "wss_cgroup_working_set_bytes", "gauge",
+	       "The cgroup's working set: the sum of its processes' last windows, by series (a page two processes "
+	       "touched counts in each).");
+	for (int s = 0; s < 3; s++)
+		if (has[s]) {
+			fputs("wss_cgroup_working_set_bytes{", o);
+			label(o, "cgroup", m->cgroup);
+			fprintf(o, ",series=\"%s\"} %.0f\n", series[s], (double)sum[s] * ps);
+		}
+	bool qs = cgroup_quantiles(m, q);
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "wss_cgroup_working_set_p99_bytes" : "wss_cgroup_working_set_p95_bytes";
+		family(o, name, "gauge",
+		       k ? "The cgroup's data working set that 99 % of the windows so far fit in."
+			 : "The cgroup's data working set that 95 % of the windows so far fit in (its processes' windows "
+			   "summed on one clock): its memory request.");
+		if (qs) {
+			fprintf(o, "%s{", name);
+			label(o, "cgroup", m->cgroup);
+			fprintf(o, "} %.0f\n", (double)q[k] * ps);
+		}
+	}
+	family(o, "wss_cgroup_processes", "gauge", "The cgroup's processes measured now.");
+	fputs("wss_cgroup_processes{", o);
+	label(o, "cgroup", m->cgroup);
+	fprintf(o, "} %" PRId64 "\n", running);
+}
+
 char *wss_metrics_text(const wss_metrics_t *m, size_t *len)
 {
 	char *s = NULL;
@@ -399,6 +568,8 @@ char *wss_metrics_text(const wss_metrics_t *m, size_t *len)
 			if (m->v[k].header)
 				family_samples(o, m, fam, &m->v[k]);
 	}
+	if (m->cgroup)
+		cgroup_text(o, m);
 	if (fclose(o)) {
 		free(s);
 		return NULL;
@@ -432,10 +603,27 @@ void wss_metrics_refresh(wss_metrics_t *m, bool force)
 	if (!m || (!force && wss_metrics_due_ms(m) > 0))
 		return;
 	m->last_ms = now_ms();
-	if (!m->n) {
+	if (!m->n && m->pattern) {
 		char *first = wss_session_find_first(m->pattern, m->leader, m->t0_ns);
 		if (first)
 			proc_add(m, first);
+	}
+	/* A pending profile is the first of pid's newer than t0 not read yet
+	 * (a process attached to again after it exec'd has two). */
+	for (size_t k = 0; k < m->npend;) {
+		char **paths;
+		size_t np = wss_session_find_all(m->find_pattern, m->pend[k].pid, m->pend[k].t0_ns, &paths);
+		bool added = false;
+		for (size_t j = 0; j < np; j++)
+			if (!added && proc_add(m, paths[j]))
+				added = true;
+			else if (added)
+				free(paths[j]);
+		free(paths);
+		if (added)
+			m->pend[k] = m->pend[--m->npend];
+		else
+			k++;
 	}
 	for (size_t k = 0; k < m->n; k++)
 		read_more(m, k);
@@ -450,121 +638,16 @@ int wss_metrics_due_ms(const wss_metrics_t *m)
 	return left > 0 ? (int)left : 0;
 }
 
-/* ---- HTTP ---- */
-
-/* "PORT", ":PORT", "HOST:PORT", "[V6]:PORT" into host (127.0.0.1 when
- * none is given) and port.  Returns false when malformed. */
-static bool split_addr(const char *addr, char *host, size_t hn, char *port, size_t pn)
+static char *text_cb(void *arg, size_t *len)
 {
-	const char *colon = strrchr(addr, ':');
-	const char *p = colon ? colon + 1 : addr;
-	if (!*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 || atoi(p) > 65535)
-		return false;
-	snprintf(port, pn, "%s", p);
-	size_t hl = colon ? (size_t)(colon - addr) : 0;
-	if (hl >= 2 && addr[0] == '[' && addr[hl - 1] == ']') {
-		addr++;
-		hl -= 2;
-	}
-	if (hl >= hn)
-		return false;
-	if (!hl)
-		snprintf(host, hn, "127.0.0.1");
-	else {
-		memcpy(host, addr, hl);
-		host[hl] = '\0';
-	}
-	return true;
-}
-
-static int listen_on(const char *addr)
-{
-	char host[256], port[8];
-	if (!split_addr(addr, host, sizeof host, port, sizeof port)) {
-		fprintf(stderr, "wss: --metrics: %s: not an address (PORT, HOST:PORT or [V6]:PORT, e.g. 9464 or 127.0.0.1:9464)\n",
-			addr);
-		return -1;
-	}
-	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM}, *ai;
-	int r = getaddrinfo(host, port, &hints, &ai);
-	if (r) {
-		fprintf(stderr, "wss: --metrics: %s: %s\n", addr, gai_strerror(r));
-		return -1;
-	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
-		fprintf(stderr, "wss: --metrics: %s: %s\n", addr, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	char h[INET6_ADDRSTRLEN] = "?", p[8] = "?";
-	if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
-		getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV);
-	fprintf(stderr, "wss: metrics: http://%s%s%s:%s/metrics\n", strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "",
-		p);
-	return fd;
-}
-
-static void reply(int c, const char *status, const char *type, const char *body, size_t len, bool head)
-{
-	char hdr[256];
-	int n = snprintf(hdr, sizeof hdr,
-			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", status,
-			 type, len);
-	if (write(c, hdr, (size_t)n) == n && !head)
-		for (size_t o = 0; o < len;) {
-			ssize_t w = write(c, body + o, len - o);
-			if (w <= 0)
-				break;
-			o += (size_t)w;
-		}
+	wss_metrics_t *m = arg;
+	wss_metrics_refresh(m, true);
+	return wss_metrics_text(m, len);
 }
 
 void wss_metrics_serve(wss_metrics_t *m)
 {
-	int c = accept4(m->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
-		return;
-	/* A client that sends nothing holds wss run for a second at most:
-	 * the program's exit is waited for in the same loop. */
-	struct timeval tv = {1, 0};
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	char req[4096];
-	size_t got = 0;
-	while (got < sizeof req - 1 && !memmem(req, got, "\r\n\r\n", 4)) {
-		ssize_t r = read(c, req + got, sizeof req - 1 - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	req[got] = '\0';
-	bool get = !strncmp(req, "GET ", 4), head = !strncmp(req, "HEAD ", 5);
-	const char *path = req + (get ? 4 : 5);
-	size_t pl = strcspn(path, " ?\r\n");
-	if (!get && !head)
-		reply(c, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13, false);
-	else if (!(pl == 8 && !strncmp(path, "/metrics", 8)) && !(pl == 1 && path[0] == '/'))
-		reply(c, "404 Not Found", "text/plain", "GET /metrics\n", 13, head);
-	else {
-		wss_metrics_refresh(m, true);
-		size_t len;
-		char *text = wss_metrics_text(m, &len);
-		if (text)
-			reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", text, len, head);
-		else
-			reply(c, "500 Internal Server Error", "text/plain", "out of memory\n", 14, head);
-		free(text);
-	}
-	close(c);
+	wss_httpd_answer(m->listen_fd, "/metrics", "text/plain; version=0.0.4; charset=utf-8", text_cb, m);
 }
 
 /* ---- open and close ---- */
@@ -577,6 +660,7 @@ wss_metrics_t *wss_metrics_open(const char *dir, const char *addr)
 		return NULL;
 	}
 	m->listen_fd = -1;
+	m->sigfd = -1;
 	if (dir) {
 		struct stat st;
 		if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
@@ -593,23 +677,91 @@ wss_metrics_t *wss_metrics_open(const char *dir, const char *addr)
 			return NULL;
 		}
 	}
-	if (addr && (m->listen_fd = listen_on(addr)) < 0) {
+	char url[96];
+	if (addr && (m->listen_fd = wss_httpd_listen(addr, "--metrics", url, sizeof url)) < 0) {
 		wss_metrics_close(m);
 		return NULL;
 	}
+	if (addr)
+		fprintf(stderr, "wss: metrics: %s/metrics\n", url);
 	return m;
 }
 
 void wss_metrics_start(wss_metrics_t *m, const char *pattern, pid_t pid, int64_t t0_ns)
 {
 	free(m->pattern);
-	m->pattern = strdup(pattern);
+	m->pattern = pattern ? strdup(pattern) : NULL;
 	m->leader = pid;
 	m->t0_ns = t0_ns;
 	m->last_ms = 0;
 	/* Named after the session's first process: one file a session. */
 	if (m->dir && asprintf(&m->file, "%s/wss_%d.prom", m->dir, (int)pid) < 0)
 		m->file = NULL;
+}
+
+void wss_metrics_add_profile(wss_metrics_t *m, const char *path)
+{
+	char *dup = strdup(path);
+	if (dup)
+		proc_add(m, dup);
+}
+
+void wss_metrics_find(wss_metrics_t *m, const char *pattern, pid_t pid, int64_t t0_ns)
+{
+	if (!m->find_pattern && !(m->find_pattern = strdup(pattern)))
+		return;
+	if (!wss_reserve(&m->pend, &m->cappend, m->npend + 1, sizeof *m->pend))
+		m->pend[m->npend++] = (struct pending){pid, t0_ns};
+}
+
+bool wss_metrics_cgroup_quantiles(const wss_metrics_t *m, double q[2])
+{
+	int64_t v[2], ps = 4096;
+	for (size_t k = 0; k < m->n; k++)
+		if (m->v[k].page_size > 0)
+			ps = m->v[k].page_size;
+	if (!cgroup_quantiles(m, v))
+		return false;
+	q[0] = (double)v[0] * (double)ps;
+	q[1] = (double)v[1] * (double)ps;
+	return true;
+}
+
+void wss_metrics_cgroup(wss_metrics_t *m, const char *cgroup)
+{
+	free(m->cgroup);
+	m->cgroup = strdup(cgroup);
+}
+
+int wss_metrics_sigwait(wss_metrics_t *m, const sigset_t *set, uint64_t ns)
+{
+	if (!m) {
+		struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+		int s = sigtimedwait(set, NULL, &ts);
+		return s > 0 ? s : 0;
+	}
+	if (m->sigfd < 0 && (m->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		/* No signalfd: the signals still end the wait, the endpoint
+		 * waits with them. */
+		struct timespec ts = {0, ns < 100000000ULL ? (long)ns : 100000000L};
+		int s = sigtimedwait(set, NULL, &ts);
+		wss_metrics_refresh(m, false);
+		return s > 0 ? s : 0;
+	}
+	int64_t end = now_ms() + (int64_t)((ns + 999999) / 1000000);
+	for (;;) {
+		struct signalfd_siginfo si;
+		if (read(m->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+			return (int)si.ssi_signo;
+		int64_t left = end - now_ms();
+		if (left <= 0)
+			return 0;
+		int due = wss_metrics_due_ms(m);
+		struct pollfd p[2] = {{m->sigfd, POLLIN, 0}, {m->listen_fd, POLLIN, 0}};
+		if (poll(p, 2, (int)(left < due ? left : due)) > 0 && (p[1].revents & POLLIN))
+			wss_metrics_serve(m);
+		wss_metrics_refresh(m, false);
+	}
 }
 
 int wss_metrics_fd(const wss_metrics_t *m) { return m ? m->listen_fd : -1; }
@@ -622,13 +774,20 @@ void wss_metrics_close(wss_metrics_t *m)
 		unlink(m->file);
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
+	if (m->sigfd >= 0)
+		close(m->sigfd);
 	for (size_t k = 0; k < m->n; k++) {
 		if (m->v[k].fd >= 0)
 			close(m->v[k].fd);
 		free(m->v[k].path);
 		free(m->v[k].buf);
+		free(m->v[k].at);
+		free(m->v[k].data);
 	}
+	free(m->cgroup);
 	free(m->v);
+	free(m->pend);
+	free(m->find_pattern);
 	free(m->pattern);
 	free(m->dir);
 	free(m->file);

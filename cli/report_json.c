@@ -405,6 +405,7 @@ static int json_diagnosis(wss_profile_t *p, wss_symbols_t *syms, const wss_sessi
 	wss_jw_str(w, "text", d.text);
 	wss_jw_int_or_null(w, "p50_pages", d.p50);
 	wss_jw_int_or_null(w, "p95_pages", d.p95);
+	wss_jw_int_or_null(w, "p99_pages", d.p99);
 	wss_jw_int_or_null(w, "peak_pages", d.peak);
 	wss_jw_int_or_null(w, "peak_t_ns", d.peak_t_ns);
 	wss_jw_int_or_null(w, "peak_seq", d.peak_seq);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/analyses.h"
 #include "cli/json.h"
 #include "cli/text.h"
 #include "common/pattern.h"
@@ -184,6 +185,63 @@ int wss_session_build(wss_profile_t *first, wss_session_t *s)
 	return 0;
 }
 
+int wss_session_build_many(char *const *paths, size_t n, const char *name, wss_session_t *s)
+{
+	memset(s, 0, sizeof *s);
+	size_t cap = 0;
+	int r = 0;
+	for (size_t k = 0; k < n && !r; k++) {
+		wss_profile_t p;
+		wss_session_t one;
+		int lr = wss_load_profile(paths[k], &p);
+		if (lr) {
+			r = lr == 1 ? ENOMEM : 0;
+			s->unreadable++;
+			continue;
+		}
+		r = wss_session_build(&p, &one);
+		wss_load_release(&p);
+		if (r)
+			break;
+		if (s->nrows + one.nrows > cap) {
+			size_t c = 2 * (s->nrows + one.nrows);
+			wss_session_row_t *v = realloc(s->rows, c * sizeof *v);
+			if (!v) {
+				wss_session_release(&one);
+				r = ENOMEM;
+				break;
+			}
+			s->rows = v;
+			cap = c;
+		}
+		memcpy(s->rows + s->nrows, one.rows, one.nrows * sizeof *one.rows);
+		s->nrows += one.nrows;
+		free(one.rows);
+		s->processes += one.processes;
+		s->with += one.with;
+		s->counted += one.counted;
+		s->without += one.without;
+		s->profiles += one.profiles;
+		s->unreadable += one.unreadable;
+		s->no_summary += one.no_summary;
+		s->page_size = s->page_size ? s->page_size : one.page_size;
+		s->total = wss_load_sat_addu(s->total, one.total);
+		s->total_lo = wss_load_sat_addu(s->total_lo, one.total_lo);
+		s->total_hi = wss_load_sat_addu(s->total_hi, one.total_hi);
+		s->shared = wss_load_sat_addu(s->shared, one.shared);
+		s->shared_lo = wss_load_sat_addu(s->shared_lo, one.shared_lo);
+		s->shared_hi = wss_load_sat_addu(s->shared_hi, one.shared_hi);
+		s->estimated |= one.estimated;
+	}
+	if (r) {
+		wss_session_release(s);
+		return r;
+	}
+	qsort(s->rows, s->nrows, sizeof *s->rows, by_peak_desc);
+	s->name = name;
+	return 0;
+}
+
 void wss_session_release(wss_session_t *s)
 {
 	for (size_t k = 0; k < s->nrows; k++) {
@@ -230,7 +288,8 @@ static void pad(FILE *out, const char *s, int w)
 void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 {
 	size_t top = s->nrows < WSS_SESSION_TOP ? s->nrows : WSS_SESSION_TOP;
-	fprintf(out, "%ssession: %zu process%s, %zu with a profile", prefix, s->processes, s->processes == 1 ? "" : "es",
+	const char *name = s->name ? s->name : "session";
+	fprintf(out, "%s%s: %zu process%s, %zu with a profile", prefix, name, s->processes, s->processes == 1 ? "" : "es",
 		s->with);
 	if (s->counted)
 		fprintf(out, ", %zu measured in %s note (%s ended within an interval)", s->counted,
@@ -272,8 +331,8 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 	char t[96], sh[96];
 	wss_ci_t tci = {s->estimated, (double)s->total_lo, (double)s->total_hi};
 	wss_ci_t sci = {s->estimated, (double)s->shared_lo, (double)s->shared_hi};
-	fprintf(out, "%ssession total: %s, the sum of the processes' data totals (each process counts the pages it touched",
-		prefix, figure(t, sizeof t, (int64_t)s->total, " pages", &tci, s->estimated, s->page_size));
+	fprintf(out, "%s%s total: %s, the sum of the processes' data totals (each process counts the pages it touched",
+		prefix, name, figure(t, sizeof t, (int64_t)s->total, " pages", &tci, s->estimated, s->page_size));
 	if (s->no_summary)
 		fprintf(out, "; %zu profile%s without a summary left out", s->no_summary, s->no_summary == 1 ? "" : "s");
 	fputs(")\n", out);
@@ -308,7 +367,10 @@ static bool first_profile_is(const char *path, pid_t pid, int64_t t0_ns)
 	return is;
 }
 
-char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns)
+/* fn on each profile the pattern names that pid wrote after t0_ns
+ * (first_profile_is), until fn returns true. */
+static void find_each(const char *pattern, pid_t pid, int64_t t0_ns, bool (*fn)(const char *path, void *arg),
+		      void *arg)
 {
 	char g[3 * WSS_OUTPUT_MAX + 32];
 	size_t o = 0;
@@ -331,12 +393,47 @@ char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns)
 	}
 	snprintf(g + o, sizeof g - o, "{,.[1-9]*}");
 	glob_t gl;
-	char *found = NULL;
-	if (glob(g, GLOB_BRACE | GLOB_NOSORT, NULL, &gl) == 0) {
-		for (size_t k = 0; k < gl.gl_pathc && !found; k++)
-			if (first_profile_is(gl.gl_pathv[k], pid, t0_ns))
-				found = strdup(gl.gl_pathv[k]);
+	if (glob(g, GLOB_BRACE, NULL, &gl) == 0) {
+		for (size_t k = 0; k < gl.gl_pathc; k++)
+			if (first_profile_is(gl.gl_pathv[k], pid, t0_ns) && fn(gl.gl_pathv[k], arg))
+				break;
 		globfree(&gl);
 	}
+}
+
+static bool take_first(const char *path, void *arg)
+{
+	*(char **)arg = strdup(path);
+	return true;
+}
+
+char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns)
+{
+	char *found = NULL;
+	find_each(pattern, pid, t0_ns, take_first, &found);
 	return found;
+}
+
+typedef struct found_all {
+	char **v;
+	size_t n, cap;
+} found_all_t;
+
+static bool take_each(const char *path, void *arg)
+{
+	found_all_t *f = arg;
+	char *d = strdup(path);
+	if (d && !wss_reserve(&f->v, &f->cap, f->n + 1, sizeof *f->v))
+		f->v[f->n++] = d;
+	else
+		free(d);
+	return false;
+}
+
+size_t wss_session_find_all(const char *pattern, pid_t pid, int64_t t0_ns, char ***paths)
+{
+	found_all_t f = {NULL, 0, 0};
+	find_each(pattern, pid, t0_ns, take_each, &f);
+	*paths = f.v;
+	return f.n;
 }

@@ -46,6 +46,7 @@ typedef struct wss_session {
 	bool estimated;
 	wss_session_row_t *rows; /* largest data peak first */
 	size_t nrows;
+	const char *name; /* what the table is of: NULL, "session"; "cgroup /x" (not owned) */
 } wss_session_t;
 
 /* Does first note other processes' profiles: is there a session to sum,
@@ -59,6 +60,12 @@ bool wss_session_wanted(const wss_profile_t *first);
 int wss_session_build(wss_profile_t *first, wss_session_t *s);
 void wss_session_release(wss_session_t *s);
 
+/* One table of several sessions (wss attach --cgroup: each process
+ * attached to is a session's first profile), named name: each path's
+ * profile and the profiles it notes.  A path that cannot be read gets
+ * the loader's line and is counted in unreadable.  Returns 0 or ENOMEM. */
+int wss_session_build_many(char *const *paths, size_t n, const char *name, wss_session_t *s);
+
 /* The table as text, each line starting with prefix ("wss: " on stderr,
  * "" in the report). */
 void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix);
@@ -71,5 +78,9 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix);
  * before gets ".2", ".3", ... (engine/profile.c).  Returns a malloc'd
  * path, or NULL (not there yet, or no memory). */
 char *wss_session_find_first(const char *pattern, pid_t pid, int64_t t0_ns);
+/* Every such profile of pid's (the images of a process that exec'd, each
+ * attached to in turn), in name order: a malloc'd array of malloc'd
+ * paths in *paths; returns their number. */
+size_t wss_session_find_all(const char *pattern, pid_t pid, int64_t t0_ns, char ***paths);
 
 #endif

@@ -5,7 +5,7 @@
 # touching function), in the text, the JSON and the HTML page alike.
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
-plan 17
+plan 18
 cd "$TMP" || bail "cd $TMP"
 
 # allocsites, exact, manual ticks, 20 intervals: 64 MiB written every
@@ -36,10 +36,12 @@ summ = [r for r in recs if r["type"] == "summary"][0]
 top = max(samples, key=lambda s: s["data_pages"])
 print("p50", d["p50_pages"] == rank(50), d["p50_pages"], rank(50))
 print("p95", d["p95_pages"] == rank(95), d["p95_pages"], rank(95))
+print("p99", d["p99_pages"] == rank(99), d["p99_pages"], rank(99))
 print("peak", d["peak_pages"] == summ["data"]["peak"] and d["peak_seq"] == top["seq"], d["peak_pages"], d["peak_seq"])
 PY
 is "$(awk '$1 == "p50" { print $2 }' a.check)" True "p50: the nearest-rank median of the whole intervals ($(grep p50 a.check))"
 is "$(awk '$1 == "p95" { print $2 }' a.check)" True "p95 likewise ($(grep p95 a.check))"
+is "$(awk '$1 == "p99" { print $2 }' a.check)" True "p99 likewise, the right-sizing figure with the p95 ($(grep p99 a.check))"
 is "$(awk '$1 == "peak" { print $2 }' a.check)" True "the peak: the summary's, in the largest sample ($(grep peak a.check))"
 # Every interval writes the hot block's 16,384 pages and the small
 # objects' ~1,563: the median holds them, and the first interval (the
