@@ -649,6 +649,14 @@ static const struct attach_flag {
 #define NATTACH_FLAGS (sizeof attach_flags / sizeof *attach_flags)
 _Static_assert(NATTACH_FLAGS == WSS_ATTACH_NFLAGS, "wss_attach_opts_t holds a value a flag");
 
+void wss_attach_stops(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
 int wss_cmd_attach(int argc, char **argv)
 {
 	wss_attach_opts_t o = {.method = "auto"};
@@ -733,10 +741,7 @@ int wss_cmd_attach(int argc, char **argv)
 	 * so one that comes at any instant is seen at once, never in the
 	 * middle of an injected call. */
 	sigset_t stops;
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
+	wss_attach_stops(&stops);
 	sigprocmask(SIG_BLOCK, &stops, NULL);
 	r = cgroup ? wss_attach_cgroup(cgroup, &o) : wss_attach_one((pid_t)pid, &o);
 	wss_metrics_close(o.metrics);
@@ -853,10 +858,7 @@ static void refbits_loop(attach_t *a, FILE *f, const wss_attach_opts_t *o, run_t
 {
 	int r;
 	sigset_t stops;
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
+	wss_attach_stops(&stops);
 	/* Each interval runs from a clear of the bits to the read of the
 	 * next sample, whatever the time the read and the clear took: the
 	 * next read is due an interval after the clear, not on a fixed grid

@@ -4,6 +4,7 @@
 #define WSS_CLI_ATTACH_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,6 +22,9 @@ typedef struct wss_attach_opts {
 	struct wss_metrics *metrics; /* --metrics, --metrics-textfile: served while it waits, or NULL */
 	bool quiet; /* errors only on stderr (one of --cgroup's processes) */
 } wss_attach_opts_t;
+
+/* The signals that end a measurement: SIGINT, SIGTERM and SIGHUP. */
+void wss_attach_stops(sigset_t *set);
 
 /* Measures process pid as o says, with SIGINT, SIGTERM and SIGHUP
  * blocked by the caller (they end it).  Returns wss attach's exit

@@ -268,10 +268,7 @@ int wss_attach_cgroup(const char *path, wss_attach_opts_t *o)
 	wss_metrics_start(m, NULL, getpid(), unix_ns());
 	wss_metrics_cgroup(m, name);
 	sigset_t stops;
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
+	wss_attach_stops(&stops);
 	member_t *v = NULL;
 	pid_t *procs = NULL;
 	size_t n = 0, cap = 0, np = 0, capp = 0;

@@ -296,10 +296,7 @@ int wss_attach_inject(const wss_attach_inject_t *q, char *why_not, size_t why_le
 	/* Measure until the duration ends, the process exits or execs, or a
 	 * stop signal comes (blocked by the caller, taken here). */
 	sigset_t stops;
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
+	wss_attach_stops(&stops);
 	uint64_t t0 = mono_ns(), stop_at = q->duration_ns ? t0 + q->duration_ns : UINT64_MAX;
 	const char *why = "duration";
 	int pidfd = (int)syscall(SYS_pidfd_open, q->pid, 0);
