@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -89,8 +90,23 @@ static void reply(int c, const char *status, const char *type, const char *body,
 		}
 }
 
-void wss_httpd_answer(int listen_fd, const char *served, const char *type, char *(*body)(void *arg, size_t *len),
-		      void *arg)
+/* The value of the request's header name (lower case, with its colon),
+ * cut at its line's end in req; NULL when absent. */
+static const char *header(char *req, const char *name)
+{
+	size_t n = strlen(name);
+	for (char *l = strstr(req, "\r\n"); l; l = strstr(l + 2, "\r\n"))
+		if (!strncasecmp(l + 2, name, n)) {
+			char *v = l + 2 + n;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\r\n")] = '\0';
+			return v;
+		}
+	return NULL;
+}
+
+void wss_httpd_answer(int listen_fd, const char *served,
+		      char *(*body)(void *arg, const char *accept, const char **type, size_t *len), void *arg)
 {
 	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
@@ -120,7 +136,8 @@ void wss_httpd_answer(int listen_fd, const char *served, const char *type, char 
 		reply(c, "404 Not Found", "text/plain", hint, (size_t)hl, head);
 	else {
 		size_t len;
-		char *text = body(arg, &len);
+		const char *type = "text/plain";
+		char *text = body(arg, header(req, "accept:"), &type, &len);
 		if (text)
 			reply(c, "200 OK", type, text, len, head);
 		else

@@ -14,9 +14,10 @@
 int wss_httpd_listen(const char *addr, const char *flag, char *url, size_t n);
 
 /* Answers one connection waiting on listen_fd: GET or HEAD of served (or
- * "/") gets body(arg)'s malloc'd bytes as type, another path 404, another
- * method 405. */
-void wss_httpd_answer(int listen_fd, const char *served, const char *type, char *(*body)(void *arg, size_t *len),
-		      void *arg);
+ * "/") gets body's malloc'd bytes, of the content type it sets, given the
+ * request's Accept header (NULL: none); another path 404, another method
+ * 405. */
+void wss_httpd_answer(int listen_fd, const char *served,
+		      char *(*body)(void *arg, const char *accept, const char **type, size_t *len), void *arg);
 
 #endif

@@ -311,9 +311,14 @@ static void labels(FILE *o, const wss_metrics_t *m, const mproc_t *p, const char
 	fputc('}', o);
 }
 
-static void family(FILE *o, const char *name, const char *type, const char *help)
+/* A family's HELP and TYPE lines.  OpenMetrics names a counter's family
+ * without the "_total" its samples carry. */
+static void family(FILE *o, const char *name, const char *type, const char *help, bool om)
 {
-	fprintf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	size_t n = strlen(name);
+	if (om && !strcmp(type, "counter") && n > 6 && !strcmp(name + n - 6, "_total"))
+		n -= 6;
+	fprintf(o, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)n, name, help, (int)n, name, type);
 }
 
 /* Each family once, its samples for every process with a header. */
@@ -510,7 +515,7 @@ static bool cgroup_quantiles(const wss_metrics_t *m, int64_t *q)
 	return ok;
 }
 
-static void cgroup_text(FILE *o, const wss_metrics_t *m)
+static void cgroup_text(FILE *o, const wss_metrics_t *m, bool om)
 {
 	static const char *const series[3] = {"data", "read", "write"};
 	int64_t sum[3] = {0, 0, 0}, running = 0, q[2];
@@ -530,7 +535,7 @@ static void cgroup_text(FILE *o, const wss_metrics_t *m)
 	}
 	family(o, "wss_cgroup_working_set_bytes", "gauge",
 	       "The cgroup's working set: the sum of its processes' last windows, by series (a page two processes "
-	       "touched counts in each).");
+	       "touched counts in each).", om);
 	for (int s = 0; s < 3; s++)
 		if (has[s]) {
 			fputs("wss_cgroup_working_set_bytes{", o);
@@ -543,33 +548,35 @@ static void cgroup_text(FILE *o, const wss_metrics_t *m)
 		family(o, name, "gauge",
 		       k ? "The cgroup's data working set that 99 % of the windows so far fit in."
 			 : "The cgroup's data working set that 95 % of the windows so far fit in (its processes' windows "
-			   "summed on one clock): its memory request.");
+			   "summed on one clock): its memory request.", om);
 		if (qs) {
 			fprintf(o, "%s{", name);
 			label(o, "cgroup", m->cgroup);
 			fprintf(o, "} %.0f\n", (double)q[k] * ps);
 		}
 	}
-	family(o, "wss_cgroup_processes", "gauge", "The cgroup's processes measured now.");
+	family(o, "wss_cgroup_processes", "gauge", "The cgroup's processes measured now.", om);
 	fputs("wss_cgroup_processes{", o);
 	label(o, "cgroup", m->cgroup);
 	fprintf(o, "} %" PRId64 "\n", running);
 }
 
-char *wss_metrics_text(const wss_metrics_t *m, size_t *len)
+char *wss_metrics_text(const wss_metrics_t *m, bool om, size_t *len)
 {
 	char *s = NULL;
 	FILE *o = open_memstream(&s, len);
 	if (!o)
 		return NULL;
 	for (int fam = 0; fam < F_N; fam++) {
-		family(o, families[fam].name, families[fam].type, families[fam].help);
+		family(o, families[fam].name, families[fam].type, families[fam].help, om);
 		for (size_t k = 0; k < m->n; k++)
 			if (m->v[k].header)
 				family_samples(o, m, fam, &m->v[k]);
 	}
 	if (m->cgroup)
-		cgroup_text(o, m);
+		cgroup_text(o, m, om);
+	if (om)
+		fputs("# EOF\n", o);
 	if (fclose(o)) {
 		free(s);
 		return NULL;
@@ -582,7 +589,7 @@ char *wss_metrics_text(const wss_metrics_t *m, size_t *len)
 static void write_textfile(wss_metrics_t *m)
 {
 	size_t len;
-	char *text = wss_metrics_text(m, &len);
+	char *text = wss_metrics_text(m, false, &len);
 	if (!text)
 		return;
 	wss_outfile_t f;
@@ -638,17 +645,19 @@ int wss_metrics_due_ms(const wss_metrics_t *m)
 	return left > 0 ? (int)left : 0;
 }
 
-static char *text_cb(void *arg, size_t *len)
+/* OpenMetrics to a client that accepts it (Prometheus asks for it first),
+ * the text format 0.0.4 to any other. */
+static char *text_cb(void *arg, const char *accept, const char **type, size_t *len)
 {
 	wss_metrics_t *m = arg;
+	bool om = accept && strstr(accept, "application/openmetrics-text");
 	wss_metrics_refresh(m, true);
-	return wss_metrics_text(m, len);
+	*type = om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+		   : "text/plain; version=0.0.4; charset=utf-8";
+	return wss_metrics_text(m, om, len);
 }
 
-void wss_metrics_serve(wss_metrics_t *m)
-{
-	wss_httpd_answer(m->listen_fd, "/metrics", "text/plain; version=0.0.4; charset=utf-8", text_cb, m);
-}
+void wss_metrics_serve(wss_metrics_t *m) { wss_httpd_answer(m->listen_fd, "/metrics", text_cb, m); }
 
 /* ---- open and close ---- */
 

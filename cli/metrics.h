@@ -71,9 +71,9 @@ void wss_metrics_serve(wss_metrics_t *m);
  * nothing), the socket closed, everything freed. */
 void wss_metrics_close(wss_metrics_t *m);
 
-/* The exposition text of m's figures (Prometheus text format 0.0.4), in a
- * malloc'd string of *len bytes; NULL when out of memory.  For the
- * tests' unit checks too. */
-char *wss_metrics_text(const wss_metrics_t *m, size_t *len);
+/* The exposition text of m's figures, in the Prometheus text format 0.0.4
+ * or (om) OpenMetrics 1.0, in a malloc'd string of *len bytes; NULL when
+ * out of memory. */
+char *wss_metrics_text(const wss_metrics_t *m, bool om, size_t *len);
 
 #endif

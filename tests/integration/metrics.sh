@@ -6,16 +6,17 @@
 # ends; bad addresses and directories refused before the program runs.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
-plan 18
+plan 20
 
-# fetch URL [METHOD]: the response's status line, headers and body into
-# hdr and body (python3's http.client: no curl needed); prints the status.
+# fetch URL [METHOD [ACCEPT]]: the response's status line, headers and
+# body into hdr and body (python3's http.client: no curl needed); prints
+# the status.
 fetch() {
-	python3 - "$1" "${2:-GET}" <<'PY'
+	python3 - "$1" "${2:-GET}" "${3:-}" <<'PY'
 import http.client, sys, urllib.parse
 u = urllib.parse.urlsplit(sys.argv[1])
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-c.request(sys.argv[2], u.path)
+c.request(sys.argv[2], u.path, headers={"Accept": sys.argv[3]} if sys.argv[3] else {})
 r = c.getresponse()
 body = r.read()
 with open("hdr", "w") as f:
@@ -61,6 +62,30 @@ if command -v promtool >/dev/null; then
 else
 	skip "promtool is not installed (Debian: prometheus)"
 	skip "promtool is not installed (Debian: prometheus)"
+fi
+# What Prometheus asks for first: OpenMetrics, which a strict parser
+# (Debian's python3-prometheus-client) reads.
+fetch "$url" GET 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' >/dev/null &&
+	cp body om.txt
+grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0' hdr
+ok $? "OpenMetrics to a client that accepts it, as Prometheus does"
+py=
+for p in python3 /usr/bin/python3; do
+	$p -c 'import prometheus_client.openmetrics.parser' 2>/dev/null && py=$p && break
+done
+if [ -n "$py" ]; then
+	$py - om.txt >om.check 2>&1 <<'PY'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+assert fams["wss_samples"].type == "counter", fams["wss_samples"].type
+assert any(s.name == "wss_samples_total" for s in fams["wss_samples"].samples)
+assert fams["wss_working_set_bytes"].type == "gauge"
+print("ok", len(fams))
+PY
+	grep -q '^ok' om.check; ok $? "the OpenMetrics parser reads it: $(cat om.check | tail -1)"
+else
+	skip "no OpenMetrics parser (Debian: python3-prometheus-client)"
 fi
 wait $run
 is $? 0 "the program's status"

@@ -12,7 +12,7 @@ cd "$TMP" || bail "cd $TMP"
 for c in prometheus redis-server redis-benchmark redis-cli; do
 	command -v $c >/dev/null || skip_all "$c is not installed (Debian: prometheus, redis-server)"
 done
-plan 10
+plan 11
 
 port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # get URL: the body, or nothing.
@@ -67,6 +67,7 @@ wait $bench 2>/dev/null
 t1=$(date +%s)
 get "http://127.0.0.1:$pport/api/v1/query_range?query=wss_working_set_bytes%7Bseries%3D%22data%22%2Cjob%3D%22wss%22%7D&start=$t0&end=$t1&step=1" >range.json
 get "$url" >last.prom
+get "http://127.0.0.1:$pport/api/v1/targets" >targets.json
 kill -INT $att
 wait $att
 is $? 0 "wss attach --metrics of redis-server under load exits 0" || sed 's/^/# /' att.err
@@ -102,6 +103,11 @@ n=$(fact points) h=$(fact hit)
 [ "${n:-0}" -gt 0 ] && [ $((h * 100)) -ge $((n * 90)) ]
 ok $? "each point is one of the profile's samples of the same moment ($h of $n)" || sed 's/^/# /' match.out
 is "$(fact labels)" "__name__,cgroup,comm,instance,job,pid,series,session" "its labels: pid, comm, session, cgroup, and Prometheus' own"
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["data"]["activeTargets"][0]
+print(t["health"], repr(t["lastError"]))' targets.json >health
+is "$(cat health)" "up ''" "Prometheus scraped it (OpenMetrics, which it asks for first) without an error"
 grep -q "^wss_working_set_p95_bytes{session=\"$redis\",pid=\"$redis\",comm=\"redis-server\"" last.prom
 ok $? "the endpoint serves the p95 the working set fit in"
 grep -q "^wss_working_set_p99_bytes{session=\"$redis\"" last.prom
