@@ -406,6 +406,22 @@ int wss_diag_build(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s
 	return 0;
 }
 
+int wss_diag_right_size(const wss_profile_t *p, FILE *out)
+{
+	wss_diag_t d;
+	if (percentiles(p, &d))
+		return ENOMEM;
+	if (d.intervals < 10)
+		return 0;
+	char a[32], c[32];
+	double mib = (double)p->page_size / 1048576;
+	fprintf(out, "Right-size: %sp95 %s pages (%.1f MiB), p99 %s pages (%.1f MiB): the data working set fit in these in "
+		     "95 %% and 99 %% of the %zu windows\n",
+		wss_load_sampled(p) ? "\u2248 " : "", wss_text_grouped(a, sizeof a, (uint64_t)d.p95), (double)d.p95 * mib,
+		wss_text_grouped(c, sizeof c, (uint64_t)d.p99), (double)d.p99 * mib, d.intervals);
+	return 0;
+}
+
 int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, FILE *out)
 {
 	wss_diag_t d;

@@ -43,6 +43,10 @@ void wss_diag_release(wss_diag_t *d);
 void wss_diag_print(const wss_diag_t *d, FILE *out, int width);
 /* d's text with its no-break spaces made plain ones. */
 void wss_diag_plain(wss_diag_t *d);
+/* The right-sizing line of wss report's figures: the data working set
+ * that 95 % and 99 % of the whole intervals fit in (p95, p99, nearest
+ * rank), from 10 intervals on; nothing with fewer.  Returns 0 or ENOMEM. */
+int wss_diag_right_size(const wss_profile_t *p, FILE *out);
 /* Build, print at 80 columns, release.  Returns 0 or ENOMEM. */
 int wss_diag_text(wss_profile_t *p, wss_symbols_t *syms, const wss_session_t *s, FILE *out);
 

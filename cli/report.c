@@ -751,6 +751,12 @@ int wss_report_text(wss_profile_t *p, FILE *out, bool raw_stacks)
 	print_header(p, out);
 	fputc('\n', out);
 	print_summary(p, out);
+	if (wss_diag_right_size(p, out)) {
+		if (session)
+			wss_session_release(&s);
+		wss_sym_close(syms);
+		return ENOMEM;
+	}
 	fputc('\n', out);
 	if (session) {
 		wss_session_text(&s, out, "");

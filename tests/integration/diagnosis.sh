@@ -5,7 +5,7 @@
 # touching function), in the text, the JSON and the HTML page alike.
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
-plan 18
+plan 19
 cd "$TMP" || bail "cd $TMP"
 
 # allocsites, exact, manual ticks, 20 intervals: 64 MiB written every
@@ -42,6 +42,8 @@ PY
 is "$(awk '$1 == "p50" { print $2 }' a.check)" True "p50: the nearest-rank median of the whole intervals ($(grep p50 a.check))"
 is "$(awk '$1 == "p95" { print $2 }' a.check)" True "p95 likewise ($(grep p95 a.check))"
 is "$(awk '$1 == "p99" { print $2 }' a.check)" True "p99 likewise, the right-sizing figure with the p95 ($(grep p99 a.check))"
+rs=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["diagnosis"]; print("{:,} {:,}".format(d["p95_pages"], d["p99_pages"]))' a.json)
+is "$(sed -n 's/^Right-size: p95 \([0-9,]*\) pages .*, p99 \([0-9,]*\) pages .*/\1 \2/p' a.txt)" "$rs" "the figures' Right-size line: the p95 and p99 ($rs pages)"
 is "$(awk '$1 == "peak" { print $2 }' a.check)" True "the peak: the summary's, in the largest sample ($(grep peak a.check))"
 # Every interval writes the hot block's 16,384 pages and the small
 # objects' ~1,563: the median holds them, and the first interval (the
