@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include "cli/json.h"
 #include "cli/load.h"
 #include "cli/outfile.h"
+#include "cli/rightsize.h"
 #include "cli/session.h"
 #include "common/kinds.h"
 
@@ -364,26 +364,6 @@ static int64_t rss_bytes(const mproc_t *p)
 	return got == 2 ? (int64_t)res * (int64_t)sysconf(_SC_PAGESIZE) : -1;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The nearest-rank q quantiles (q[0], q[1]) of v[0 .. n), sorted in
- * place, into out; false when n is 0. */
-static bool quantiles(int64_t *v, size_t n, const double *q, int64_t *out)
-{
-	if (!n)
-		return false;
-	qsort(v, n, sizeof *v, cmp_i64);
-	for (int k = 0; k < 2; k++) {
-		size_t r = (size_t)ceil(q[k] * (double)n);
-		out[k] = v[r ? r - 1 : 0];
-	}
-	return true;
-}
-
 static const double right_q[2] = {0.95, 0.99};
 
 static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc_t *p)
@@ -415,7 +395,7 @@ static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc
 		int64_t *v = p->nat ? malloc(p->nat * sizeof *v) : NULL, q[2];
 		if (v) {
 			memcpy(v, p->data, p->nat * sizeof *v);
-			if (quantiles(v, p->nat, right_q, q)) {
+			if (wss_quantiles(v, p->nat, right_q, q)) {
 				fputs(families[fam].name, o);
 				labels(o, m, p, NULL, NULL);
 				fprintf(o, " %.0f\n", (double)q[fam == F_P99] * ps);
@@ -455,25 +435,6 @@ static void family_samples(FILE *o, const wss_metrics_t *m, int fam, const mproc
 
 /* ---- a cgroup's sums (wss attach --cgroup) ---- */
 
-/* The data working set of process p at time t (unix ns): its sample whose
- * window holds t, the first to end at or after t; 0 before its window
- * or after its last sample. */
-static int64_t proc_at(const mproc_t *p, int64_t t)
-{
-	if (!p->nat || t > p->at[p->nat - 1])
-		return 0;
-	size_t lo = 0, hi = p->nat;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->at[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	int64_t w = p->window_ns > 0 ? p->window_ns : lo ? p->at[lo] - p->at[lo - 1] : 0;
-	return p->at[lo] - t < w ? p->data[lo] : 0;
-}
-
 /* The cgroup's working set over time, on a grid of its processes'
  * shortest window: at each point the sum of every process's window then.
  * The grid ends where a process still running has no sample yet (its
@@ -508,9 +469,9 @@ static bool cgroup_quantiles(const wss_metrics_t *m, int64_t *q)
 	for (size_t i = 0; i < n; i++) {
 		v[i] = 0;
 		for (size_t k = 0; k < m->n; k++)
-			v[i] += proc_at(&m->v[k], first + (int64_t)i * step);
+			v[i] += wss_series_at(m->v[k].at, m->v[k].data, m->v[k].nat, m->v[k].window_ns, first + (int64_t)i * step);
 	}
-	bool ok = quantiles(v, n, right_q, q);
+	bool ok = wss_quantiles(v, n, right_q, q);
 	free(v);
 	return ok;
 }
