@@ -1022,7 +1022,8 @@ static int attach_refbits(pid_t pid, const wss_attach_opts_t *o)
 	a.writes = soft_dirty_works();
 	if (!a.writes) {
 		a.no_writes = "this kernel keeps no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is not set)";
-		fprintf(stderr, "wss: attach: no read/write split: %s\n", a.no_writes);
+		if (!o->quiet)
+			fprintf(stderr, "wss: attach: no read/write split: %s\n", a.no_writes);
 	}
 	write_header(f, &a, &cfg, o->config ? o->config : getenv("WSS_CONFIG"));
 	if (o->metrics) {

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/json.h"
 #include "cli/metrics.h"
 #include "cli/session.h"
 
@@ -204,6 +205,28 @@ static size_t reap(member_t *v, size_t n, bool block)
 	return running;
 }
 
+/* Was the profile at path written by reference bits (its header's
+ * backend)? */
+static bool by_refbits(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = f ? getline(&line, &cap, f) : -1;
+	if (f)
+		fclose(f);
+	wss_json_doc_t doc;
+	wss_json_error_t err;
+	bool is = false;
+	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
+		const char *b = wss_json_get_str(doc.root, "backend");
+		is = b && !strcmp(b, "refbits");
+		wss_json_free(&doc);
+	}
+	free(line);
+	return is;
+}
+
 /* The table of the processes measured and the cgroup's total. */
 static void say_table(const char *name, member_t *v, size_t n, const wss_attach_opts_t *o, wss_metrics_t *m,
 		      const char *why)
@@ -242,6 +265,15 @@ static void say_table(const char *name, member_t *v, size_t n, const wss_attach_
 		wss_session_text(&s, stderr, "wss: ");
 		wss_session_release(&s);
 	}
+	/* Injected, a process's data is what it wrote; by reference bits,
+	 * what it read or wrote, per mapping: a table of both mixes them. */
+	size_t rb = 0;
+	for (size_t k = 0; k < np; k++)
+		rb += by_refbits(paths[k]);
+	if (rb && rb < np)
+		fprintf(stderr, "wss: attach: %zu of the %zu profiles are by reference bits (reads and writes, counted per "
+				"mapping: children a measured process forked after the injection, or processes injection "
+				"cannot run in), the others injected (writes only)\n", rb, np);
 	double q[2];
 	wss_metrics_refresh(m, true);
 	if (wss_metrics_cgroup_quantiles(m, q))

@@ -59,7 +59,10 @@ static int push_row(wss_session_t *s, size_t *cap, wss_session_row_t row, const 
 	}
 	s->nrows++;
 	if (r->data.total < 0) {
-		s->no_summary++;
+		if (r->no_total)
+			s->no_total++;
+		else
+			s->no_summary++;
 		return 0;
 	}
 	double lo, hi;
@@ -88,6 +91,7 @@ static int add_row(wss_session_t *s, wss_profile_t *p, size_t *cap)
 		.shared = p->kinds[WSS_KIND_SHARED].present ? p->kinds[WSS_KIND_SHARED].total : -1,
 		.shared_ci = p->kinds[WSS_KIND_SHARED].total_ci,
 		.sampled = wss_load_sampled(p),
+		.no_total = p->has_summary && p->data.total < 0,
 	};
 	return push_row(s, cap, row, p->exe, p->path);
 }
@@ -224,6 +228,7 @@ int wss_session_build_many(char *const *paths, size_t n, const char *name, wss_s
 		s->profiles += one.profiles;
 		s->unreadable += one.unreadable;
 		s->no_summary += one.no_summary;
+		s->no_total += one.no_total;
 		s->page_size = s->page_size ? s->page_size : one.page_size;
 		s->total = wss_load_sat_addu(s->total, one.total);
 		s->total_lo = wss_load_sat_addu(s->total_lo, one.total_lo);
@@ -308,7 +313,8 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 		const wss_session_row_t *r = &s->rows[k];
 		figure(peak[k], sizeof peak[k], r->data.peak, "", &r->data.peak_ci, r->sampled, s->page_size);
 		if (r->data.total < 0)
-			snprintf(total[k], sizeof total[k], "? (no summary: still running, or killed)");
+			snprintf(total[k], sizeof total[k], "%s",
+				 r->no_total ? "? (reference bits: no distinct count)" : "? (no summary: still running, or killed)");
 		else
 			figure(total[k], sizeof total[k], r->data.total, "", &r->data.total_ci, r->sampled, s->page_size);
 		if (width(peak[k]) > wp)
@@ -335,6 +341,8 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 		prefix, name, figure(t, sizeof t, (int64_t)s->total, " pages", &tci, s->estimated, s->page_size));
 	if (s->no_summary)
 		fprintf(out, "; %zu profile%s without a summary left out", s->no_summary, s->no_summary == 1 ? "" : "s");
+	if (s->no_total)
+		fprintf(out, "; %zu measured by reference bits, which count no distinct pages, left out", s->no_total);
 	fputs(")\n", out);
 	fprintf(out, "%s%s (%.1f %%) of it shared memory, counted in each process that touched it\n", prefix,
 		figure(sh, sizeof sh, (int64_t)s->shared, " pages", &sci, s->estimated && s->shared, 0),

@@ -27,6 +27,7 @@ typedef struct wss_session_row {
 	int64_t shared;	     /* the summary's kinds.shared total, -1: none */
 	wss_ci_t shared_ci;  /* its interval, in a sampled run */
 	bool sampled;
+	bool no_total;	     /* a summary without a total (reference bits without soft-dirty bits) */
 } wss_session_row_t;
 
 typedef struct wss_session {
@@ -37,6 +38,7 @@ typedef struct wss_session {
 	size_t profiles;    /* profiles read (rows from profiles) */
 	size_t unreadable;  /* profiles noted that could not be read (the loader said why) */
 	size_t no_summary;  /* profiles without a summary: no total, left out of the sums */
+	size_t no_total;    /* profiles with a summary but no total (reference bits), left out too */
 	int64_t page_size;
 	/* Sums over the rows with a summary; lo/hi: the sums of the
 	 * intervals' bounds, or of the counts where exact (estimated: some
