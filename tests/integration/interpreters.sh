@@ -134,7 +134,16 @@ fi
 
 # ---- Java ----
 if have javac && have java && javac -d "$TMP/java" "$RT/Churn.java" 2>/dev/null; then
-	profile java java -cp "$TMP/java" Churn
+	# The checks are of the stacks of peaks that run through libjvm.so,
+	# which the JVM's compiler threads make in most runs; on a loaded
+	# machine their bursts can fall in the detector's warm-up, and a run
+	# has no peak (CI met one): up to three runs, until one has such a
+	# stack (--raw-stacks: the frames as they are, before any fold).
+	for try in 1 2 3; do
+		profile java java -cp "$TMP/java" Churn
+		peaks java.raw | grep -q '(libjvm\.so)$' && break
+		diag "java: run $try had no peak through libjvm.so; again"
+	done
 	peaks java.txt | grep -Eq '^ {26}\[JVM: [0-9]+ frames\]$'
 	ok $? "java: a peak's stack reads [JVM: N frames]" || peaks java.txt | head -12 | sed 's/^/# /'
 	agree java java
