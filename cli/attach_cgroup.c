@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/json.h"
 #include "cli/metrics.h"
 #include "cli/session.h"
 
@@ -209,21 +208,12 @@ static size_t reap(member_t *v, size_t n, bool block)
  * backend)? */
 static bool by_refbits(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n = f ? getline(&line, &cap, f) : -1;
-	if (f)
-		fclose(f);
 	wss_json_doc_t doc;
-	wss_json_error_t err;
-	bool is = false;
-	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
-		const char *b = wss_json_get_str(doc.root, "backend");
-		is = b && !strcmp(b, "refbits");
-		wss_json_free(&doc);
-	}
-	free(line);
+	if (wss_session_header(path, &doc))
+		return false;
+	const char *b = wss_json_get_str(doc.root, "backend");
+	bool is = b && !strcmp(b, "refbits");
+	wss_json_free(&doc);
 	return is;
 }
 

@@ -349,29 +349,39 @@ void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix)
 		s->total ? 100.0 * (double)s->shared / (double)s->total : 0.0);
 }
 
+int wss_session_header(const char *path, wss_json_doc_t *doc)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, f);
+	fclose(f);
+	wss_json_error_t err;
+	int r = n > 0 && !wss_json_parse(line, (size_t)n, doc, &err) ? 0 : -1;
+	free(line);
+	if (r)
+		return -1;
+	const char *type = wss_json_get_str(doc->root, "type");
+	if (type && !strcmp(type, "header"))
+		return 0;
+	wss_json_free(doc);
+	return -1;
+}
+
 /* Is the profile at path the one the program's first image wrote: its
  * header's pid, started after t0_ns (not an earlier run's under a
  * recycled pid)? */
 static bool first_profile_is(const char *path, pid_t pid, int64_t t0_ns)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n = getline(&line, &cap, f);
-	fclose(f);
 	wss_json_doc_t doc;
-	wss_json_error_t err;
-	bool is = false;
-	if (n > 0 && !wss_json_parse(line, (size_t)n, &doc, &err)) {
-		int64_t p, t;
-		const char *type = wss_json_get_str(doc.root, "type");
-		is = type && !strcmp(type, "header") && wss_json_get_int(doc.root, "pid", &p) && p == pid &&
-		     (!wss_json_get_int(doc.root, "start_unix_ns", &t) || t >= t0_ns - 1000000000);
-		wss_json_free(&doc);
-	}
-	free(line);
+	if (wss_session_header(path, &doc))
+		return false;
+	int64_t p, t;
+	bool is = wss_json_get_int(doc.root, "pid", &p) && p == pid &&
+		  (!wss_json_get_int(doc.root, "start_unix_ns", &t) || t >= t0_ns - 1000000000);
+	wss_json_free(&doc);
 	return is;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/json.h"
 #include "cli/load.h"
 
 /* The processes the table lists, largest data peak first. */
@@ -71,6 +72,11 @@ int wss_session_build_many(char *const *paths, size_t n, const char *name, wss_s
 /* The table as text, each line starting with prefix ("wss: " on stderr,
  * "" in the report). */
 void wss_session_text(const wss_session_t *s, FILE *out, const char *prefix);
+
+/* The header record of the profile at path (its first line), parsed into
+ * *doc (wss_json_free it).  Returns 0, or -1 when the file cannot be read
+ * or does not start with a header. */
+int wss_session_header(const char *path, wss_json_doc_t *doc);
 
 /* The session's first profile, from the output pattern: %p is the
  * program's pid (exec keeps it); %t (its start) and %n (its argv[0],
