@@ -21,6 +21,15 @@ typedef struct wss_ci {
 	double lo, hi;
 } wss_ci_t;
 
+/* An interval closed on the figure itself: the figure was counted (a
+ * sampled run's peak that an exact interval's count holds, with no
+ * sampled interval's bound above it), so it is printed as a count, not
+ * as "≈ v ± 0.0 %". */
+static inline bool wss_ci_counted(const wss_ci_t *ci, double v)
+{
+	return ci->present && ci->lo == v && ci->hi == v;
+}
+
 /* The series of a sample, in the order of wss_sample_t's data, read, write. */
 enum { WSS_SERIES_DATA, WSS_SERIES_READ, WSS_SERIES_WRITE, WSS_SERIES_N };
 

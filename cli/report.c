@@ -303,6 +303,12 @@ static void print_estimate(FILE *out, const char *what, int64_t value, bool tent
 	}
 	int scale = tenths ? 10 : 1;
 	uint64_t t = (uint64_t)value * (tenths ? 1 : 10);
+	if (wss_ci_counted(ci, (double)t / 10)) {
+		fprintf(out, "%s pages (counted)  %s kB\n",
+			tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value),
+			grouped(k, sizeof k, wss_load_kb(t, ps)));
+		return;
+	}
 	fprintf(out, "≈ %s pages", tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
 	if (ci->present) {
 		double est = (double)t / 10, half = fmax(est - ci->lo, ci->hi - est);

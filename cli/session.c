@@ -265,6 +265,8 @@ static const char *figure(char *buf, size_t n, int64_t v, const char *unit, cons
 	char g[32];
 	if (v < 0)
 		return "?";
+	if (ci && wss_ci_counted(ci, (double)v))
+		approx = false, ci = NULL;
 	int len = snprintf(buf, n, "%s%s%s", approx ? "\u2248 " : "", wss_text_grouped(g, sizeof g, (uint64_t)v), unit);
 	if (ci && ci->present && v > 0 && len > 0 && (size_t)len < n)
 		len += snprintf(buf + len, n - (size_t)len, " \u00b1 %.1f %%",

@@ -319,15 +319,36 @@ static int check_session_dir(const char *output)
 
 /* After the program: when its session wrote profiles of other processes,
  * their table on stderr (the first process's engine then printed only its
- * profile's line: engine/output.c).  Silent when there is nothing to sum
- * or nothing can be read: the program's exit status is what matters. */
-static void run_session_table(const char *pattern, pid_t pid, int64_t t0_ns)
+ * profile's line: engine/output.c).  A profile with no summary says why in
+ * one line: the engine writes the summary from the C library's exit, which
+ * a program killed by a signal, or one that makes the exit_group system
+ * call with its own instructions (Go's runtime), never reaches, and the
+ * engine is gone with it before it can say anything.  Silent when there is
+ * nothing to sum or nothing can be read: the program's exit status is what
+ * matters. */
+static void run_ending(const char *pattern, pid_t pid, int64_t t0_ns, const char *prog, int st)
 {
 	char *path = wss_session_find_first(pattern, pid, t0_ns);
 	wss_profile_t p;
 	if (!path || wss_load_profile(path, &p)) {
 		free(path);
 		return;
+	}
+	if (!p.has_summary) {
+		char how[128], upto[48];
+		if (WIFSIGNALED(st))
+			snprintf(how, sizeof how, "died of signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+		else
+			snprintf(how, sizeof how,
+				 "exited (status %d) by its own exit_group system call, past the C library's exit (as Go does)",
+				 WEXITSTATUS(st));
+		if (p.nsamples)
+			snprintf(upto, sizeof upto, "ends at sample %zu, with", p.nsamples);
+		else
+			snprintf(upto, sizeof upto, "has no sample and");
+		fprintf(stderr, "wss: %s %s: its profile %s %s no summary (a valid prefix: wss report reads it)%s\n", prog,
+			how, path, upto,
+			WIFSIGNALED(st) ? "" : "; wss attach --method refbits PID measures such a program to its end");
 	}
 	wss_session_t s;
 	if (wss_session_wanted(&p) && !wss_session_build(&p, &s)) {
@@ -585,7 +606,7 @@ static int cmd_run(int argc, char **argv)
 	if (r)
 		return EXIT_RUN;
 	if (cfg.report_summary)
-		run_session_table(cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
+		run_ending(cfg.output, child, (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec, argv[i], st);
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))

@@ -2,7 +2,7 @@
 # `wss run` and bare LD_PRELOAD: usage errors, exit statuses, signals,
 # the profile and the stderr summary, unchanged program output.
 . "$top_srcdir/tests/tap/tap.sh"
-plan 54
+plan 58
 
 "$WSS" --help >/dev/null; is $? 0 "wss --help exits 0"
 "$WSS" frobnicate 2>"$TMP/err"; is $? 2 "unknown command exits 2"
@@ -61,6 +61,16 @@ planted --status 125 run "$WSS" run -o @OUT -- true
 "$WSS" run -o "$TMP/three.jsonl" -- sh -c 'exit 3' 2>/dev/null; is $? 3 "exit status passes through"
 "$WSS" run -o "$TMP/term.jsonl" -- sh -c 'kill -TERM $$' 2>/dev/null; is $? 143 "death by SIGTERM is 128+15"
 $PROFILE check "$TMP/term.jsonl" --prefix; ok $? "a killed program leaves a valid profile prefix"
+# A profile without a summary says why in one line: the program died of a
+# signal, or left by its own exit_group (Go's runtime), past every wrapper.
+"$WSS" run -o "$TMP/term2.jsonl" -- sh -c 'kill -TERM $$' 2>"$TMP/term2.err"
+grep -qx "wss: sh died of signal 15 (Terminated): its profile $TMP/term2.jsonl \(ends at sample [0-9]*, with\|has no sample and\) no summary (a valid prefix: wss report reads it)" "$TMP/term2.err"
+ok $? "a killed program: one line says its profile has no summary, and why" || sed 's/^/# /' "$TMP/term2.err"
+"$WSS" run -o "$TMP/raw.jsonl" -- "$PROGS/lifecycle" raw-exit-group3 >"$TMP/raw.out" 2>"$TMP/raw.err"
+is "$?:$(cat "$TMP/raw.out")" "3:exit_group(3), the program's own instruction" "a raw exit_group: the status and output of the program"
+grep -q "^wss: $PROGS/lifecycle exited (status 3) by its own exit_group system call, past the C library's exit (as Go does): its profile $TMP/raw.jsonl .* no summary (a valid prefix: wss report reads it); wss attach --method refbits PID measures such a program to its end\$" "$TMP/raw.err"
+ok $? "a raw exit_group: one line says why there is no summary, and what measures such a program" || sed 's/^/# /' "$TMP/raw.err"
+$PROFILE check "$TMP/raw.jsonl" --prefix; ok $? "its profile is a valid prefix"
 # A program the preload cannot enter says so in one line, and runs as
 # natively (a static one: no loader to read LD_PRELOAD).
 printf 'int main(void) { return 3; }\n' >"$TMP/static.c"

@@ -37,6 +37,9 @@
  *   _Exit5, exit-group6 (syscall(SYS_exit_group)), sys-exit11 (the main
  *                thread, alone, leaves with syscall(SYS_exit, 11))
  *   _exit-threads  _exit(7) while three threads touch memory
+ *   raw-exit-group3  exit_group(3) made with the program's own instruction,
+ *                as Go's runtime does: no wrapper sees it, no summary
+ *                (cli.sh: wss run says why in one line)
  *   _exit-alarm    a SIGALRM handler calls _exit(8), while threads touch
  *                memory and main maps, touches and unmaps
  *   _exit-sigbus   SIGBUS sent to main while it maps, touches and unmaps
@@ -1088,6 +1091,20 @@ static int tls(void)
 	return 0;
 }
 
+/* exit_group(code) by the program's own instruction, not the C library's
+ * syscall(): what Go's runtime does, which no wrapper can see. */
+static void raw_exit_group(int code)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("syscall" : : "a"(SYS_exit_group), "D"(code) : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_exit_group;
+	register long x0 __asm__("x0") = code;
+	__asm__ volatile("svc 0" : : "r"(x8), "r"(x0) : "memory");
+#endif
+	syscall(SYS_exit_group, code); /* elsewhere: the wrapped call */
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -1165,6 +1182,12 @@ int main(int argc, char **argv)
 		printf("syscall(SYS_exit_group, 6)\n");
 		fflush(stdout);
 		syscall(SYS_exit_group, 6);
+	}
+	if (!strcmp(m, "raw-exit-group3")) {
+		big_setup();
+		printf("exit_group(3), the program's own instruction\n");
+		fflush(stdout);
+		raw_exit_group(3);
 	}
 	if (!strcmp(m, "sys-exit11")) {
 		big_setup();
