@@ -415,6 +415,7 @@
 		var fmt = function (v) { return tenths ? groupedTenths(v) : grouped(v); };
 		var txt = '≈ ' + fmt(Math.round(value * scale));
 		if (!ci) return txt + ' (no interval)';
+		if (ci[0] === value && ci[1] === value) return fmt(Math.round(value * scale)) + ' (counted)';
 		var half = Math.max(value - ci[0], ci[1] - value);
 		return txt + (value > 0 ? ' ± ' + (100 * half / value).toFixed(1) + ' %' : '') + ' [' +
 			fmt(Math.floor(ci[0] * scale + 1e-9)) + ', ' + fmt(Math.ceil(ci[1] * scale - 1e-9)) + ']';
