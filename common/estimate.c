@@ -10,6 +10,7 @@
 #include "common/estimate.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 #define Z95 1.959963984540054 /* the 97.5 % quantile of the normal */
 
@@ -123,6 +124,8 @@ uint64_t wss_estimate_halfwidth_ppm(wss_estimate_t e)
 void wss_strata_add(wss_strata_t *s, double y)
 {
 	s->sum += y;
+	s->sq += y * y;
+	s->nonzero += y != 0;
 	s->members++;
 	if (s->has_pending) {
 		double d = y - s->pending;
@@ -151,8 +154,35 @@ void wss_strata_add_zeros(wss_strata_t *s, uint64_t m)
 	s->has_pending = s->has_pending || m > 1 ? 2 : 1;
 }
 
+void wss_strata_add_key(wss_strata_t *s, uint64_t key, double y)
+{
+	if (s->open && s->key == key) {
+		s->acc += y;
+		s->pages++;
+		return;
+	}
+	wss_strata_close(s);
+	s->open = s->clustered = 1;
+	s->key = key;
+	s->acc = y;
+	s->pages = 1;
+}
+
+void wss_strata_close(wss_strata_t *s)
+{
+	if (!s->open)
+		return;
+	s->open = 0;
+	if (s->pages > s->pages_max)
+		s->pages_max = s->pages;
+	wss_strata_add(s, s->acc);
+}
+
+void wss_strata_doubt(wss_strata_t *s, double y) { s->var += y * y > 1 ? y * y : 1; }
+
 void wss_strata_break(wss_strata_t *s)
 {
+	wss_strata_close(s);
 	if (s->has_pending == 1)
 		s->var += s->pending * s->pending;
 	s->has_pending = 0;
@@ -161,6 +191,8 @@ void wss_strata_break(wss_strata_t *s)
 void wss_strata_add_alone(wss_strata_t *s, double y)
 {
 	s->sum += y;
+	s->sq += y * y;
+	s->nonzero += y != 0;
 	s->members++;
 	s->var += y * y;
 }
@@ -189,18 +221,43 @@ static void poisson_bounds(double x, double *lo, double *hi)
 	*hi = x1 * b * b * b;
 }
 
+/* A handful of touched members says too little of its own variance (none
+ * at all says 0): the Poisson bounds of the touched count, which hold for
+ * one member a block whatever the pattern.  A cluster brings all its
+ * touched pages at once (a compound count, of variance the members'
+ * squares): the bounds of the effective count sum^2 / squares, scaled back
+ * to pages; with nothing touched, a cluster of the largest size for each
+ * unit of the Poisson bound.  Is the sample that small?  Bounds on the
+ * members' sum. */
+static bool few_bounds(const wss_strata_t *s, double *lo, double *hi)
+{
+	if (!s->members || (s->clustered ? s->nonzero : s->sum) >= WSS_STRATA_MIN)
+		return false;
+	if (!s->clustered) {
+		poisson_bounds(s->sum, lo, hi);
+		return true;
+	}
+	if (s->sq <= 0) {
+		poisson_bounds(0, lo, hi);
+		*hi *= (double)(s->pages_max ? s->pages_max : 1);
+		return true;
+	}
+	double per = s->sq / s->sum; /* pages a touched cluster brings, weighted */
+	poisson_bounds(s->sum / per, lo, hi);
+	*lo *= per;
+	*hi *= per;
+	return true;
+}
+
 wss_estimate_avg_t wss_strata_interval(const wss_strata_t *s, double scale, double base, double div)
 {
 	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
 	double est = base + scale * s->sum;
 	double half = wss_t975(s->pairs) * scale * sqrt(var);
 	double lo = est - half, hi = est + half, seen = base + s->sum;
-	/* A handful of touches says too little of its own variance (none
-	 * at all says 0): the Poisson bounds of their count, which hold for
-	 * one member a block whatever the pattern, where wider. */
-	if (s->members && s->sum < WSS_STRATA_MIN) {
-		double plo, phi;
-		poisson_bounds(s->sum, &plo, &phi);
+	/* A handful of touches: the bounds of their count, where wider. */
+	double plo, phi;
+	if (few_bounds(s, &plo, &phi)) {
 		if (base + scale * plo < lo)
 			lo = base + scale * plo;
 		if (base + scale * phi > hi)
@@ -220,11 +277,18 @@ wss_estimate_t wss_estimate_strata(uint64_t n, uint64_t k, uint64_t x, const wss
 		k = n;
 	if (x > k)
 		x = k;
-	if (k == n || x < WSS_STRATA_MIN || k - x < WSS_STRATA_MIN)
+	/* Clusters: Wilson's interval counts pages as drawn one by one, which
+	 * a cluster's are not; the strata's (by cluster), widened for a few
+	 * touched ones. */
+	if (!s->clustered && (k == n || x < WSS_STRATA_MIN || k - x < WSS_STRATA_MIN))
 		return e;
 	double var = s->var + (s->has_pending == 1 ? s->pending * s->pending : 0);
-	double half = wss_t975(s->pairs) * (double)(1ULL << level) * sqrt(var);
-	double lo = floor((double)e.est - half), hi = ceil((double)e.est + half);
+	double scale = (double)(1ULL << level), half = wss_t975(s->pairs) * scale * sqrt(var);
+	double lo = floor((double)e.est - half), hi = ceil((double)e.est + half), plo, phi;
+	if (s->clustered && few_bounds(s, &plo, &phi)) {
+		lo = fmin(lo, floor(scale * plo));
+		hi = fmax(hi, ceil(scale * phi));
+	}
 	uint64_t min = x, max = n - (k - x);
 	e.lo = lo <= (double)min ? min : lo >= (double)e.est ? e.est : (uint64_t)lo;
 	e.hi = hi >= (double)max ? max : hi <= (double)e.est ? e.est : (uint64_t)hi;

@@ -76,6 +76,14 @@ typedef struct wss_strata {
 	uint64_t members, pairs; /* pairs: the differences taken (the degrees of freedom) */
 	double pending;  /* the last member of the range so far */
 	int has_pending; /* members of the range so far (0: none) */
+	/* Cluster designs (common/sample.h): a member is a cluster, whose
+	 * value is the sum of its pages', which wss_strata_add_key gathers
+	 * (open: a cluster's pages so far, key its number, acc their sum). */
+	double sq;       /* the members' squares: the compound count's spread */
+	uint64_t nonzero;
+	int open, clustered;
+	uint64_t key, pages, pages_max; /* pages: the open cluster's so far */
+	double acc;
 } wss_strata_t;
 
 /* The next member in address order, of value y.  AS-safe. */
@@ -84,11 +92,25 @@ void wss_strata_add(wss_strata_t *s, double y);
  * leave, in O(1) (a sample's untouched members between its touched ones).
  * AS-safe. */
 void wss_strata_add_zeros(wss_strata_t *s, uint64_t m);
+/* A page of the cluster numbered key, of value y: the cluster is one
+ * member, of its pages' sum, added when a page of another cluster comes,
+ * at wss_strata_close or at a break.  Pages in address order, so a
+ * cluster's pages come together.  AS-safe. */
+void wss_strata_add_key(wss_strata_t *s, uint64_t key, double y);
+/* The cluster gathered so far added as a member.  AS-safe. */
+void wss_strata_close(wss_strata_t *s);
+/* A block of a cluster design cut by its range's end, y its touched pages
+ * in the range: no neighbour tells its spread (its cluster may hold the
+ * range's few touches or miss them), so its variance is bounded by its
+ * square, and never less than one page's (a stride's clusters all alike
+ * would otherwise read as exact, and its ends are not).  AS-safe. */
+void wss_strata_doubt(wss_strata_t *s, double y);
 /* A break (the end of a range): no difference across it.  AS-safe. */
 void wss_strata_break(wss_strata_t *s);
 /* A lone value (a member whose neighbours are gone): its square.  AS-safe. */
 void wss_strata_add_alone(wss_strata_t *s, double y);
-/* The 95 % interval of base + scale * (the members' sum), divided by div:
+/* The 95 % interval of base + scale * (the members' sum), divided by div
+ * (after a break: a cluster still open is not in it):
  * the members' values scaled by the sample's 2^L, plus a part known
  * exactly; never below base + the members' own sum (what was seen), over
  * div.  Uses Student's t with a degree of freedom a pair.  AS-safe. */

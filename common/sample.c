@@ -81,6 +81,66 @@ uint64_t wss_sample_count(uint64_t first, uint64_t end, unsigned level, uint64_t
 	return c + (lb + 1 - fb);
 }
 
+/* The first steps of the level-span descent of pn's block: how many of
+ * the first `steps` match pn's bits (steps when all do). */
+static unsigned span_steps(uint64_t pn, unsigned steps, unsigned span, uint64_t seed)
+{
+	uint64_t node = pn >> span;
+	for (unsigned k = 0; k < steps; k++) {
+		unsigned i = span - k, bit = step_bit(node, i, seed);
+		if (bit != (unsigned)((pn >> (i - 1)) & 1))
+			return k;
+		node = (node << 1) | bit;
+	}
+	return steps;
+}
+
+bool wss_sample_member_span(uint64_t pn, unsigned level, unsigned span, uint64_t seed)
+{
+	if (level >= span)
+		return wss_sample_member(pn, level, seed);
+	return span_steps(pn, level, span, seed) == level;
+}
+
+uint64_t wss_sample_cluster(uint64_t block, unsigned level, unsigned span, uint64_t seed)
+{
+	uint64_t node = block;
+	for (unsigned k = 0; k < level; k++)
+		node = (node << 1) | step_bit(node, span - k, seed);
+	return node << (span - level);
+}
+
+uint64_t wss_sample_count_span(uint64_t first, uint64_t end, unsigned level, unsigned span, uint64_t seed)
+{
+	if (level >= span)
+		return wss_sample_count(first, end, level, seed);
+	if (end <= first)
+		return 0;
+	uint64_t len = 1ull << (span - level), c = 0;
+	uint64_t fb = first >> span, lb = (end - 1) >> span;
+	/* The end blocks' clusters clipped to [first, end); every whole
+	 * block in between holds a whole one. */
+	for (uint64_t b = fb; b <= lb; b = b == fb && lb > fb + 1 ? lb : b + 1) {
+		uint64_t m = wss_sample_cluster(b, level, span, seed), me = m + len;
+		uint64_t s = m > first ? m : first, e = me < end ? me : end;
+		c += e > s ? e - s : 0;
+	}
+	if (lb > fb + 1)
+		c += (lb - fb - 1) * len;
+	return c;
+}
+
+unsigned wss_sample_top_span(uint64_t pn, unsigned span, uint64_t seed)
+{
+	unsigned k = span_steps(pn, span, span, seed);
+	if (k < span)
+		return k;
+	unsigned l = span;
+	while (l < WSS_SAMPLE_LEVEL_MAX && wss_sample_member(pn, l + 1, seed))
+		l++;
+	return l;
+}
+
 uint64_t wss_sample_seed(uint64_t entropy)
 {
 	uint64_t s = mix64(entropy + GOLDEN);
