@@ -1,8 +1,9 @@
 /* The trace analyses of the `wss` command (docs/analyses.md): heatmap,
- * window, mrc, simulate (analyses.c) and replay (replay.c), and what they
- * share: a profile opened with the page trace its header names, a first
- * pass that checks every record before anything is printed, the options
- * of their command lines and their three output forms. */
+ * window, mrc, simulate and replay, a file each (analyses_NAME.c,
+ * replay.c), and what they share (analyses.c): a profile opened with the
+ * page trace its header names, a first pass that checks every record
+ * before anything is printed, the options of their command lines and
+ * their three output forms. */
 #ifndef WSS_CLI_ANALYSES_H
 #define WSS_CLI_ANALYSES_H
 
@@ -50,7 +51,7 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out);
  * command's status with its line on stderr (no trace, a bad one). */
 int wss_mrc_hit_size(const char *path, unsigned pct, uint64_t *pages);
 
-/* ---- shared by analyses.c and replay.c ---- */
+/* ---- shared by the analyses and replay.c ---- */
 
 typedef enum wss_out { WSS_OUT_TEXT, WSS_OUT_CSV, WSS_OUT_JSON } wss_out_t;
 

@@ -7,7 +7,7 @@
  * page (its latest reference): O(log pages) per reference.  Positions are
  * renumbered when they run out, so memory stays in proportion to the
  * distinct pages whatever the length of the string.  Pure.  wss mrc keeps
- * its stack over ranges of pages instead (analyses.c, lru_run), whose
+ * its stack over ranges of pages instead (analyses_refs.c, lru_run), whose
  * cost does not grow with a run's length; this one, a reference at a
  * time, is what the tests' page-by-page build holds it to. */
 #ifndef WSS_CLI_MRC_H

@@ -1,5 +1,5 @@
 /* Number formatting shared by the command's reports (report.c) and
- * analyses (analyses.c): thousands grouped for people, and doubles in
+ * analyses (analyses*.c): thousands grouped for people, and doubles in
  * their shortest exact form for JSON. */
 #ifndef WSS_CLI_TEXT_H
 #define WSS_CLI_TEXT_H
