@@ -303,14 +303,11 @@ static void print_estimate(FILE *out, const char *what, int64_t value, bool tent
 	}
 	int scale = tenths ? 10 : 1;
 	uint64_t t = (uint64_t)value * (tenths ? 1 : 10);
-	if (wss_ci_counted(ci, (double)t / 10)) {
-		fprintf(out, "%s pages (counted)  %s kB\n",
-			tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value),
-			grouped(k, sizeof k, wss_load_kb(t, ps)));
-		return;
-	}
-	fprintf(out, "≈ %s pages", tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
-	if (ci->present) {
+	bool counted = wss_ci_counted(ci, (double)t / 10);
+	fprintf(out, "%s%s pages", counted ? "" : "≈ ", tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
+	if (counted) {
+		fputs(" (counted)", out);
+	} else if (ci->present) {
 		double est = (double)t / 10, half = fmax(est - ci->lo, ci->hi - est);
 		if (est > 0)
 			fprintf(out, " ± %.1f %%", 100.0 * half / est);
