@@ -304,7 +304,8 @@ static void print_estimate(FILE *out, const char *what, int64_t value, bool tent
 	int scale = tenths ? 10 : 1;
 	uint64_t t = (uint64_t)value * (tenths ? 1 : 10);
 	bool counted = wss_ci_counted(ci, (double)t / 10);
-	fprintf(out, "%s%s pages", counted ? "" : "≈ ", tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
+	fprintf(out, "%s%s pages", counted ? "" : "≈ ",
+		tenths ? grouped_tenths(v, sizeof v, t) : grouped(v, sizeof v, (uint64_t)value));
 	if (counted) {
 		fputs(" (counted)", out);
 	} else if (ci->present) {
