@@ -1,5 +1,6 @@
 /* `wss attach PID`: measure a running process from the kernel's reference
- * and soft-dirty bits, with no code in it (cli/attach.c, docs/attach.md). */
+ * and soft-dirty bits, with no code in it (cli/attach.c, the command, and
+ * cli/attach_refbits.c; docs/attach.md). */
 #ifndef WSS_CLI_ATTACH_H
 #define WSS_CLI_ATTACH_H
 
@@ -30,6 +31,21 @@ void wss_attach_stops(sigset_t *set);
  * blocked by the caller (they end it).  Returns wss attach's exit
  * status. */
 int wss_attach_one(pid_t pid, const wss_attach_opts_t *o);
+
+/* The reference-bit method (cli/attach_refbits.c), from the first clear
+ * to the summary: pid measured with o's settings, which it checks for
+ * what reference bits can give.  Returns wss attach's exit status. */
+int wss_attach_refbits(pid_t pid, const wss_attach_opts_t *o);
+
+/* What both methods check and name (cli/attach.c).  _check_target: is
+ * there such a process, of this user (root: any)?  Prints the reason and
+ * returns 2 when not, else 0.  _expand_output: the profile's path, the
+ * output pattern as `wss run` expands it; returns 0 or an errno.
+ * _open_output: the profile's file, created new (cli/outfile.h); returns
+ * the descriptor, or -1 with the exit status in *status, having said why. */
+int wss_attach_check_target(pid_t pid);
+int wss_attach_expand_output(const char *pattern, pid_t pid, char *out, size_t n);
+int wss_attach_open_output(const char *path, int *status);
 
 /* wss attach --cgroup PATH (cli/attach_cgroup.c): every process of a
  * cgroup v2, as it joins, until the duration ends, a stop signal comes or

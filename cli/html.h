@@ -1,8 +1,9 @@
 /* `wss report --html OUT PROFILE...` (docs/report.md): one self-contained
- * HTML page of one or more profiles.  html.c loads and symbolises them and
- * writes their data into the page; the page itself (markup, style and the
- * script that draws it) is in cli/html/, compiled into the command as the
- * strings below by cli/html/embed.awk (html_assets.c, generated). */
+ * HTML page of one or more profiles.  html.c loads them and writes the
+ * page, html_data.c symbolises them and writes their data for it; the page
+ * itself (markup, style and the script that draws it) is in cli/html/,
+ * compiled into the command as the strings below by cli/html/embed.awk
+ * (html_assets.c, generated). */
 #ifndef WSS_CLI_HTML_H
 #define WSS_CLI_HTML_H
 

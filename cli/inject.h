@@ -33,8 +33,9 @@ typedef struct wss_inject {
 	bool stop_seen;        /* a SIGSTOP came meanwhile (it cannot be blocked): sent again */
 } wss_inject_t;
 
-/* Find the C library's entry points in pid.  Returns 0, or an errno with
- * the reason (a static program, not glibc, glibc before 2.34) in err. */
+/* Find the C library's entry points in pid (cli/inject_elf.c).  Returns 0,
+ * or an errno with the reason (a static program, not glibc, glibc before
+ * 2.34) in err. */
 int wss_inject_libc(pid_t pid, wss_inject_libc_t *lc, char *err, size_t errlen);
 
 /* Stop a thread of pid at a safe point: blocked in a system call that
