@@ -55,6 +55,7 @@ static const char *pages(char *buf, size_t n, int64_t v)
 static int percentiles(const wss_profile_t *p, wss_diag_t *d)
 {
 	d->p50 = d->p95 = d->p99 = d->peak = d->peak_t_ns = d->peak_seq = -1;
+	d->intervals = 0; /* none without samples (a run cut before its first) */
 	if (!p->nsamples)
 		return 0;
 	int64_t *v = malloc(p->nsamples * sizeof *v);

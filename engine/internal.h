@@ -162,6 +162,7 @@ typedef struct wss_engine {
 	uint32_t level_used[WSS_SAMPLE_LEVEL_MAX + 1]; /* the last interval armed at each level (0: none) */
 	uint32_t level_max;       /* the coarsest level of the run */
 	uint32_t level_min_sampled; /* the finest sampled level of the run (0: none) */
+	bool clustered;             /* some interval counted a sparse range's clusters (tick.c) */
 	/* All writes (sampling.c): at a sampled level, every page of the
 	 * dense ranges is write-protected and harvested, not only the
 	 * members, so that the writes are counted exactly and only the pages
@@ -390,11 +391,12 @@ uint32_t wss_policy_step(uint32_t l, uint64_t share_ppm, uint64_t fixed_ppm, uin
  * the process may use when that is more; counted of all touches are
  * budgeted.  Engine lock held, after the tick took faults_k. */
 uint64_t wss_policy_fault_delay(uint64_t counted, uint64_t all);
-/* Before a sparse range of pages pages is added: the level in force
- * becomes one whose members fit the VMA budget with it, at once (mid
- * interval: sampling.c, wss_sampling_raise_to, says why that is sound).
- * Engine lock held. */
-void wss_policy_make_room(uint64_t pages);
+/* Before a sparse range of pages pages and span span is added: the level
+ * in force becomes one whose armed runs fit the VMA budget with it, and
+ * whose sparse members their page state, at once (mid interval:
+ * sampling.c, wss_sampling_raise_to, says why that is sound).  Engine
+ * lock held. */
+void wss_policy_make_room(uint64_t pages, unsigned span);
 /* Before a dense range of pages pages is attached: a coarser level first
  * if its members would cost more than an interval's budget to arm, or,
  * from exact, if it is larger than the burst cap.  Engine lock held. */
@@ -434,6 +436,28 @@ uint64_t wss_sampling_count(uintptr_t s, uintptr_t e, uint32_t level);
 bool wss_sampling_member(uintptr_t page, uint32_t level);
 /* The highest level the page is a member of. */
 uint32_t wss_sampling_top_level(uintptr_t page);
+/* fn on the members of [s, e) at level as runs of consecutive pages (a
+ * cluster is one run, one protection change or scan, not one a page), in
+ * address order.  Engine lock. */
+void wss_sampling_member_runs(uintptr_t s, uintptr_t e, uint32_t level, void (*run)(uintptr_t s, uintptr_t e, void *arg),
+			      void *arg);
+/* The strata's units among the members of [s, e) at level: clusters
+ * where a sparse range's design has them, else members.  Engine lock. */
+uint64_t wss_sampling_units(uintptr_t s, uintptr_t e, uint32_t level);
+/* fn on the part inside [s, e) of each cluster whose block the range's
+ * ends (or a sparse piece's) cut, at level: [a, z), empty when the
+ * cluster fell outside.  Such a block's spread is bounded apart
+ * (wss_strata_doubt).  Engine lock. */
+void wss_sampling_cut_clusters(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t s, uintptr_t e, void *arg),
+			       void *arg);
+/* The span a sparse range of this many pages is registered with
+ * (common/sample.h): the level at which its members alone fill the VMA
+ * room, below which they are clusters.  Engine lock. */
+unsigned wss_sampling_span_for(uint64_t pages);
+/* The cluster a member at level of page's range belongs to: log2 of its
+ * pages (0: the page design, a member its own unit), the range's piece
+ * in *s, *e (the page alone where it is dense).  AS-safe. */
+unsigned wss_sampling_cluster_shift(uintptr_t page, uint32_t level, uintptr_t *s, uintptr_t *e);
 /* Give the pages of [s, e) armed at level from (0: every page) that are
  * not members of level to their own protection (inside an arming
  * section, after the members of level are armed). */

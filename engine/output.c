@@ -295,7 +295,9 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	/* Over several sampled levels, the totals count each page by its
 	 * last touch (wss_tick_last_touch): one walk of the pages with state. */
 	static wss_last_counts_t lc;
-	bool several = E.level_min_sampled && E.level_min_sampled < E.level_max;
+	/* (Not with clusters: the several levels' variance takes one member
+	 * a block, as the Poisson one does; the coarsest level's strata hold.) */
+	bool several = E.level_min_sampled && E.level_min_sampled < E.level_max && !E.clustered;
 	if (several)
 		wss_tick_last_touches(&lc);
 	kinds_summary(sum, several ? &lc : NULL);

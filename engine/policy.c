@@ -141,16 +141,27 @@ void wss_policy_probe_now(void)
 	wss_policy_burst_cap();
 }
 
-/* The finest level whose members fit the VMA budget: each armed member
- * alone in its range splits a VMA in three. */
-static uint32_t vma_floor_of(uint64_t tracked, uint64_t regions)
+/* The finest level whose armed runs fit the VMA budget (each member, or
+ * a sparse range's cluster, armed alone in its range splits a VMA in
+ * three), and whose sparse ranges' members fit WSS_SPARSE_MEMBER_PAGES of
+ * page state.  tracked: every tracked page, the sparse ranges' included;
+ * xpages: a sparse range about to be added, of span xspan. */
+static uint32_t floor_with(uint64_t tracked, uint64_t regions, uint64_t xpages, unsigned xspan)
 {
 	uint64_t room = E.vma_budget > 0 ? (uint64_t)E.vma_budget / 2 : 32;
 	uint32_t l = 1;
-	while (l < WSS_SAMPLE_LEVEL_MAX && (tracked >> l) + regions > room)
-		l++;
+	for (; l < WSS_SAMPLE_LEVEL_MAX; l++) {
+		uint64_t sp, su = wss_sparse_units(l, &sp);
+		uint64_t dense = tracked > sp ? tracked - sp : 0;
+		sp += xpages;
+		su += xpages >> (l > xspan ? l : xspan);
+		if ((dense >> l) + su + regions <= room && (sp >> l) <= WSS_SPARSE_MEMBER_PAGES)
+			break;
+	}
 	return l;
 }
+
+static uint32_t vma_floor_of(uint64_t tracked, uint64_t regions) { return floor_with(tracked, regions, 0, 0); }
 
 static uint32_t vma_floor(uint64_t tracked) { return vma_floor_of(tracked, E.regions.n); }
 
@@ -435,11 +446,11 @@ void wss_policy_before_attach(uint64_t pages)
 	E.change_ns += t;
 }
 
-void wss_policy_make_room(uint64_t pages)
+void wss_policy_make_room(uint64_t pages, unsigned span)
 {
-	/* The floor with the new range counted, pages and one more region;
-	 * a fixed rate finer than that gives way, as at a tick. */
-	uint32_t f = vma_floor_of(wss_regions_pages(&E.regions) + pages, E.regions.n + 1);
+	/* The floor with the new sparse range counted, its runs and one more
+	 * region; a fixed rate finer than that gives way, as at a tick. */
+	uint32_t f = floor_with(wss_regions_pages(&E.regions), E.regions.n + 1, pages, span);
 	if (__atomic_load_n(&E.level, __ATOMIC_RELAXED) < f)
 		wss_sampling_raise_to(f);
 }

@@ -167,12 +167,16 @@ static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 				 (kind == WSS_KIND_FILE || kind == WSS_KIND_SHARED ? WSS_PF_FILE : 0));
 	if (E.set.mode == WSS_TRACK_EXACT || wss_regions_reserve(&E.regions, 2) || wss_shadow_ensure_sparse(s, e))
 		return false;
-	/* The level first (its members must fit the VMA budget, with the new
-	 * range counted, and their arming the overhead budget), then the
-	 * entry, then the members armed. */
-	wss_policy_make_room((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
-	wss_policy_before_attach((uint64_t)(e - s) >> WSS_PAGE_SHIFT);
-	if (wss_sparse_add(s, e, bits))
+	/* The level first (its runs must fit the VMA budget, with the new
+	 * range counted, and its members their page state), then the entry,
+	 * then the members armed.  Not held to one interval's budget of
+	 * first touches as a dense range is (wss_policy_before_attach): a
+	 * reservation is mostly never touched, and its touches raise the
+	 * level as they come (wss_policy_burst). */
+	uint64_t pages = (uint64_t)(e - s) >> WSS_PAGE_SHIFT;
+	unsigned span = wss_sampling_span_for(pages);
+	wss_policy_make_room(pages, span);
+	if (wss_sparse_add(s, e, bits, span))
 		return false;
 	wss_census_register(s, e, kind);
 	wss_regions_insert(&E.regions, s, e, kind);

@@ -85,66 +85,284 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 	wss_policy_burst_cap();
 }
 
-void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg)
+/* ---- designs ------------------------------------------------------------
+ * A dense range samples pages (span 0); a sparse range has the span it was
+ * registered with (wss_sampling_span_for), below which its members are
+ * clusters (common/sample.h).  Every walk and test of members goes by the
+ * design of the piece it is in: the functions below split their range at
+ * the sparse ranges' edges (wss_sparse_designs), and the single-page tests
+ * look the page's range up (AS-safe, lock-free). */
+
+static unsigned span_of(uintptr_t page)
 {
+	uintptr_t s, e;
+	return wss_sparse_any() ? wss_sparse_span(page, &s, &e) : 0;
+}
+
+unsigned wss_sampling_span_for(uint64_t pages)
+{
+	/* The finest level whose members of this range alone fit the VMA
+	 * room, as vma_floor's: at it the cluster design is the page one, so
+	 * the range never has fewer runs armed than it had as pages, and
+	 * below it each run covers 2^(span - L) pages instead of one. */
+	uint64_t room = E.vma_budget > 0 ? (uint64_t)E.vma_budget / 2 : 32;
+	unsigned span = 1;
+	while (span < WSS_SAMPLE_LEVEL_MAX && (pages >> span) + 1 > room)
+		span++;
+	return span;
+}
+
+typedef struct design_walk {
+	uint32_t level;
+	void (*fn)(uintptr_t page, void *arg);
+	void (*run)(uintptr_t s, uintptr_t e, void *arg);
+	void *arg;
+	uint64_t n;
+} design_walk_t;
+
+/* The members of [s, e) at level under span, page by page (fn) or run by
+ * run of consecutive pages (run). */
+static void members_of(uintptr_t s, uintptr_t e, unsigned span, void *arg)
+{
+	design_walk_t *w = arg;
 	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+	uint32_t level = w->level;
 	if (level == 0) {
-		for (uint64_t p = p0; p < p1; p++)
-			fn(p << WSS_PAGE_SHIFT, arg);
+		if (w->run && s < e)
+			w->run(s, e, w->arg);
+		for (uint64_t p = p0; p < p1 && w->fn; p++)
+			w->fn(p << WSS_PAGE_SHIFT, w->arg);
+		return;
+	}
+	if (level < span) {
+		uint64_t len = 1ULL << (span - level);
+		for (uint64_t b = p0 >> span; (b << span) < p1; b++) {
+			uint64_t m = wss_sample_cluster(b, level, span, E.seed);
+			uint64_t a = m > p0 ? m : p0, z = m + len < p1 ? m + len : p1;
+			if (a < z && w->run)
+				w->run(a << WSS_PAGE_SHIFT, z << WSS_PAGE_SHIFT, w->arg);
+			for (; a < z && w->fn; a++)
+				w->fn(a << WSS_PAGE_SHIFT, w->arg);
+		}
 		return;
 	}
 	for (uint64_t b = p0 >> level; (b << level) < p1; b++) {
 		uint64_t m = wss_sample_in_block(b, level, E.seed);
-		if (m >= p0 && m < p1)
-			fn(m << WSS_PAGE_SHIFT, arg);
+		if (m < p0 || m >= p1)
+			continue;
+		if (w->run)
+			w->run(m << WSS_PAGE_SHIFT, (m + 1) << WSS_PAGE_SHIFT, w->arg);
+		if (w->fn)
+			w->fn(m << WSS_PAGE_SHIFT, w->arg);
 	}
+}
+
+/* fn on [s, e) piece by piece, by each piece's design. */
+static void by_design(uintptr_t s, uintptr_t e, design_walk_t *w, void (*fn)(uintptr_t, uintptr_t, unsigned, void *))
+{
+	if (w->level && wss_sparse_any())
+		wss_sparse_designs(s, e, fn, w);
+	else
+		fn(s, e, 0, w);
+}
+
+void wss_sampling_members(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t page, void *arg), void *arg)
+{
+	design_walk_t w = {level, fn, NULL, arg, 0};
+	by_design(s, e, &w, members_of);
+}
+
+void wss_sampling_member_runs(uintptr_t s, uintptr_t e, uint32_t level, void (*run)(uintptr_t s, uintptr_t e, void *arg),
+			      void *arg)
+{
+	design_walk_t w = {level, NULL, run, arg, 0};
+	by_design(s, e, &w, members_of);
+}
+
+static void count_of(uintptr_t s, uintptr_t e, unsigned span, void *arg)
+{
+	design_walk_t *w = arg;
+	w->n += wss_sample_count_span(s >> WSS_PAGE_SHIFT, e >> WSS_PAGE_SHIFT, w->level, span, E.seed);
 }
 
 uint64_t wss_sampling_count(uintptr_t s, uintptr_t e, uint32_t level)
 {
-	return wss_sample_count(s >> WSS_PAGE_SHIFT, e >> WSS_PAGE_SHIFT, level, E.seed);
+	design_walk_t w = {level, NULL, NULL, NULL, 0};
+	by_design(s, e, &w, count_of);
+	return w.n;
+}
+
+/* Clusters of [s, e) (each block's, where it meets the range) or, in the
+ * page design, members: the strata's units. */
+static void units_of(uintptr_t s, uintptr_t e, unsigned span, void *arg)
+{
+	design_walk_t *w = arg;
+	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+	if (w->level >= span || p0 >= p1) {
+		w->n += wss_sample_count_span(p0, p1, w->level, span, E.seed);
+		return;
+	}
+	uint64_t fb = p0 >> span, lb = (p1 - 1) >> span;
+	w->n += lb > fb + 1 ? lb - fb - 1 : 0;
+	w->n += wss_sample_count_span(p0, p1 < (fb + 1) << span ? p1 : (fb + 1) << span, w->level, span, E.seed) > 0;
+	if (lb > fb)
+		w->n += wss_sample_count_span(lb << span, p1, w->level, span, E.seed) > 0;
+}
+
+uint64_t wss_sampling_units(uintptr_t s, uintptr_t e, uint32_t level)
+{
+	design_walk_t w = {level, NULL, NULL, NULL, 0};
+	by_design(s, e, &w, units_of);
+	return w.n;
+}
+
+typedef struct cut_walk {
+	uint32_t level;
+	void (*fn)(uintptr_t s, uintptr_t e, void *arg);
+	void *arg;
+} cut_walk_t;
+
+static void cuts_of(uintptr_t s, uintptr_t e, unsigned span, void *arg)
+{
+	cut_walk_t *w = arg;
+	if (w->level >= span || s >= e)
+		return;
+	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT, mask = (1ULL << span) - 1;
+	uint64_t fb = p0 >> span, lb = (p1 - 1) >> span, len = 1ULL << (span - w->level);
+	for (uint64_t b = fb; b <= lb; b = b == fb ? (lb > fb ? lb : lb + 1) : lb + 1) {
+		if (!((b == fb && (p0 & mask)) || (b == lb && (p1 & mask))))
+			continue;
+		uint64_t m = wss_sample_cluster(b, w->level, span, E.seed);
+		uint64_t a = m > p0 ? m : p0, z = m + len < p1 ? m + len : p1;
+		if (z < a)
+			z = a;
+		w->fn(a << WSS_PAGE_SHIFT, z << WSS_PAGE_SHIFT, w->arg);
+	}
+}
+
+void wss_sampling_cut_clusters(uintptr_t s, uintptr_t e, uint32_t level, void (*fn)(uintptr_t s, uintptr_t e, void *arg),
+			       void *arg)
+{
+	cut_walk_t w = {level, fn, arg};
+	if (level && wss_sparse_any())
+		wss_sparse_designs(s, e, cuts_of, &w);
 }
 
 uint32_t wss_sampling_top_level(uintptr_t page)
 {
-	uint64_t pn = page >> WSS_PAGE_SHIFT;
-	uint32_t l = 0;
-	while (l < WSS_SAMPLE_LEVEL_MAX && wss_sample_member(pn, l + 1, E.seed))
-		l++;
-	return l;
+	return wss_sample_top_span(page >> WSS_PAGE_SHIFT, span_of(page), E.seed);
 }
 
 bool wss_engine_probe_page(uintptr_t page) { return page == __atomic_load_n(&E.probe, __ATOMIC_RELAXED); }
 
 bool wss_sampling_member(uintptr_t page, uint32_t level)
 {
-	return wss_sample_member(page >> WSS_PAGE_SHIFT, level, E.seed);
+	return wss_sample_member_span(page >> WSS_PAGE_SHIFT, level, span_of(page), E.seed);
+}
+
+unsigned wss_sampling_cluster_shift(uintptr_t page, uint32_t level, uintptr_t *s, uintptr_t *e)
+{
+	unsigned span = wss_sparse_any() ? wss_sparse_span(page, s, e) : 0;
+	if (!span) { /* the page design here; *s, *e: as far as that is known */
+		*s = page;
+		*e = page + WSS_PAGE_SIZE;
+	}
+	return level && level < span ? span - level : 0;
 }
 
 /* The gaps between the members of level, run by run (from 0), or the
- * members of from that are not members of level, page by page: fn(run). */
-static void others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level, void (*fn)(uintptr_t s, uintptr_t e))
+ * members of from that are not members of level, run by run: fn(run). */
+typedef struct others_walk {
+	uint32_t from, level;
+	void (*fn)(uintptr_t s, uintptr_t e);
+	uintptr_t rs, re; /* the run so far */
+} others_walk_t;
+
+static void others_flush(others_walk_t *w)
 {
-	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
-	if (from == 0) {
-		uintptr_t gap = s;
-		for (uint64_t b = p0 >> level; level && (b << level) < p1; b++) {
-			uint64_t m = wss_sample_in_block(b, level, E.seed);
-			if (m < p0 || m >= p1)
-				continue;
-			if ((m << WSS_PAGE_SHIFT) > gap)
-				fn(gap, m << WSS_PAGE_SHIFT);
-			gap = (m + 1) << WSS_PAGE_SHIFT;
-		}
-		if (level && gap < e)
-			fn(gap, e);
+	if (w->rs < w->re)
+		w->fn(w->rs, w->re);
+	w->rs = w->re = 0;
+}
+
+static void others_add(others_walk_t *w, uintptr_t s, uintptr_t e)
+{
+	if (w->rs < w->re && s == w->re) {
+		w->re = e;
 		return;
 	}
-	for (uint64_t b = p0 >> from; (b << from) < p1; b++) {
-		uint64_t m = wss_sample_in_block(b, from, E.seed);
-		if (m >= p0 && m < p1 && !wss_sample_member(m, level, E.seed))
-			fn(m << WSS_PAGE_SHIFT, (m + 1) << WSS_PAGE_SHIFT);
+	others_flush(w);
+	w->rs = s;
+	w->re = e;
+}
+
+static void others_of(uintptr_t s, uintptr_t e, unsigned span, void *arg)
+{
+	others_walk_t *w = arg;
+	uint64_t p0 = s >> WSS_PAGE_SHIFT, p1 = e >> WSS_PAGE_SHIFT;
+	if (w->from == 0) {
+		if (!w->level)
+			return;
+		/* The gaps between consecutive members' runs. */
+		uintptr_t gap = s;
+		bool cl = w->level < span;
+		uint64_t sh = cl ? span : w->level, len = cl ? 1ULL << (span - w->level) : 1;
+		for (uint64_t b = p0 >> sh; (b << sh) < p1; b++) {
+			uint64_t m = cl ? wss_sample_cluster(b, w->level, span, E.seed) : wss_sample_in_block(b, w->level, E.seed);
+			uint64_t a = m > p0 ? m : p0, z = m + len < p1 ? m + len : p1;
+			if (a >= z)
+				continue;
+			if ((a << WSS_PAGE_SHIFT) > gap)
+				others_add(w, gap, a << WSS_PAGE_SHIFT);
+			gap = z << WSS_PAGE_SHIFT;
+		}
+		if (gap < e)
+			others_add(w, gap, e);
+		others_flush(w);
+		return;
 	}
+	/* The members of from less those of level.  A cluster of from holds
+	 * level's (nested): at most two runs around it, block by block. */
+	if (w->from < span && w->level <= w->from)
+		return; /* a finer level keeps every member of from */
+	if (w->from < span) {
+		uint64_t len = 1ULL << (span - w->from);
+		for (uint64_t b = p0 >> span; (b << span) < p1; b++) {
+			uint64_t m = wss_sample_cluster(b, w->from, span, E.seed), is, ie;
+			if (w->level < span) {
+				is = wss_sample_cluster(b, w->level, span, E.seed);
+				ie = is + (1ULL << (span - w->level));
+			} else { /* the page design's member, if the block has one at level */
+				is = wss_sample_in_block(b, span, E.seed);
+				ie = wss_sample_member(is, w->level, E.seed) ? is + 1 : is;
+			}
+			uint64_t cut[2][2] = {{m, is}, {ie, m + len}};
+			for (int j = 0; j < 2; j++) {
+				uint64_t a = cut[j][0] > p0 ? cut[j][0] : p0, z = cut[j][1] < p1 ? cut[j][1] : p1;
+				if (a < z)
+					others_add(w, a << WSS_PAGE_SHIFT, z << WSS_PAGE_SHIFT);
+			}
+		}
+		others_flush(w);
+		return;
+	}
+	/* The page design: the members of from, page by page, less those of
+	 * level. */
+	for (uint64_t b = p0 >> w->from; (b << w->from) < p1; b++) {
+		uint64_t m = wss_sample_in_block(b, w->from, E.seed);
+		if (m >= p0 && m < p1 && !wss_sample_member(m, w->level, E.seed))
+			others_add(w, m << WSS_PAGE_SHIFT, (m + 1) << WSS_PAGE_SHIFT);
+	}
+	others_flush(w);
+}
+
+static void others(uintptr_t s, uintptr_t e, uint32_t from, uint32_t level, void (*fn)(uintptr_t s, uintptr_t e))
+{
+	others_walk_t w = {from, level, fn, 0, 0};
+	if (wss_sparse_any() && (from || level))
+		wss_sparse_designs(s, e, others_of, &w);
+	else
+		others_of(s, e, 0, &w);
 }
 
 static void disarm_run(uintptr_t s, uintptr_t e) { E.backend->disarm(s, e); }
@@ -191,16 +409,16 @@ void wss_sampling_watch_new(uintptr_t s, uintptr_t e, uint32_t fine, uint32_t co
 		wss_sparse_walk(s, e, watch_dense, watch_sparse, &w);
 }
 
-static void watch_member(uintptr_t page, void *arg)
+static void watch_members_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	(void)arg;
-	E.backend->watch(page, page + WSS_PAGE_SIZE);
+	E.backend->watch(s, e);
 }
 
 void wss_sampling_watch(uintptr_t s, uintptr_t e, uint32_t level)
 {
 	if (E.backend->watch)
-		wss_sampling_members(s, e, level, watch_member, NULL);
+		wss_sampling_member_runs(s, e, level, watch_members_run, NULL);
 }
 
 /* ---- all writes ---------------------------------------------------------
@@ -259,7 +477,7 @@ void wss_sampling_all_writes_off(void)
 bool wss_engine_sampled_out(uintptr_t page)
 {
 	uint32_t l = __atomic_load_n(&E.level, __ATOMIC_RELAXED);
-	return l && !wss_sample_member(page >> WSS_PAGE_SHIFT, l, E.seed);
+	return l && !wss_sampling_member(page, l);
 }
 
 static void zero_counts(uintptr_t page, void *arg)
@@ -329,24 +547,24 @@ void wss_sampling_fork_child(void)
 			wss_arm_unpinned(E.regions.v[i].start, E.regions.v[i].end);
 		} else {
 			wss_sampling_arm(E.regions.v[i].start, E.regions.v[i].end, l);
-			armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, l);
+			armed += wss_sampling_units(E.regions.v[i].start, E.regions.v[i].end, l);
 		}
 	}
 	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 	wss_arm_end();
 }
 
-static void arm_member(uintptr_t page, void *arg)
+static void arm_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	uint64_t *err = arg;
-	if (wss_arm_unpinned(page, page + WSS_PAGE_SIZE))
+	if (wss_arm_unpinned(s, e))
 		(*err)++;
 }
 
 uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 {
 	uint64_t err = 0;
-	wss_sampling_members(s, e, level, arm_member, &err);
+	wss_sampling_member_runs(s, e, level, arm_run, &err);
 	return err;
 }
 
@@ -374,7 +592,7 @@ uint64_t wss_sampling_arm(uintptr_t s, uintptr_t e, uint32_t level)
 static void setup_member(uintptr_t page, void *arg)
 {
 	wss_sparse_part_t *p = arg;
-	if (p->watched != WSS_SPARSE_NONE && wss_sample_member(page >> WSS_PAGE_SHIFT, p->watched, E.seed))
+	if (p->watched != WSS_SPARSE_NONE && wss_sample_member_span(page >> WSS_PAGE_SHIFT, p->watched, p->span, E.seed))
 		return;
 	/* Its state read once here: the kernel maps the shadow page (the zero
 	 * page) now, in the mapping's call, rather than in the next tick's
@@ -464,7 +682,7 @@ void wss_sampling_raise_to(uint32_t f)
 		 * no harvest (under all writes, every page stays watched). */
 		if (!E.all_writes)
 			wss_sampling_unwatch_others(E.regions.v[i].start, E.regions.v[i].end, lk, f);
-		armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, f);
+		armed += wss_sampling_units(E.regions.v[i].start, E.regions.v[i].end, f);
 	}
 	wss_change_end();
 	__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
@@ -487,7 +705,7 @@ void wss_sampling_attach_sparse(uintptr_t s, uintptr_t e)
 	wss_arm_begin();
 	wss_sparse_parts(s, e, setup_part, &l);
 	wss_sampling_arm(s, e, l);
-	__atomic_add_fetch(&E.vma_delta, (long)(2 * wss_sampling_count(s, e, l)), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&E.vma_delta, (long)(2 * wss_sampling_units(s, e, l)), __ATOMIC_RELAXED);
 	if (wss_arm_pinned_in(s, e))
 		wss_fault_list_stale();
 	wss_arm_end();
@@ -504,7 +722,7 @@ bool wss_sampling_armable(uintptr_t page, uint32_t level)
 {
 	uint8_t *fl = wss_shadow_flags(page);
 	return fl && (wss_flags_load(page, fl) & WSS_PF_TRACKED) && page != E.probe &&
-	       wss_sample_member(page >> WSS_PAGE_SHIFT, level, E.seed);
+	       wss_sampling_member(page, level);
 }
 
 /* A page of the list that left tracking since (unmapped, excluded) is not

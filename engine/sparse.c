@@ -15,7 +15,7 @@
 #define FLAGS_MASK 0xfffULL
 
 static uint64_t start_v[WSS_SPARSE_SLOTS]; /* start | flags; 0: free */
-static uint64_t end_v[WSS_SPARSE_SLOTS];
+static uint64_t end_v[WSS_SPARSE_SLOTS];   /* end | span (sample.h's cluster span) */
 static uint8_t fine_v[WSS_SPARSE_SLOTS], watched_v[WSS_SPARSE_SLOTS]; /* engine lock only */
 static uint32_t gen;  /* odd while an update is in progress */
 static uint32_t hwm;  /* slots [0, hwm) may be in use */
@@ -34,18 +34,20 @@ static void w_begin(void)
 
 static void w_end(void) { __atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE); }
 
-static void set_slot(uint32_t i, uintptr_t s, uintptr_t e, uint8_t flags)
+static void set_slot(uint32_t i, uintptr_t s, uintptr_t e, uint8_t flags, uint8_t span)
 {
 	bool was = start_v[i] != 0, is = s < e;
 	__atomic_store_n(&start_v[i], is ? (uint64_t)s | flags : 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&end_v[i], is ? (uint64_t)e : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&end_v[i], is ? (uint64_t)e | span : 0, __ATOMIC_RELAXED);
 	if (is && i >= hwm)
 		__atomic_store_n(&hwm, i + 1, __ATOMIC_RELAXED);
 	if (was != is)
 		__atomic_store_n(&live, is ? live + 1 : live - 1, __ATOMIC_RELEASE);
 }
 
-uint8_t wss_sparse_find(uintptr_t addr, uintptr_t *s, uintptr_t *e)
+/* The entry holding addr, as stored (0, 0: none), read under the
+ * sequence counter. */
+static void lookup(uintptr_t addr, uint64_t *lo, uint64_t *hi)
 {
 	for (;;) {
 		uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
@@ -54,25 +56,58 @@ uint8_t wss_sparse_find(uintptr_t addr, uintptr_t *s, uintptr_t *e)
 			continue;
 		}
 		uint32_t n = __atomic_load_n(&hwm, __ATOMIC_RELAXED);
-		uint64_t lo = 0, hi = 0;
+		*lo = *hi = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t a = __atomic_load_n(&start_v[i], __ATOMIC_RELAXED);
 			uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
-			if (a && addr >= (a & ~FLAGS_MASK) && addr < b) {
-				lo = a;
-				hi = b;
+			if (a && addr >= (a & ~FLAGS_MASK) && addr < (b & ~FLAGS_MASK)) {
+				*lo = a;
+				*hi = b;
 				break;
 			}
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&gen, __ATOMIC_RELAXED) != g)
-			continue;
-		if (s)
-			*s = (uintptr_t)(lo & ~FLAGS_MASK);
-		if (e)
-			*e = (uintptr_t)hi;
-		return (uint8_t)(lo & 0xff);
+		if (__atomic_load_n(&gen, __ATOMIC_RELAXED) == g)
+			return;
 	}
+}
+
+uint8_t wss_sparse_find(uintptr_t addr, uintptr_t *s, uintptr_t *e)
+{
+	uint64_t lo, hi;
+	lookup(addr, &lo, &hi);
+	if (s)
+		*s = (uintptr_t)(lo & ~FLAGS_MASK);
+	if (e)
+		*e = (uintptr_t)(hi & ~FLAGS_MASK);
+	return (uint8_t)(lo & 0xff);
+}
+
+unsigned wss_sparse_span(uintptr_t addr, uintptr_t *s, uintptr_t *e)
+{
+	uint64_t lo, hi;
+	lookup(addr, &lo, &hi);
+	*s = (uintptr_t)(lo & ~FLAGS_MASK);
+	*e = (uintptr_t)(hi & ~FLAGS_MASK);
+	return (unsigned)(hi & FLAGS_MASK);
+}
+
+uint64_t wss_sparse_units(unsigned level, uint64_t *pages)
+{
+	uint64_t u = 0, n = 0;
+	uint32_t h = __atomic_load_n(&hwm, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < h; i++) {
+		uint64_t a = __atomic_load_n(&start_v[i], __ATOMIC_RELAXED);
+		uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
+		if (!a)
+			continue;
+		uint64_t p = ((b & ~FLAGS_MASK) - (a & ~FLAGS_MASK)) >> WSS_PAGE_SHIFT;
+		unsigned span = (unsigned)(b & FLAGS_MASK);
+		n += p;
+		u += p >> (level > span ? level : span);
+	}
+	*pages = n;
+	return u;
 }
 
 static int free_slot(void)
@@ -85,20 +120,22 @@ static int free_slot(void)
 
 static uint32_t free_slots(void) { return WSS_SPARSE_SLOTS - live; }
 
-int wss_sparse_add(uintptr_t s, uintptr_t e, uint8_t flags)
+int wss_sparse_add(uintptr_t s, uintptr_t e, uint8_t flags, unsigned span)
 {
 	int i = live < WSS_SPARSE_RANGES ? free_slot() : -1;
 	if (i < 0)
 		return ENOSPC;
 	w_begin();
-	set_slot((uint32_t)i, s, e, flags);
+	set_slot((uint32_t)i, s, e, flags, (uint8_t)span);
 	w_end();
 	fine_v[i] = watched_v[i] = WSS_SPARSE_NONE;
 	return 0;
 }
 
 static uintptr_t slot_s(uint32_t i) { return (uintptr_t)(start_v[i] & ~FLAGS_MASK); }
+static uintptr_t slot_e(uint32_t i) { return (uintptr_t)(end_v[i] & ~FLAGS_MASK); }
 static uint8_t slot_f(uint32_t i) { return (uint8_t)(start_v[i] & 0xff); }
+static uint8_t slot_span(uint32_t i) { return (uint8_t)(end_v[i] & FLAGS_MASK); }
 
 /* The live slot with the lowest start among those overlapping [s, e), or
  * -1.  Entries never overlap one another. */
@@ -106,7 +143,7 @@ static int first_in(uintptr_t s, uintptr_t e)
 {
 	int best = -1;
 	for (uint32_t i = 0; i < hwm; i++)
-		if (start_v[i] && slot_s(i) < e && end_v[i] > s && (best < 0 || slot_s(i) < slot_s((uint32_t)best)))
+		if (start_v[i] && slot_s(i) < e && slot_e(i) > s && (best < 0 || slot_s(i) < slot_s((uint32_t)best)))
 			best = (int)i;
 	return best;
 }
@@ -122,13 +159,32 @@ void wss_sparse_walk(uintptr_t s, uintptr_t e, void (*dense)(uintptr_t, uintptr_
 			dense(at, ps, arg);
 		if (i < 0)
 			return;
-		wss_sparse_part_t p = {ps, end_v[i] < e ? (uintptr_t)end_v[i] : e, slot_f((uint32_t)i), (uint32_t)i,
-				       fine_v[i], watched_v[i]};
+		wss_sparse_part_t p = {ps,	 slot_e((uint32_t)i) < e ? slot_e((uint32_t)i) : e,
+				       slot_f((uint32_t)i), (uint32_t)i,
+				       fine_v[i],	 watched_v[i],
+				       slot_span((uint32_t)i)};
 		if (sparse)
 			sparse(&p, arg);
 		fine_v[i] = p.fine;
 		watched_v[i] = p.watched;
 		at = p.e;
+	}
+}
+
+void wss_sparse_designs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t s, uintptr_t e, unsigned span, void *arg),
+			void *arg)
+{
+	uintptr_t at = s;
+	while (at < e) {
+		int i = live ? first_in(at, e) : -1;
+		uintptr_t ps = i < 0 ? e : (slot_s((uint32_t)i) > at ? slot_s((uint32_t)i) : at);
+		if (ps > at)
+			fn(at, ps, 0, arg);
+		if (i < 0)
+			return;
+		uintptr_t pe = slot_e((uint32_t)i) < e ? slot_e((uint32_t)i) : e;
+		fn(ps, pe, slot_span((uint32_t)i), arg);
+		at = pe;
 	}
 }
 
@@ -142,8 +198,8 @@ void wss_sparse_parts(uintptr_t s, uintptr_t e, void (*fn)(wss_sparse_part_t *, 
  * are free.  Inside a write section. */
 static void reshape(uint32_t i, uintptr_t s, uintptr_t e, uint8_t nf)
 {
-	uintptr_t a = slot_s(i), b = (uintptr_t)end_v[i];
-	uint8_t f = slot_f(i), fi = fine_v[i], wa = watched_v[i];
+	uintptr_t a = slot_s(i), b = slot_e(i);
+	uint8_t f = slot_f(i), fi = fine_v[i], wa = watched_v[i], sp = slot_span(i);
 	if (s < a)
 		s = a;
 	if (e > b)
@@ -158,13 +214,13 @@ static void reshape(uint32_t i, uintptr_t s, uintptr_t e, uint8_t nf)
 		if (pc[k].s >= pc[k].e || !pc[k].f)
 			continue;
 		uint32_t j = kept ? (uint32_t)free_slot() : i;
-		set_slot(j, pc[k].s, pc[k].e, pc[k].f);
+		set_slot(j, pc[k].s, pc[k].e, pc[k].f, sp);
 		fine_v[j] = fi;
 		watched_v[j] = wa;
 		kept = true;
 	}
 	if (!kept)
-		set_slot(i, 0, 0, 0);
+		set_slot(i, 0, 0, 0, 0);
 }
 
 /* Slots needed beyond those in use to give [s, e) new flags (cut: 0),
@@ -174,9 +230,9 @@ static uint32_t slots_needed(uintptr_t s, uintptr_t e, bool cut, int *splitting)
 	uint32_t need = 0;
 	*splitting = -1;
 	for (uint32_t i = 0; i < hwm; i++) {
-		if (!start_v[i] || slot_s(i) >= e || end_v[i] <= s)
+		if (!start_v[i] || slot_s(i) >= e || slot_e(i) <= s)
 			continue;
-		uint32_t pieces = (slot_s(i) < s) + (end_v[i] > e) + !cut;
+		uint32_t pieces = (slot_s(i) < s) + (slot_e(i) > e) + !cut;
 		if (pieces > 1) {
 			need += pieces - 1;
 			*splitting = (int)i;
@@ -186,24 +242,25 @@ static uint32_t slots_needed(uintptr_t s, uintptr_t e, bool cut, int *splitting)
 }
 
 /* Merge slot i with a neighbour that ends where it starts, or starts where
- * it ends, with the same flags: the program's mprotect of consecutive
- * pieces (committing a reservation chunk by chunk) keeps one entry.  The
- * merged piece's members of the coarser watched level are observed in
- * both, and its state lives in the members of the finer fine level. */
+ * it ends, with the same flags and span: the program's mprotect of
+ * consecutive pieces (committing a reservation chunk by chunk) keeps one
+ * entry.  The merged piece's members of the coarser watched level are
+ * observed in both, and its state lives in the members of the finer fine
+ * level (the same members: the same span). */
 static void merge_around(uint32_t i)
 {
 	for (uint32_t j = 0; j < hwm; j++) {
-		if (j == i || !start_v[j] || !start_v[i] || slot_f(j) != slot_f(i))
+		if (j == i || !start_v[j] || !start_v[i] || slot_f(j) != slot_f(i) || slot_span(j) != slot_span(i))
 			continue;
-		uintptr_t a = slot_s(i), b = (uintptr_t)end_v[i];
-		if ((uintptr_t)end_v[j] != a && slot_s(j) != b)
+		uintptr_t a = slot_s(i), b = slot_e(i);
+		if (slot_e(j) != a && slot_s(j) != b)
 			continue;
-		uintptr_t ns = slot_s(j) < a ? slot_s(j) : a, ne = (uintptr_t)end_v[j] > b ? (uintptr_t)end_v[j] : b;
+		uintptr_t ns = slot_s(j) < a ? slot_s(j) : a, ne = slot_e(j) > b ? slot_e(j) : b;
 		uint8_t fi = fine_v[i] < fine_v[j] ? fine_v[i] : fine_v[j];
 		uint8_t wa = watched_v[i] > watched_v[j] ? watched_v[i] : watched_v[j];
-		uint8_t f = slot_f(i);
-		set_slot(j, 0, 0, 0);
-		set_slot(i, ns, ne, f);
+		uint8_t f = slot_f(i), sp = slot_span(i);
+		set_slot(j, 0, 0, 0, 0);
+		set_slot(i, ns, ne, f, sp);
 		fine_v[i] = fi;
 		watched_v[i] = wa;
 		j = (uint32_t)-1; /* again, from the start: both sides may merge */
@@ -215,19 +272,19 @@ static int change(uintptr_t s, uintptr_t e, int prot, bool cut, uintptr_t whole[
 	int splitting;
 	if (slots_needed(s, e, cut, &splitting) > free_slots()) {
 		whole[0] = slot_s((uint32_t)splitting);
-		whole[1] = (uintptr_t)end_v[splitting];
+		whole[1] = slot_e((uint32_t)splitting);
 		return ENOSPC;
 	}
 	w_begin();
 	for (uint32_t i = 0; i < hwm; i++) {
-		if (!start_v[i] || slot_s(i) >= e || end_v[i] <= s)
+		if (!start_v[i] || slot_s(i) >= e || slot_e(i) <= s)
 			continue;
 		uint8_t nf = cut ? 0 : (uint8_t)((slot_f(i) & ~WSS_PF_PROT) | (prot & WSS_PF_PROT));
 		reshape(i, s, e, nf);
 	}
 	if (!cut)
 		for (uint32_t i = 0; i < hwm; i++)
-			if (start_v[i] && slot_s(i) < e && end_v[i] > s)
+			if (start_v[i] && slot_s(i) < e && slot_e(i) > s)
 				merge_around(i);
 	w_end();
 	return 0;

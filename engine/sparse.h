@@ -29,6 +29,11 @@
  * registry drops a piece from tracking instead (registry.c). */
 #define WSS_SPARSE_SLOTS 4096
 #define WSS_SPARSE_RANGES 64
+/* The pages of the sparse ranges' members at a level (a cluster's all
+ * count): the level is at least the one at which they are this many, so
+ * that their state (some 45 bytes a page: shadow.h) stays near 24 MiB
+ * whatever the reservations. */
+#define WSS_SPARSE_MEMBER_PAGES (1ULL << 19)
 /* A level at which no page is a member: nothing set up yet. */
 #define WSS_SPARSE_NONE 0xff
 
@@ -43,6 +48,7 @@ typedef struct wss_sparse_part {
 	uint8_t flags;
 	uint32_t slot;
 	uint8_t fine, watched;
+	uint8_t span; /* its sample design (common/sample.h), fixed for its life */
 } wss_sparse_part_t;
 
 /* Is any sparse range tracked?  AS-safe. */
@@ -51,9 +57,18 @@ bool wss_sparse_any(void);
  * and *e when not NULL.  Lock-free: one 16-byte atomic read per candidate
  * entry.  AS-safe. */
 uint8_t wss_sparse_find(uintptr_t addr, uintptr_t *s, uintptr_t *e);
-/* Register [s, e) with flags.  Returns 0, or ENOSPC when
- * WSS_SPARSE_RANGES entries are live.  Engine lock. */
-int wss_sparse_add(uintptr_t s, uintptr_t e, uint8_t flags);
+/* The span of the sparse range holding addr (0: none, or the page
+ * design), its bounds in *s and *e (0, 0: none).  AS-safe. */
+unsigned wss_sparse_span(uintptr_t addr, uintptr_t *s, uintptr_t *e);
+/* The runs armed at level by every sparse range (a cluster, or a member
+ * of the page design, each), and their pages in *pages.  Lock-free. */
+uint64_t wss_sparse_units(unsigned level, uint64_t *pages);
+/* Register [s, e) with flags and the span of its sample design (common/
+ * sample.h: below that level its members are clusters; a range keeps its
+ * span, through splits, for its life, so that its members nest whatever
+ * the level).  Returns 0, or ENOSPC when WSS_SPARSE_RANGES entries are
+ * live.  Engine lock. */
+int wss_sparse_add(uintptr_t s, uintptr_t e, uint8_t flags, unsigned span);
 /* fn on each piece of a sparse range inside [s, e), in address order; fn
  * may change the part's fine and watched levels (written back after it
  * returns) but not the table.  Engine lock. */
@@ -63,6 +78,11 @@ void wss_sparse_parts(uintptr_t s, uintptr_t e, void (*fn)(wss_sparse_part_t *p,
  * lock. */
 void wss_sparse_walk(uintptr_t s, uintptr_t e, void (*dense)(uintptr_t s, uintptr_t e, void *arg),
 		     void (*sparse)(wss_sparse_part_t *p, void *arg), void *arg);
+/* fn on each maximal run of [s, e) by its sample design, in address
+ * order: span 0 outside every sparse range, the range's span inside one
+ * (a piece of a range clipped to [s, e)).  Changes nothing.  Engine lock. */
+void wss_sparse_designs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t s, uintptr_t e, unsigned span, void *arg),
+			void *arg);
 /* Take [s, e) out of the sparse ranges.  Returns 0, or ENOSPC when a range
  * would split in two and no slot is free (nothing changed; *whole is then
  * the range that could not split).  Engine lock. */

@@ -97,7 +97,38 @@ typedef struct count {
 	bool aw;
 	uint64_t wall, kwall[WSS_KIND_N];
 	wss_strata_t krst[WSS_KIND_N];
+	/* The design of the piece the last member was in: a strata unit of
+	 * 2^csh pages (0: a page), for members in [cs, ce). */
+	uintptr_t cs, ce;
+	unsigned csh;
 } count_t;
+
+/* The strata's unit of member a: its page, or its cluster (sampling.c). */
+static unsigned unit_shift(count_t *c, uintptr_t a)
+{
+	if (!c->lw || !wss_sparse_any())
+		return 0;
+	if (a < c->cs || a >= c->ce) {
+		c->csh = wss_sampling_cluster_shift(a, c->lw, &c->cs, &c->ce);
+		if (c->csh)
+			E.clustered = true;
+	}
+	return c->csh;
+}
+
+/* Member a in every strata: touched (data 1, written wr) or not (0, 0). */
+static void strata_put(count_t *c, uintptr_t a, double data, double wr)
+{
+	unsigned sh = unit_shift(c, a);
+	wss_strata_t *v[5] = {&c->st[0], &c->st[1], &c->st[2], &c->kst[c->kind], &c->krst[c->kind]};
+	double y[5] = {data, wr, data - wr, data, data - wr};
+	for (int j = 0; j < 5; j++) {
+		if (sh)
+			wss_strata_add_key(v[j], a >> (WSS_PAGE_SHIFT + sh), y[j]);
+		else
+			wss_strata_add(v[j], y[j]);
+	}
+}
 
 static void count_page(uintptr_t a, void *arg)
 {
@@ -105,12 +136,8 @@ static void count_page(uintptr_t a, void *arg)
 	uint32_t owner;
 	wss_page_t *pg = wss_shadow_page(a);
 	if (!wss_page_in_window(pg, c->k, c->w, &owner)) {
-		if (c->lw) {
-			for (int s = 0; s < 3; s++)
-				wss_strata_add(&c->st[s], 0);
-			wss_strata_add(&c->kst[c->kind], 0);
-			wss_strata_add(&c->krst[c->kind], 0);
-		}
+		if (c->lw)
+			strata_put(c, a, 0, 0);
 		return;
 	}
 	if (c->hot && !c->dry && wss_page_touched_in(pg, c->k))
@@ -129,13 +156,8 @@ static void count_page(uintptr_t a, void *arg)
 	c->kpages[c->kind]++;
 	c->kwrites[c->kind] += wrote;
 	if (c->dry) {
-		if (c->lw) {
-			wss_strata_add(&c->st[0], 1);
-			wss_strata_add(&c->st[1], wrote);
-			wss_strata_add(&c->st[2], !wrote);
-			wss_strata_add(&c->kst[c->kind], 1);
-			wss_strata_add(&c->krst[c->kind], !wrote);
-		}
+		if (c->lw)
+			strata_put(c, a, 1, wrote);
 		return;
 	}
 	uint32_t top = UINT32_MAX;
@@ -147,11 +169,7 @@ static void count_page(uintptr_t a, void *arg)
 		double *cn = wss_shadow_counts(a), wt = (double)(1ULL << c->lw);
 		cn[0] += c->aw && wrote ? 0 : wt;
 		cn[1] += wrote && !c->aw ? wt : 0;
-		wss_strata_add(&c->st[0], 1);
-		wss_strata_add(&c->st[1], wrote);
-		wss_strata_add(&c->st[2], !wrote);
-		wss_strata_add(&c->kst[c->kind], 1);
-		wss_strata_add(&c->krst[c->kind], !wrote);
+		strata_put(c, a, 1, wrote);
 	}
 	if (wrote)
 		total_note(a, rv, 1, c->kind, c->lw != 0, &top);
@@ -449,7 +467,7 @@ static void tick_arm(tick_t *x)
 			 * three, and the fault that opens it gives them back. */
 			uint64_t armed = 0;
 			for (size_t i = 0; i < E.regions.n; i++)
-				armed += wss_sampling_count(E.regions.v[i].start, E.regions.v[i].end, x->ln);
+				armed += wss_sampling_units(E.regions.v[i].start, E.regions.v[i].end, x->ln);
 			wss_sampling_set(x->ln, x->k + 1);
 			__atomic_store_n(&E.vma_delta, (long)(2 * armed), __ATOMIC_RELAXED);
 			if (x->listed) {
@@ -567,12 +585,34 @@ static void tick_harvest(tick_t *x)
 }
 
 /* m untouched members in a row, for the count by the list. */
+/* m untouched units (members, or clusters: the one open is closed first). */
 static void count_zeros(count_t *c, uint64_t m)
 {
-	for (int s = 0; s < 3; s++)
-		wss_strata_add_zeros(&c->st[s], m);
-	wss_strata_add_zeros(&c->kst[c->kind], m);
-	wss_strata_add_zeros(&c->krst[c->kind], m);
+	wss_strata_t *v[5] = {&c->st[0], &c->st[1], &c->st[2], &c->kst[c->kind], &c->krst[c->kind]};
+	for (int j = 0; j < 5; j++) {
+		wss_strata_close(v[j]);
+		wss_strata_add_zeros(v[j], m);
+	}
+}
+
+/* A cluster cut by its range's end (wss_sampling_cut_clusters): its
+ * touched pages in [s, e) bound its spread, series by series. */
+static void count_cut(uintptr_t s, uintptr_t e, void *arg)
+{
+	count_t *c = arg;
+	double d = 0, w = 0;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE) {
+		uint32_t owner;
+		if (!wss_page_in_window(wss_shadow_page(a), c->k, c->w, &owner))
+			continue;
+		d++;
+		w += c->sets.writes && wss_written_in(*wss_shadow_written(a), c->k, c->w);
+	}
+	wss_strata_doubt(&c->st[0], d);
+	wss_strata_doubt(&c->st[1], w);
+	wss_strata_doubt(&c->st[2], d - w);
+	wss_strata_doubt(&c->kst[c->kind], d);
+	wss_strata_doubt(&c->krst[c->kind], d - w);
 }
 
 /* v[r]'s place in the heap v[0 .. end). */
@@ -620,9 +660,23 @@ static bool count_by_list(const tick_t *x)
 /* Region [s, e)'s members by the sorted list v[*i ..): each listed member
  * counted, the members between them added as untouched; *i moves past the
  * region's pages.  The same members in the same order as the walk, so
- * the same counts and strata, in time proportional to the touched. */
-static void count_region_listed(count_t *c, uintptr_t s, uintptr_t e, const uintptr_t *v, uint32_t n, uint32_t *i)
+ * the same counts and strata, in time proportional to the touched.  A
+ * piece whose members are clusters: a listed page's cluster is counted by
+ * its listed pages (the others in it are untouched, adding nothing to its
+ * sum), and the clusters between as untouched units. */
+typedef struct listed_walk {
+	count_t *c;
+	const uintptr_t *v;
+	uint32_t n, *i;
+} listed_walk_t;
+
+static void count_piece_listed(uintptr_t s, uintptr_t e, unsigned span, void *arg)
 {
+	listed_walk_t *l = arg;
+	count_t *c = l->c;
+	const uintptr_t *v = l->v;
+	uint32_t n = l->n, *i = l->i;
+	unsigned sh = c->lw < span ? span - c->lw : 0;
 	while (*i < n && v[*i] < s)
 		(*i)++;
 	uintptr_t at = s;
@@ -630,11 +684,30 @@ static void count_region_listed(count_t *c, uintptr_t s, uintptr_t e, const uint
 		uintptr_t a = v[*i];
 		if (a < at || !wss_sampling_member(a, c->lw))
 			continue; /* listed twice, or of another level */
-		count_zeros(c, wss_sampling_count(at, a, c->lw));
-		count_page(a, c);
-		at = a + WSS_PAGE_SIZE;
+		uintptr_t cs = sh ? a >> (WSS_PAGE_SHIFT + sh) << (WSS_PAGE_SHIFT + sh) : a;
+		count_zeros(c, wss_sampling_units(at, cs > at ? cs : at, c->lw));
+		if (!sh) {
+			count_page(a, c);
+			at = a + WSS_PAGE_SIZE;
+			continue;
+		}
+		uintptr_t ce = cs + ((uintptr_t)WSS_PAGE_SIZE << sh), prev = 0;
+		for (; *i < n && v[*i] < ce && v[*i] < e; (*i)++)
+			if (v[*i] != prev && v[*i] >= at)
+				count_page(prev = v[*i], c);
+		(*i)--;
+		at = ce < e ? ce : e;
 	}
-	count_zeros(c, wss_sampling_count(at, e, c->lw));
+	count_zeros(c, wss_sampling_units(at, e, c->lw));
+}
+
+static void count_region_listed(count_t *c, uintptr_t s, uintptr_t e, const uintptr_t *v, uint32_t n, uint32_t *i)
+{
+	listed_walk_t l = {c, v, n, i};
+	if (wss_sparse_any())
+		wss_sparse_designs(s, e, count_piece_listed, &l);
+	else
+		count_piece_listed(s, e, 0, &l);
 }
 
 /* WSS_TEST_COUNT=check: the walk's count, dry, against the list's. */
@@ -645,6 +718,7 @@ static void count_check(const tick_t *x)
 		int kind = E.regions.v[i].kind;
 		d.kind = kind > 0 && kind < WSS_KIND_N ? kind : 0;
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, x->lw, count_page, &d);
+		wss_sampling_cut_clusters(E.regions.v[i].start, E.regions.v[i].end, x->lw, count_cut, &d);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&d.st[j]);
 		wss_strata_break(&d.kst[d.kind]);
@@ -700,6 +774,7 @@ static void tick_count(tick_t *x)
 			count_region_listed(&x->c, s, e, x->listed, x->nlisted, &li);
 		else
 			wss_sampling_members(s, e, x->lw, count_page, &x->c);
+		wss_sampling_cut_clusters(s, e, x->lw, count_cut, &x->c);
 		for (int j = 0; j < 3; j++)
 			wss_strata_break(&x->c.st[j]);
 		wss_strata_break(&x->c.kst[kind]);

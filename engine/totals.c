@@ -111,11 +111,13 @@ typedef struct member_walk {
 	bool total;
 	uint64_t x;
 	wss_strata_t st;
+	uint32_t L;
+	uintptr_t cs, ce; /* the piece whose design csh is (tick.c's count_t) */
+	unsigned csh;
 } member_walk_t;
 
-static void walk_member(uintptr_t a, void *arg)
+static double member_value(member_walk_t *w, uintptr_t a)
 {
-	member_walk_t *w = arg;
 	double v = 0;
 	if (w->total) {
 		uint8_t *rv = wss_shadow_rever(a);
@@ -126,14 +128,41 @@ static void walk_member(uintptr_t a, void *arg)
 		if (cn)
 			v = w->s == 0 ? cn[0] : w->s == 1 ? cn[1] : cn[0] - cn[1];
 	}
-	wss_strata_add(&w->st, v);
+	return v;
+}
+
+/* A member, or a page of a cluster (sampling.c: the cluster is the unit). */
+static void walk_member(uintptr_t a, void *arg)
+{
+	member_walk_t *w = arg;
+	double v = member_value(w, a);
+	if (wss_sparse_any() && (a < w->cs || a >= w->ce))
+		w->csh = wss_sampling_cluster_shift(a, w->L, &w->cs, &w->ce);
+	if (wss_sparse_any() && w->csh)
+		wss_strata_add_key(&w->st, a >> (WSS_PAGE_SHIFT + w->csh), v);
+	else
+		wss_strata_add(&w->st, v);
+}
+
+/* A cluster a range's end cuts: its sum bounds its spread. */
+static void walk_cut(uintptr_t s, uintptr_t e, void *arg)
+{
+	member_walk_t *w = arg;
+	double y = 0;
+	uint64_t x = w->x;
+	for (uintptr_t a = s; a < e; a += WSS_PAGE_SIZE)
+		y += member_value(w, a);
+	w->x = x; /* counted by the walk */
+	wss_strata_doubt(&w->st, y);
 }
 
 /* Every range's members of level L, range by range. */
 static void walk_members(uint32_t L, member_walk_t *w)
 {
+	w->L = L;
 	for (size_t i = 0; L && i < E.regions.n; i++) {
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, walk_member, w);
+		wss_sampling_cut_clusters(E.regions.v[i].start, E.regions.v[i].end, L, walk_cut, w);
 		wss_strata_break(&w->st);
 	}
 }
@@ -176,7 +205,7 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 {
 	uint32_t L = E.level_max;
 	*t = wss_estimate_total(xe, x, L);
-	if (!L || x < WSS_STRATA_MIN)
+	if (!L || (x < WSS_STRATA_MIN && !E.clustered))
 		return;
 	/* The members of the ranges tracked now, in address order: their
 	 * successive differences (common/estimate.h) bound the variance of
@@ -190,6 +219,22 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 	 * range, the pages tracked now are the population, and Wilson's
 	 * interval, whose bound mirrors the untouched members' Poisson one,
 	 * applies; else the Poisson interval of all of them stays. */
+	/* Clusters (sampling.c): the Poisson interval's premise, one member
+	 * a block touched at most once, fails (a cluster brings its touched
+	 * pages together), as does Wilson's; their strata's interval holds
+	 * (common/estimate.h), widened for a few touched clusters. */
+	if (w.st.clustered) {
+		double rest = x > w.x ? (double)(x - w.x) : 0, scale = (double)(1ULL << L);
+		wss_strata_t st = w.st;
+		st.var += rest;
+		wss_estimate_avg_t a = wss_strata_interval(&st, scale, (double)xe, 1);
+		a.lo += scale * rest; /* centred on the members still walked: moved to all */
+		a.hi += scale * rest;
+		uint64_t seen = xe + x;
+		t->lo = a.lo <= (double)seen ? seen : a.lo >= (double)t->est ? t->est : (uint64_t)floor(a.lo);
+		t->hi = a.hi <= (double)t->est ? t->est : (uint64_t)ceil(a.hi);
+		return;
+	}
 	if (w.st.members - w.x < WSS_STRATA_MIN) {
 		if (x > w.x)
 			return;

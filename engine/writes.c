@@ -164,24 +164,27 @@ typedef struct member_harvest {
 	int err;
 } member_harvest_t;
 
-/* One member under wlock: a fault of the window waits for one scan at
- * most, and the window's reasoning is per page. */
-static void harvest_member(uintptr_t page, void *arg)
+/* One member (or a cluster: one run of members) under wlock: a fault of
+ * the window waits for one scan at most, and the window's reasoning is
+ * per page. */
+static void harvest_run(uintptr_t s, uintptr_t e, void *arg)
 {
 	member_harvest_t *m = arg;
 	wlock_take(E.harvester);
-	int err = E.backend->harvest(page, page + WSS_PAGE_SIZE, harvested, &m->r);
+	int err = E.backend->harvest(s, e, harvested, &m->r);
 	wlock_give();
 	if (err && !m->err)
 		m->err = err;
 }
+
+static void harvest_member(uintptr_t page, void *arg) { harvest_run(page, page + WSS_PAGE_SIZE, arg); }
 
 int wss_writes_harvest_sampled(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, uint32_t armed, uint32_t slot)
 {
 	if (!watched)
 		return wss_writes_harvest(s, e, k, 0, armed, slot);
 	member_harvest_t m = {{k, slot, watched, armed}, 0};
-	wss_sampling_members(s, e, watched, harvest_member, &m);
+	wss_sampling_member_runs(s, e, watched, harvest_run, &m);
 	return m.err;
 }
 

@@ -5,7 +5,7 @@
 # touching function), in the text, the JSON and the HTML page alike.
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
-plan 19
+plan 20
 cd "$TMP" || bail "cd $TMP"
 
 # allocsites, exact, manual ticks, 20 intervals: 64 MiB written every
@@ -89,4 +89,9 @@ ok $? "no trace: the paragraph says how to record one"
 mkdir moved && cp a.jsonl moved/ && "$WSS" report --json moved/a.jsonl >m.json 2>m.err
 is "$?:$(wc -c <m.err):$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["diagnosis"]["lru_99_pages"])' m.json)" \
 	"0:0:None" "a profile moved without its trace: no size, no error"
+# A run cut before its first sample (its own exit_group, as Go's): no
+# percentiles to size by, so no Right-size line (it printed 2^64 - 1 pages).
+"$WSS" run -o nosample.jsonl -- "$PROGS/lifecycle" raw-exit-group3 >/dev/null 2>&1
+"$WSS" report nosample.jsonl >n.txt 2>n.err
+is "$?:$(grep -c 'Right-size' n.txt)" "0:0" "a profile without samples: reported, with no Right-size line"
 done_testing
