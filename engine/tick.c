@@ -315,7 +315,8 @@ typedef struct tick {
 	bool awk, awn, aw;          /* all writes (sampling.c): in k, in k + 1, in the whole window counted */
 	uint64_t aw_scan_ns;        /* ... what their harvest and count of every page took */
 	uint64_t faults, unarmed;
-	const uintptr_t *listed;    /* k's touched list, when the tick may take it */
+	const uintptr_t *listed;    /* k's touched list, when the tick may arm by it */
+	const uintptr_t *klist;     /* the same, whole, for k's harvest and count, whatever k + 1's level */
 	uint32_t nlisted;
 	bool window, change;        /* the write window is open; the level changes */
 	uint64_t c_arm, c_armed;    /* CPU time when the arming started, and when it ended */
@@ -422,7 +423,14 @@ static void tick_arm(tick_t *x)
 	 * whose harvest is its touches (uffd-wp: every member is scanned), an
 	 * overflowed or stale list, and the final sample. */
 	x->listed = wss_fault_list_take(x->k, &x->nlisted);
-	if (x->final || !wss_sampling_steady(x->ln) || (!E.backend->fault && E.backend->harvest))
+	if (x->final || (!E.backend->fault && E.backend->harvest))
+		x->listed = NULL;
+	/* A change of level arms by the full walk (every new member), but
+	 * k's list still holds every member of k's level touched in k: k's
+	 * harvest and count take it (a write of an armed member faults
+	 * first, so an unlisted member of lk was not written in k). */
+	x->klist = x->listed;
+	if (!wss_sampling_steady(x->ln))
 		x->listed = NULL;
 
 	/* The write window opens before the arming: a fault on a page armed
@@ -530,13 +538,13 @@ static void tick_harvest(tick_t *x)
 		/* Under all writes, every page: its pages outside the sample
 		 * are in no list. */
 		uint32_t lh = x->awk ? 0 : x->lk;
-		if (x->listed && !x->awk)
-			x->unarmed += wss_writes_harvest_listed(x->listed, x->nlisted, x->k, x->lk);
+		if (x->klist && !x->awk)
+			x->unarmed += wss_writes_harvest_listed(x->klist, x->nlisted, x->k, x->lk);
 		uint64_t h0 = x->awk ? wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 		/* A stack's touches are its writes, in no list (no fault sees
 		 * them): its members are harvested whichever way the rest is. */
 		for (size_t i = 0; i < E.regions.n; i++)
-			if (!x->listed || x->awk || E.regions.v[i].kind == WSS_KIND_STACK)
+			if (!x->klist || x->awk || E.regions.v[i].kind == WSS_KIND_STACK)
 				if (wss_writes_harvest_sampled(E.regions.v[i].start, E.regions.v[i].end, x->k, lh, x->lk,
 							       E.regions.v[i].owner)) {
 					/* Part of it was not observed (remapped
@@ -644,8 +652,8 @@ static void sort_pages(uintptr_t *v, uint32_t n)
 }
 
 /* May the window's members be counted by k's touched list, and the rest
- * taken as untouched in bulk?  A window of one interval at a steady
- * sampled level, whose list was whole (tick_arm's reasoning: a member in
+ * taken as untouched in bulk?  A window of one interval at a sampled
+ * level (k + 1's may differ: k's list is k's), whose list was whole (tick_arm's reasoning: a member in
  * no list was armed throughout k, so neither read nor written in it),
  * without all writes (whose pages outside the sample are counted by
  * their write bits): then a member of lw touched in the window is one
@@ -653,7 +661,7 @@ static void sort_pages(uintptr_t *v, uint32_t n)
  * (their touches are writes no fault sees): counted by the walk. */
 static bool count_by_list(const tick_t *x)
 {
-	return x->listed && x->w == 1 && x->lw && x->lw == x->lk && x->lk == x->ln && !x->awk && !x->aw &&
+	return x->klist && x->w == 1 && x->lw && x->lw == x->lk && !x->awk && !x->aw &&
 	       E.set.test.count != 1;
 }
 
@@ -754,7 +762,7 @@ static void tick_count(tick_t *x)
 	bool by_list = count_by_list(x);
 	uint32_t li = 0;
 	if (by_list)
-		sort_pages((uintptr_t *)x->listed, x->nlisted);
+		sort_pages((uintptr_t *)x->klist, x->nlisted);
 	for (size_t i = 0; i < E.regions.n; i++) {
 		uintptr_t s = E.regions.v[i].start, e = E.regions.v[i].end;
 		int kind = E.regions.v[i].kind;
@@ -771,7 +779,7 @@ static void tick_count(tick_t *x)
 			x->aw_scan_ns += wss_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		}
 		if (by_list && kind != WSS_KIND_STACK)
-			count_region_listed(&x->c, s, e, x->listed, x->nlisted, &li);
+			count_region_listed(&x->c, s, e, x->klist, x->nlisted, &li);
 		else
 			wss_sampling_members(s, e, x->lw, count_page, &x->c);
 		wss_sampling_cut_clusters(s, e, x->lw, count_cut, &x->c);

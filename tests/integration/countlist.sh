@@ -8,7 +8,7 @@
 # WSS_TEST_COUNT=walk is the walk alone, for the estimates to match.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
-plan 10
+plan 11
 
 # check NAME ENV... -- PROG ARGS: the run's compared ticks and mismatches.
 check() {
@@ -36,6 +36,11 @@ between "$same" $((n / 2)) "$n" "half its $n ticks or more by the list"
 # has them: the list where it may, the walk elsewhere.
 check ramp WSS_TRACK_MODE=auto WSS_SESSION_INTERVAL=20ms "$PROGS/pageramp" 1 200
 is "$bad" 0 "pageramp under auto: no tick's count differs ($same compared)"
+# A sparse range's clusters (docs/profile-format.md, "Clusters"): each
+# touched cluster counted by its listed pages, the others as untouched
+# units, level changes included (k's list is k's whatever k + 1's level).
+check sparse WSS_TRACK_MODE=auto WSS_SESSION_TIME_BASE=manual "$PROGS/sparseset" 256 6 8192 65536 7
+is "$bad:$((same > 0))" "0:1" "a sparse range's clusters: no tick's count differs ($same compared)"
 # A window of three intervals: never by the list (members touched in the
 # window's earlier intervals are in no list of this one).
 check window WSS_TRACK_SAMPLE_RATE=1/16 WSS_TEST_ALL_WRITES=off WSS_SESSION_TIME_BASE=manual WSS_SESSION_WINDOW=300ms \
