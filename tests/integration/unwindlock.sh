@@ -36,7 +36,9 @@ for b in mprotect hybrid; do
 	is "$(sed -n 's/^iterspy: .*, \([0-9]*\) from libunwind$/\1/p' "$TMP/ch.$b.err")" 0 \
 		"$b: churn: libunwind never called dl_iterate_phdr"
 	$PROFILE check "$TMP/ch.$b.jsonl"; ok $? "$b: churn: the profile is complete and valid"
-	# Captures ran (not all left for later): most sites have their stack.
-	between "$(grep -c '"type":"stack"' "$TMP/ch.$b.jsonl")" 1000 4096 "$b: churn: stacks were captured"
+	# Captures ran (not all left for later): a good share of the 2,048
+	# sites has its stack.  Captures are budgeted by the wall time (a
+	# quarter of the budget's): a loaded machine's run had 932 of them.
+	between "$(grep -c '"type":"stack"' "$TMP/ch.$b.jsonl")" 512 4096 "$b: churn: stacks were captured"
 done
 done_testing
