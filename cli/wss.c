@@ -43,8 +43,8 @@
 #define EXIT_USAGE 2
 /* wss run passes the program's status on, so its own failures need
  * statuses no program is likely to use for its own: those of env(1),
- * timeout(1) and chroot(1).  WSS_EXIT_RUN is engine.h's too (the library
- * refusing to start in the program). */
+ * timeout(1) and chroot(1).  EXIT_RUN is engine.h's WSS_EXIT_OWN too (the
+ * library refusing to start in the program). */
 #define EXIT_RUN 125
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127

@@ -14,7 +14,7 @@
 
 #include "common/fmt.h"
 #include "common/pattern.h"
-#include "common/sample.h" /* the budget's and the precision's defaults */
+#include "common/sample.h" /* WSS_SAMPLE_LEVEL_MAX (track.sample_rate), the budget's and the precision's defaults */
 #include "config/toml.h"
 
 typedef enum { WSS_TIME_WALL = 0, WSS_TIME_CPU, WSS_TIME_MANUAL } wss_time_base_t;
@@ -31,7 +31,6 @@ typedef enum { WSS_MODE_AUTO = 0, WSS_MODE_EXACT, WSS_MODE_SAMPLED } wss_mode_id
 #define WSS_INTERVAL_MAX_NS 3600000000000ULL
 #define WSS_WINDOW_MAX_NS 604800000000000ULL
 #define WSS_STACK_DEPTH_MAX 128
-#define WSS_SAMPLE_LEVEL_MAX 30       /* track.sample_rate: at most 1/2^30 */
 #define WSS_OVERHEAD_MIN_PPM 1000     /* session.overhead: 0.1% ... */
 #define WSS_OVERHEAD_MAX_PPM 500000   /* ... to 50% */
 #define WSS_PRECISION_MIN_PPM 1000    /* session.precision: 0.1% ... */

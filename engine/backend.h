@@ -2,7 +2,9 @@
  * into whatever makes the next touch of each tracked page observable, and
  * gives the application back its own protection when asked.  Adding a
  * backend is one file implementing this and one entry in wss_backends[] (engine/lifecycle.c).
- * All functions but probe and fault run with the engine lock held. */
+ * All of a backend's functions but probe and fault run with the engine
+ * lock held.  At the end, what the engine offers a backend's fault
+ * handler. */
 #ifndef WSS_ENGINE_BACKEND_H
 #define WSS_ENGINE_BACKEND_H
 
@@ -93,5 +95,46 @@ bool wss_uffd_take_written(uintptr_t page);
  * harvest counts only pages that hold data (present or swapped), not the
  * holes the program's MADV_DONTNEED leaves.  init. */
 void wss_uffd_present_only(void);
+
+/* What the engine offers the backends, for their fault handlers
+ * (defined in fault.c, writes.c and sampling.c): a backend includes this
+ * header, not engine/internal.h. */
+/* Record a first touch of page (whose flags byte is fl) in the current
+ * interval, made in the context uc (for its site and call stack).
+ * AS-safe, lock-free. */
+void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
+/* Around a handler's opening of a tracked page: opening() announces it
+ * to the tick before the page is opened and returns a ticket; opened()
+ * records the first touch as wss_engine_touched does and ends the
+ * announcement; open_end() ends it when nothing was opened (or, for a pin,
+ * once it is in flight).  The tick waits for the announcements of the
+ * interval it ends, so that every page a handler opened is in a touched
+ * list the tick reads (fault.c).  AS-safe, lock-free. */
+uint32_t wss_engine_opening(void);
+void wss_engine_opened(uintptr_t page, uint8_t *fl, const void *uc, uint32_t ticket);
+void wss_engine_open_end(uint32_t ticket);
+/* For a backend with faults and a harvest, at a fault on page before it is
+ * opened: inside the tick's write window, hand take (which returns whether
+ * the page was written since the last harvest, and protects it again) the
+ * write bits of a page last touched in the interval the tick ends, and
+ * charge them to that interval (engine/writes.c).  AS-safe;
+ * inside the window, waits for a harvest of one range at most. */
+void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
+/* Is it the engine's probe page (engine/policy.c), which the mprotect
+ * handler opens with no VMA accounting?  AS-safe. */
+bool wss_engine_probe_page(uintptr_t page);
+/* Is the page outside the sample armed in this interval (so never armed,
+ * open)?  False in exact tracking.  AS-safe. */
+bool wss_engine_sampled_out(uintptr_t page);
+/* The current interval number.  AS-safe. */
+uint32_t wss_engine_epoch(void);
+/* The budget of VMAs our protection splits may use (the mprotect
+ * backend, code.c): charge delta more (or give -delta back); false, and
+ * nothing charged, when delta would exceed it.  AS-safe. */
+bool wss_engine_vma_charge(long delta);
+/* A coarse open (a block opened whole, the budget spent): counted for the
+ * sample, and the touched lists marked stale, before the handler ends its
+ * announcement.  AS-safe. */
+void wss_engine_count_coarse(void);
 
 #endif

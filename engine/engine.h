@@ -1,6 +1,9 @@
-/* The engine: tracked memory, the interval clock, samples and the profile.
- * preload/ calls these from its hooks; nothing here knows which libc
- * function was interposed.  Contexts: init (start-up only), hook (from an
+/* The engine's boundary: what preload/ calls, from libwss.so's hooks and
+ * from libwss-attach.so (preload/attach.c, which wss attach injects), and
+ * the types they pass.  Nothing here knows which libc function was
+ * interposed.  What the engine's files call in one another is in
+ * engine/internal.h, and what they offer the tracking backends in
+ * engine/backend.h.  Contexts: init (start-up only), hook (from an
  * interposed function, any thread), AS-safe (from the fault handler). */
 #ifndef WSS_ENGINE_ENGINE_H
 #define WSS_ENGINE_ENGINE_H
@@ -12,8 +15,6 @@
 /* What a tracked range is (wss_kind_t): for the registry, the breakdown
  * of each sample by kind and the hot-page list. */
 #include "common/kinds.h"
-
-struct dl_phdr_info;
 
 /* The status of a process the library stops before main (an explicit
  * backend this kernel cannot run, an unwritable profile): wss run's own
@@ -168,12 +169,10 @@ void wss_engine_exit(void);
 bool wss_engine_last_thread(void);
 /* True while measuring (after init, before finish, not in a forked child). */
 bool wss_engine_active(void);
-/* Is fd one of the engine's own descriptors (profile, stderr copy,
- * /proc/self/stat, the backend's)?  The preload keeps the program from
- * closing them (preload/fds.c).  hook. */
-bool wss_engine_owns_fd(int fd);
-/* The engine's own descriptors, ascending, into out; returns how many
- * (at most 5).  hook. */
+/* The engine's own descriptors (profile, stderr copy, /proc/self/stat,
+ * the backend's, the trace), ascending, into out; returns how many (at
+ * most 6).  The preload keeps the program from closing them
+ * (preload/fds.c).  hook. */
 int wss_engine_own_fds(int out[8]);
 /* True once the registry is kept (from init on, also after finish and in a
  * forked child): mapping hooks must report changes while this holds. */
@@ -213,40 +212,6 @@ void wss_engine_dlclose_end(void);
 /* End the current interval now (time_base manual).  hook. */
 void wss_engine_tick_manual(void);
 
-/* Are first-touch sites and their stacks recorded (peaks.enabled, and a
- * backend with faults), or hot pages listed?  Then the profile needs
- * "module" records.  init. */
-bool wss_engine_sites(void);
-
-/* The engine lock, with asynchronous signals blocked while it is held so a
- * signal handler on the same thread cannot re-enter it.  hook. */
-typedef struct wss_lockstate {
-	uint64_t oldmask;
-} wss_lockstate_t;
-void wss_engine_lock(wss_lockstate_t *ls);
-void wss_engine_unlock(wss_lockstate_t *ls);
-
-/* The lock order, as code: a thread takes these in increasing rank only
- * (docs/architecture.md).  The loader's and jemalloc's locks are not ours;
- * they are listed for the order.  The witness (lock.c) checks the ranks we
- * take: the tick lock (engine/loader.c), the engine lock and the write
- * window's lock (engine/writes.c). */
-typedef enum wss_lock_rank {
-	WSS_RANK_TICK = 1,  /* engine/loader.c tick_lock: one tick at a time, none across a fork */
-	WSS_RANK_LOADER,    /* the loader's list lock: dl_iterate_phdr holds it around a tick, and
-			     * a program's callback may allocate under it */
-	WSS_RANK_ALLOCATOR, /* jemalloc's mutexes: its extent hooks call the engine */
-	WSS_RANK_ENGINE,    /* the engine lock: registry, tick, profile */
-	WSS_RANK_WINDOW,    /* the write window's lock (engine/writes.c) */
-} wss_lock_rank_t;
-/* Note that the calling thread takes / gives a lock of rank r: taking one
- * at or below a rank it holds is a violation (logged once; abort in
- * --enable-debug builds).  AS-safe. */
-void wss_witness_take(wss_lock_rank_t r);
-void wss_witness_give(wss_lock_rank_t r);
-/* Violations seen so far (tests).  AS-safe. */
-uint32_t wss_witness_violations(void);
-
 /* Mapping changes as one call each (engine/mapping.c): the system call
  * and the registry update under the engine lock, so that no tick sees one
  * without the other, and an ENOMEM our protection splits may have caused
@@ -270,29 +235,12 @@ void wss_engine_protect(void *addr, size_t len, int prot);
  * registry in the same step (once unmapped it may be reused by anyone).
  * Returns unmap's answer.  hook. */
 bool wss_engine_unmapping(void *addr, size_t len, bool (*unmap)(void *arg), void *arg);
-/* wss_engine_exclude_locked for a range that may not be tracked at all
- * (cheap then: no lock).  hook. */
+/* Stop tracking [p, p + len) for good, giving it its protection back: the
+ * program uses it as a stack (signal stack, coroutine stack), where the
+ * kernel writes signal frames and cannot meet an armed page.  Cheap for a
+ * range that is not tracked (no lock then).  hook. */
 void wss_engine_exclude(const void *p, size_t len);
 
-/* Registry updates; the caller holds the engine lock and has made the
- * mapping change itself.  prot is the application's protection. */
-void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind);
-void wss_engine_untrack_locked(uintptr_t start, size_t len);
-/* Stop tracking the parts of [start, len) registered with kind: their
- * mapping is gone (no protection is changed). */
-void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind);
-/* The application changed the protection of [start, len). */
-void wss_engine_protect_locked(uintptr_t start, size_t len, int prot);
-/* Give tracked pages in [start, len) the application's protection again
- * (before a call that needs one VMA, such as mremap). */
-void wss_engine_disarm_locked(uintptr_t start, size_t len);
-/* Stop tracking [start, len) for good, giving it its protection back: the
- * program uses it as a stack (signal stack, coroutine stack), where the
- * kernel writes signal frames and cannot meet an armed page. */
-void wss_engine_exclude_locked(uintptr_t start, size_t len);
-/* A mremap moved or resized [old, oldlen) to [new, newlen): tracking and
- * page history follow the data. */
-void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen);
 /* madvise(adv) on [start, len) for the allocator, as a raw system call.
  * MADV_DONTNEED on tracked pages under a backend that harvests writes:
  * their write bits are harvested first (a page written in this interval
@@ -308,15 +256,10 @@ void wss_engine_populating(const char *why);
  * ftruncate, fallocate): a file's pages may leave its mappings unseen, and
  * the census bounds them by the mappings' sizes from now on.  AS-safe. */
 void wss_engine_file_changed(void);
-/* The application's mapping call failed with ENOMEM: if our protection
- * splits may be the cause, undo them all and return true (retry once). */
-bool wss_engine_relieve_locked(void);
 
 /* Is the page at addr tracked?  Then *prot (if not NULL) is the
  * application's protection of it.  AS-safe, lock-free. */
 bool wss_engine_tracked_page(uintptr_t addr, int *prot);
-/* Is any page of [p, p+n) tracked?  AS-safe, lock-free. */
-bool wss_engine_tracked_any(const void *p, size_t n);
 /* Is the calling thread inside our stack unwinder (a site's capture)?  Its
  * calls (sigprocmask around libunwind's caches, mmap for its memory pool,
  * a pipe to check addresses) reach the preload's wrappers, which must then
@@ -337,33 +280,6 @@ void wss_engine_cpu_release(bool realtime);
  * lock-free. */
 bool wss_engine_fault(uintptr_t addr, bool write, bool exec, const void *uc);
 
-/* For backends: record a first touch of the page at addr (whose flags byte
- * is fl) in the current interval, made in the context uc (for its site and
- * call stack).  AS-safe, lock-free. */
-void wss_engine_touched(uintptr_t page, uint8_t *fl, const void *uc);
-/* For backends, around a handler's opening of a tracked page: opening()
- * announces it to the tick before the page is opened and returns a
- * ticket; opened() records the first touch as wss_engine_touched does and
- * ends the announcement; open_end() ends it when nothing was opened (or,
- * for a pin, once it is in flight).  The tick waits for the announcements
- * of the interval it ends, so that every page a handler opened is in a
- * touched list the tick reads (fault.c).  AS-safe, lock-free. */
-uint32_t wss_engine_opening(void);
-void wss_engine_opened(uintptr_t page, uint8_t *fl, const void *uc, uint32_t ticket);
-void wss_engine_open_end(uint32_t ticket);
-/* For backends with faults and a harvest, at a fault on page before it is
- * opened: inside the tick's write window, hand take (which returns whether
- * the page was written since the last harvest, and protects it again) the
- * write bits of a page last touched in the interval the tick ends, and
- * charge them to that interval (engine/writes.c).  AS-safe;
- * inside the window, waits for a harvest of one range at most. */
-void wss_engine_split_write(uintptr_t page, bool (*take)(uintptr_t page));
-/* Is it the engine's probe page (engine/policy.c), which the mprotect
- * handler opens with no VMA accounting?  AS-safe. */
-bool wss_engine_probe_page(uintptr_t page);
-/* Is the page outside the sample armed in this interval (so never armed,
- * open)?  False in exact tracking.  AS-safe. */
-bool wss_engine_sampled_out(uintptr_t page);
 /* Pin [buf, buf+len) for a system call that will access it: its tracked
  * pages are opened, recorded as touched, and not armed again until unpinned
  * (each tick counts them as touched meanwhile).  Returns a handle for
@@ -371,11 +287,6 @@ bool wss_engine_sampled_out(uintptr_t page);
  * table is full.  AS-safe, lock-free (waits only for an arming in progress). */
 int wss_engine_pin(const void *buf, size_t len);
 void wss_engine_unpin(int pin);
-/* The current interval number.  AS-safe. */
-uint32_t wss_engine_epoch(void);
-/* VMA budget bookkeeping for the mprotect backend.  AS-safe. */
-bool wss_engine_vma_charge(long delta);
-void wss_engine_count_coarse(void);
 
 /* After fork in the child: stop measuring cleanly (no profile writes, all
  * memory back to its own protection).  hook. */
@@ -385,8 +296,9 @@ void wss_engine_fork_child(void);
 /* The outer fork handlers, registered after jemalloc's (prepare handlers
  * run in reverse order of registration, child handlers in order): prepare
  * takes the tick lock, so that no fork happens inside a tick that holds the
- * loader's list lock (wss_lock_rank_t); the child's frees it and starts
- * the engine thread of a followed child once malloc works again.  hook. */
+ * loader's list lock (the lock order: engine/internal.h); the child's
+ * frees it and starts the engine thread of a followed child once malloc
+ * works again.  hook. */
 void wss_engine_fork_outer_prepare(void);
 void wss_engine_fork_outer_parent(void);
 void wss_engine_fork_outer_child(void);

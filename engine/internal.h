@@ -28,6 +28,8 @@
 #include "engine/sparse.h"
 #include "engine/threads.h"
 
+struct dl_phdr_info;
+
 /* Pages counted for the run's totals by their last touch (tick.c,
  * wss_tick_last_touch): n[s][m] of series s (0 data, 1 write) at a rate of
  * 1 in 2^m, kind[k][m] the data's of kind k. */
@@ -268,6 +270,34 @@ typedef struct wss_record_arg {
 } wss_record_arg_t;
 
 /* lock.c */
+/* The engine lock, with asynchronous signals blocked while it is held so a
+ * signal handler on the same thread cannot re-enter it.  hook. */
+typedef struct wss_lockstate {
+	uint64_t oldmask;
+} wss_lockstate_t;
+void wss_engine_lock(wss_lockstate_t *ls);
+void wss_engine_unlock(wss_lockstate_t *ls);
+
+/* The lock order, as code: a thread takes these in increasing rank only
+ * (docs/architecture.md).  The loader's and jemalloc's locks are not ours;
+ * they are listed for the order.  The witness (lock.c) checks the ranks we
+ * take: the tick lock (engine/loader.c), the engine lock and the write
+ * window's lock (engine/writes.c). */
+typedef enum wss_lock_rank {
+	WSS_RANK_TICK = 1,  /* engine/loader.c tick_lock: one tick at a time, none across a fork */
+	WSS_RANK_LOADER,    /* the loader's list lock: dl_iterate_phdr holds it around a tick, and
+			     * a program's callback may allocate under it */
+	WSS_RANK_ALLOCATOR, /* jemalloc's mutexes: its extent hooks call the engine */
+	WSS_RANK_ENGINE,    /* the engine lock: registry, tick, profile */
+	WSS_RANK_WINDOW,    /* the write window's lock (engine/writes.c) */
+} wss_lock_rank_t;
+/* Note that the calling thread takes / gives a lock of rank r: taking one
+ * at or below a rank it holds is a violation (logged once; abort in
+ * --enable-debug builds).  AS-safe. */
+void wss_witness_take(wss_lock_rank_t r);
+void wss_witness_give(wss_lock_rank_t r);
+/* Violations seen so far (tests).  AS-safe. */
+uint32_t wss_witness_violations(void);
 /* Take the engine lock, waiting at most timeout_ns (0: for ever); false
  * when it could not be had in time (the signal mask is then as it was). */
 bool wss_lock_within(wss_lockstate_t *ls, uint64_t timeout_ns);
@@ -345,6 +375,30 @@ int wss_writes_harvest(uintptr_t s, uintptr_t e, uint32_t k, uint32_t watched, u
 void wss_writes_record(uintptr_t s, uintptr_t e, uint32_t k, uint32_t slot);
 
 /* registry.c */
+/* Registry updates; the caller holds the engine lock and has made the
+ * mapping change itself.  prot is the application's protection. */
+void wss_engine_track_locked(uintptr_t start, size_t len, int prot, int kind);
+void wss_engine_untrack_locked(uintptr_t start, size_t len);
+/* Stop tracking the parts of [start, len) registered with kind: their
+ * mapping is gone (no protection is changed). */
+void wss_engine_untrack_kind_locked(uintptr_t start, size_t len, int kind);
+/* The application changed the protection of [start, len). */
+void wss_engine_protect_locked(uintptr_t start, size_t len, int prot);
+/* Give tracked pages in [start, len) the application's protection again
+ * (before a call that needs one VMA, such as mremap). */
+void wss_engine_disarm_locked(uintptr_t start, size_t len);
+/* Stop tracking [start, len) for good, giving it its protection back: the
+ * program uses it as a stack (signal stack, coroutine stack), where the
+ * kernel writes signal frames and cannot meet an armed page. */
+void wss_engine_exclude_locked(uintptr_t start, size_t len);
+/* A mremap moved or resized [old, oldlen) to [new, newlen): tracking and
+ * page history follow the data. */
+void wss_engine_move_locked(uintptr_t old, size_t oldlen, uintptr_t nw, size_t newlen);
+/* The application's mapping call failed with ENOMEM: if our protection
+ * splits may be the cause, undo them all and return true (retry once). */
+bool wss_engine_relieve_locked(void);
+/* Is any page of [p, p+n) tracked?  AS-safe, lock-free. */
+bool wss_engine_tracked_any(const void *p, size_t n);
 /* fn on each part of [s, e) covered by a tracked region.  Engine lock. */
 void wss_registry_parts(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
 /* Forget a page's history (touches, writes, hits, site).  Engine lock. */
@@ -694,6 +748,10 @@ void wss_session_note_refused(const char *reason);
 bool wss_session_exec_image(void);
 
 /* lifecycle.c */
+/* Are first-touch sites and their stacks recorded (peaks.enabled, and a
+ * backend with faults), or hot pages listed?  Then the profile needs
+ * "module" records.  init. */
+bool wss_engine_sites(void);
 /* Stop measuring: every tracked page back to its own protection; unless
  * ending (the process ends now), the backend detached too.  Engine lock
  * held. */

@@ -218,15 +218,6 @@ int wss_engine_own_fds(int out[8])
 	return n;
 }
 
-bool wss_engine_owns_fd(int fd)
-{
-	int own[8], n = wss_engine_own_fds(own);
-	for (int i = 0; i < n; i++)
-		if (own[i] == fd)
-			return fd >= 0;
-	return false;
-}
-
 bool wss_engine_tracking(void) { return __atomic_load_n(&E.tracking, __ATOMIC_ACQUIRE); }
 
 /* Stop measuring: every tracked page gets the application's protection back.

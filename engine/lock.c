@@ -2,7 +2,7 @@
  * mutex taken with asynchronous signals blocked, so a signal handler on the
  * same thread cannot re-enter it; it serialises the registry, the tick and
  * the profile.  The witness checks, per thread, that the locks we own are
- * taken in the order of wss_lock_rank_t (engine.h), as jemalloc's witness
+ * taken in the order of wss_lock_rank_t (internal.h), as jemalloc's witness
  * does: a violation is a deadlock waiting for the right interleaving. */
 #include "config.h"
 #include "engine/internal.h"

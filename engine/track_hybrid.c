@@ -13,7 +13,6 @@
 #include "config.h"
 #include "engine/backend.h"
 
-#include "engine/engine.h"
 #include "engine/shadow.h"
 #include "engine/sparse.h"
 

@@ -39,7 +39,6 @@
 
 #include "common/fmt.h"
 #include "common/sys.h"
-#include "engine/engine.h"
 #include "engine/shadow.h"
 #include "engine/sparse.h"
 
