@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,47 +286,69 @@ int wss_analyses_nomem(const char *cmd)
 
 /* ---- output pieces ---- */
 
-void wss_analyses_json_str(FILE *out, const char *s)
+void wss_analyses_jf(wss_fmt_t *f, const char *fmt, ...)
 {
-	wss_fmt_t f;
-	if (wss_fmt_init_growable(&f, 256)) {
-		fputs("null", out);
-		return;
+	char buf[256], *big = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof buf && (big = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
 	}
-	wss_fmt_json_str(&f, s);
-	fwrite(f.buf, 1, f.len, out);
-	wss_fmt_release(&f);
+	if (n < 0 || (n >= (int)sizeof buf && !big))
+		f->overflow = true;
+	else
+		wss_fmt_mem(f, big ? big : buf, (size_t)n);
+	free(big);
 }
 
-/* A finite double as JSON (the shortest form that reads back). */
-void wss_analyses_json_num(FILE *out, double v)
+void wss_analyses_json_num(wss_fmt_t *f, double v)
 {
 	char buf[40];
-	fputs(wss_text_shortest(buf, sizeof buf, v), out);
+	wss_fmt_str(f, wss_text_shortest(buf, sizeof buf, v));
 }
 
-/* "profile", "trace" and how the trace ended, the members every JSON
- * document of the analyses opens with (after its '{'). */
-void wss_analyses_json_source(FILE *out, const wss_pair_t *p)
+void wss_analyses_json_source(wss_fmt_t *f, const wss_pair_t *p)
 {
-	fputs("\"profile\":", out);
-	wss_analyses_json_str(out, p->prof.path);
-	fputs(",\"trace\":", out);
-	wss_analyses_json_str(out, p->trace_path);
-	fprintf(out, ",\"truncated\":%s,\"truncated_at\":", p->trace.truncated ? "true" : "false");
+	wss_fmt_str(f, "\"profile\":");
+	wss_fmt_json_str(f, p->prof.path);
+	wss_fmt_str(f, ",\"trace\":");
+	wss_fmt_json_str(f, p->trace_path);
+	wss_analyses_jf(f, ",\"truncated\":%s,\"truncated_at\":", p->trace.truncated ? "true" : "false");
 	if (p->trace.truncated)
-		fprintf(out, "%" PRIu64, p->trace.off);
+		wss_fmt_u64(f, p->trace.off);
 	else
-		fputs("null", out);
-	fputs(",\"end\":", out);
+		wss_fmt_str(f, "null");
+	wss_fmt_str(f, ",\"end\":");
 	if (!p->trace.ended)
-		fputs("null", out);
+		wss_fmt_str(f, "null");
 	else
-		fprintf(out, "{\"reason\":\"%s\",\"last\":%" PRIu64 "}",
-			p->trace.end_reason == WSS_TRACE_END_RUN ? "exit"
-			: p->trace.end_reason == WSS_TRACE_END_MAX ? "trace_max"
-								    : "error",
-			p->trace.end_last);
+		wss_analyses_jf(f, "{\"reason\":\"%s\",\"last\":%" PRIu64 "}",
+				p->trace.end_reason == WSS_TRACE_END_RUN   ? "exit"
+				: p->trace.end_reason == WSS_TRACE_END_MAX ? "trace_max"
+									   : "error",
+				p->trace.end_last);
+}
+
+int wss_analyses_json_init(wss_fmt_t *f, const char *cmd)
+{
+	return wss_fmt_init_growable(f, 1 << 16) ? wss_analyses_nomem(cmd) : 0;
+}
+
+int wss_analyses_json_write(wss_fmt_t *f, int r, FILE *out, const char *cmd)
+{
+	wss_fmt_ch(f, '\n');
+	if (!r && f->overflow)
+		r = wss_analyses_nomem(cmd);
+	if (!r) {
+		fwrite(f->buf, 1, f->len, out);
+		r = wss_analyses_finish(out, cmd);
+	}
+	wss_fmt_release(f);
+	return r;
 }
 
 /* The text forms' first lines: what was read, and how the trace ended

@@ -10,11 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "cli/load.h"
+#include "cli/policy.h"
 #include "cli/ranges.h"
 #include "cli/trace.h"
+#include "common/fmt.h"
 
 /* The analyses work on the trace's runs as ranges: time and memory follow
  * the runs and events, never the pages a run claims.  The tests build a
@@ -38,12 +39,41 @@ int wss_cmd_mrc(int argc, char **argv);
 int wss_cmd_simulate(int argc, char **argv);
 int wss_cmd_replay(int argc, char **argv);
 
-/* heatmap, mrc and simulate writing their output to out instead of
- * stdout (`wss report --html` embeds their --json documents); errors
- * still go to stderr, and the status is the command's. */
-int wss_cmd_heatmap_to(int argc, char **argv, FILE *out);
-int wss_cmd_mrc_to(int argc, char **argv, FILE *out);
-int wss_cmd_simulate_to(int argc, char **argv, FILE *out);
+/* ---- heatmap, mrc and simulate as functions ----
+ * The command and `wss report --html`, which embeds their --json
+ * documents, call the same function: each writes the --json document of
+ * the profile at path into f (common/fmt.h), without the newline the
+ * command ends it with.  Each returns the command's status: 0, or 1 or 2
+ * with its line on stderr, and then has written nothing to f. */
+
+/* wss heatmap's options: bins 0 for the default grid. */
+typedef struct wss_heatmap_opts {
+	uint64_t time_bins, page_bins;
+	bool by_address;
+} wss_heatmap_opts_t;
+
+int wss_heatmap_json(const char *path, const wss_heatmap_opts_t *o, wss_fmt_t *f);
+
+/* wss mrc's options. */
+typedef struct wss_mrc_opts {
+	const uint64_t *sizes; /* NULL: powers of two up to the distinct pages */
+	size_t nsizes;
+	bool no_opt; /* LRU alone: OPT walks the string, which has a limit */
+} wss_mrc_opts_t;
+
+int wss_mrc_json(const char *path, const wss_mrc_opts_t *o, wss_fmt_t *f);
+
+/* wss simulate's options. */
+typedef struct wss_simulate_opts {
+	wss_policy_kind_t kinds[WSS_POLICY_N];
+	size_t nkinds;		/* 0: every policy */
+	const uint64_t *frames; /* NULL: the default sizes */
+	size_t nframes;
+	uint64_t period; /* references a period; 0: a tenth of them */
+	bool all;	 /* the text at every size, over time (--all) */
+} wss_simulate_opts_t;
+
+int wss_simulate_json(const char *path, const wss_simulate_opts_t *o, wss_fmt_t *f);
 
 /* The smallest LRU memory, in pages, that would have hit pct % of the
  * re-references of the profile at path's trace (wss mrc's "lru_hit_sizes"),

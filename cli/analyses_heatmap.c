@@ -319,46 +319,46 @@ static void heat_csv(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const 
 	}
 }
 
-static void heat_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax,
+static void heat_json(wss_fmt_t *doc, const wss_pair_t *p, const wss_scan_t *s, const heat_axes_t *ax,
 		      const wss_heat_t *h)
 {
-	fputc('{', out);
-	wss_analyses_json_source(out, p);
-	fprintf(out, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"level_max\":%u,\"page_size\":%" PRId64,
+	wss_fmt_ch(doc, '{');
+	wss_analyses_json_source(doc, p);
+	wss_analyses_jf(doc, ",\"by\":\"%s\",\"intervals\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"level_max\":%u,\"page_size\":%" PRId64,
 		ax->by_address ? "address" : "index", s->intervals, s->pages.pages, s->level_max, p->prof.page_size);
-	fputs(",\"time_bins\":[", out);
+	wss_fmt_str(doc, ",\"time_bins\":[");
 	for (size_t t = 0; t < h->tbins; t++) {
 		uint64_t f, l;
 		if (bin_range(t, s->intervals, h->tbins, &f, &l))
-			fprintf(out, "%s{\"seq_first\":%" PRIu64 ",\"seq_last\":%" PRIu64 ",\"t_ns_first\":%" PRIu64
+			wss_analyses_jf(doc, "%s{\"seq_first\":%" PRIu64 ",\"seq_last\":%" PRIu64 ",\"t_ns_first\":%" PRIu64
 				     ",\"t_ns_last\":%" PRIu64 "}",
 				t ? "," : "", s->seq[f], s->seq[l], s->t_ns[f], s->t_ns[l]);
 		else
-			fprintf(out, "%snull", t ? "," : "");
+			wss_analyses_jf(doc, "%snull", t ? "," : "");
 	}
-	fputs("],\"page_bins\":[", out);
+	wss_fmt_str(doc, "],\"page_bins\":[");
 	for (size_t b = 0; b < h->pbins; b++) {
 		uint64_t f, l;
 		char a[40], z[40];
 		if (!bin_range(b, ax->items, h->pbins, &f, &l)) {
-			fprintf(out, "%snull", b ? "," : "");
+			wss_analyses_jf(doc, "%snull", b ? "," : "");
 			continue;
 		}
 		page_label(a, sizeof a, ax, f, p->trace.page_shift);
 		page_label(z, sizeof z, ax, l, p->trace.page_shift);
 		if (ax->by_address)
-			fprintf(out, "%s{\"first\":\"%s\",\"last\":\"%s\"}", b ? "," : "", a, z);
+			wss_analyses_jf(doc, "%s{\"first\":\"%s\",\"last\":\"%s\"}", b ? "," : "", a, z);
 		else
-			fprintf(out, "%s{\"first\":%s,\"last\":%s}", b ? "," : "", a, z);
+			wss_analyses_jf(doc, "%s{\"first\":%s,\"last\":%s}", b ? "," : "", a, z);
 	}
-	fputs("],\"cells\":[", out);
+	wss_fmt_str(doc, "],\"cells\":[");
 	for (size_t b = 0; b < h->pbins; b++) {
-		fputs(b ? ",[" : "[", out);
+		wss_fmt_str(doc, b ? ",[" : "[");
 		for (size_t t = 0; t < h->tbins; t++)
-			fprintf(out, "%s%" PRIu64, t ? "," : "", h->cells[b * h->tbins + t]);
-		fputc(']', out);
+			wss_analyses_jf(doc, "%s%" PRIu64, t ? "," : "", h->cells[b * h->tbins + t]);
+		wss_fmt_ch(doc, ']');
 	}
-	fprintf(out, "],\"max\":%" PRIu64 ",\"total\":%" PRIu64 "}\n", wss_heat_max(h), wss_heat_total(h));
+	wss_analyses_jf(doc, "],\"max\":%" PRIu64 ",\"total\":%" PRIu64 "}", wss_heat_max(h), wss_heat_total(h));
 }
 
 typedef struct heat_req {
@@ -426,33 +426,75 @@ static int heat_compare(wss_pair_t *pp, wss_scan_t *ss, heat_req_t rq, wss_out_t
 		wss_pair_note_end(&pp[0]);
 		wss_pair_note_end(&pp[1]);
 		const char *by = rq.by_address ? "address" : "index";
-		if (form == WSS_OUT_JSON) {
-			fputs("{\"a\":", out);
-			wss_analyses_json_str(out, pp[0].prof.path);
-			fputs(",\"b\":", out);
-			wss_analyses_json_str(out, pp[1].prof.path);
-			fprintf(out, ",\"by\":\"%s\",\"time_bins\":%" PRIu64 ",\"page_bins\":%" PRIu64 ",\"rmsd\":", by,
-				rq.tbins, rq.pbins);
-			wss_analyses_json_num(out, d);
-			fputs("}\n", out);
+		wss_fmt_t f;
+		if (form == WSS_OUT_JSON && !(r = wss_analyses_json_init(&f, "heatmap"))) {
+			wss_fmt_str(&f, "{\"a\":");
+			wss_fmt_json_str(&f, pp[0].prof.path);
+			wss_fmt_str(&f, ",\"b\":");
+			wss_fmt_json_str(&f, pp[1].prof.path);
+			wss_analyses_jf(&f, ",\"by\":\"%s\",\"time_bins\":%" PRIu64 ",\"page_bins\":%" PRIu64 ",\"rmsd\":", by,
+					rq.tbins, rq.pbins);
+			wss_analyses_json_num(&f, d);
+			wss_fmt_ch(&f, '}');
+			r = wss_analyses_json_write(&f, 0, out, "heatmap");
 		} else if (form == WSS_OUT_CSV) {
 			fputs("a,b,by,time_bins,page_bins,rmsd\n", out);
 			fprintf(out, "%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%.9g\n", pp[0].prof.path, pp[1].prof.path, by,
 				rq.tbins, rq.pbins, d);
-		} else {
+		} else if (form == WSS_OUT_TEXT) {
 			fprintf(out, "wss heatmap --compare: %s and %s\n", pp[0].prof.path, pp[1].prof.path);
 			fprintf(out, "grid   %" PRIu64 " time bins x %" PRIu64 " page bins, pages by %s, each map divided by its total\n",
 				rq.tbins, rq.pbins, by);
 			fprintf(out, "rmsd   %.9g\n", d);
 		}
-		r = wss_analyses_finish(out, "heatmap");
+		if (form != WSS_OUT_JSON)
+			r = wss_analyses_finish(out, "heatmap");
 	}
 	wss_heat_release(&h[0]);
 	wss_heat_release(&h[1]);
 	return r;
 }
 
-int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
+/* The map of the profile at path on rq's grid, in form: text and CSV to
+ * out, JSON into json. */
+static int heat_one(const char *path, heat_req_t rq, wss_out_t form, FILE *out, wss_fmt_t *json)
+{
+	wss_pair_t p;
+	wss_scan_t s;
+	int r = wss_analyses_open_scanned(path, &p, &s);
+	if (r)
+		return r;
+	heat_axes_t ax;
+	wss_heat_t h = {0};
+	/* No more columns than intervals: a column narrower than one would
+	 * stay empty and look like time the program was idle. (A comparison
+	 * keeps the grid asked for: its two traces differ.) */
+	if (rq.tbins > s.intervals && s.intervals)
+		rq.tbins = s.intervals;
+	if (!(r = heat_build(&p, &s, &ax, &h, &rq))) {
+		wss_pair_note_end(&p);
+		if (form == WSS_OUT_JSON)
+			heat_json(json, &p, &s, &ax, &h);
+		else if (form == WSS_OUT_CSV)
+			heat_csv(out, &p, &s, &ax, &h);
+		else
+			heat_text(out, &p, &s, &ax, &h);
+		if (form != WSS_OUT_JSON)
+			r = wss_analyses_finish(out, "heatmap");
+		wss_heat_release(&h);
+	}
+	wss_scan_release(&s);
+	wss_pair_close(&p);
+	return r;
+}
+
+int wss_heatmap_json(const char *path, const wss_heatmap_opts_t *o, wss_fmt_t *f)
+{
+	heat_req_t rq = {o->time_bins, o->page_bins, o->by_address, false};
+	return heat_one(path, rq, WSS_OUT_JSON, NULL, f);
+}
+
+int wss_cmd_heatmap(int argc, char **argv)
 {
 	const char *tb = NULL, *pb = NULL, *by = NULL, *paths[2];
 	bool csv = false, json = false, compare = false;
@@ -475,43 +517,24 @@ int wss_cmd_heatmap_to(int argc, char **argv, FILE *out)
 		return wss_analyses_usage_error("heatmap", "--by takes index or address, not ", by);
 	rq.by_address = by && !strcmp(by, "address");
 	rq.fit = form == WSS_OUT_TEXT && !compare;
+	if (!compare) {
+		wss_fmt_t f;
+		if (form != WSS_OUT_JSON)
+			return heat_one(paths[0], rq, form, stdout, NULL);
+		if ((r = wss_analyses_json_init(&f, "heatmap")))
+			return r;
+		return wss_analyses_json_write(&f, heat_one(paths[0], rq, form, NULL, &f), stdout, "heatmap");
+	}
 	wss_pair_t pp[2];
 	wss_scan_t ss[2];
-	for (size_t k = 0; k < n; k++)
-		if ((r = wss_analyses_open_scanned(paths[k], &pp[k], &ss[k]))) {
-			if (k) {
-				wss_scan_release(&ss[0]);
-				wss_pair_close(&pp[0]);
-			}
-			return r;
-		}
-	if (compare) {
-		r = heat_compare(pp, ss, rq, form, out);
-	} else {
-		heat_axes_t ax;
-		wss_heat_t h = {0};
-		/* No more columns than intervals: a column narrower than one
-		 * would stay empty and look like time the program was idle. (A
-		 * comparison keeps the grid asked for: its two traces differ.) */
-		if (rq.tbins > ss[0].intervals && ss[0].intervals)
-			rq.tbins = ss[0].intervals;
-		if (!(r = heat_build(&pp[0], &ss[0], &ax, &h, &rq))) {
-			wss_pair_note_end(&pp[0]);
-			if (form == WSS_OUT_JSON)
-				heat_json(out, &pp[0], &ss[0], &ax, &h);
-			else if (form == WSS_OUT_CSV)
-				heat_csv(out, &pp[0], &ss[0], &ax, &h);
-			else
-				heat_text(out, &pp[0], &ss[0], &ax, &h);
-			r = wss_analyses_finish(out, "heatmap");
-			wss_heat_release(&h);
-		}
+	if ((r = wss_analyses_open_scanned(paths[0], &pp[0], &ss[0])))
+		return r;
+	if (!(r = wss_analyses_open_scanned(paths[1], &pp[1], &ss[1]))) {
+		r = heat_compare(pp, ss, rq, form, stdout);
+		wss_scan_release(&ss[1]);
+		wss_pair_close(&pp[1]);
 	}
-	for (size_t k = 0; k < n; k++) {
-		wss_scan_release(&ss[k]);
-		wss_pair_close(&pp[k]);
-	}
+	wss_scan_release(&ss[0]);
+	wss_pair_close(&pp[0]);
 	return r;
 }
-
-int wss_cmd_heatmap(int argc, char **argv) { return wss_cmd_heatmap_to(argc, argv, stdout); }

@@ -15,6 +15,7 @@
 #include "cli/load.h"
 #include "cli/trace.h"
 #include "common/estimate.h"
+#include "common/fmt.h"
 
 /* ---- analyses.c ---- */
 
@@ -31,13 +32,20 @@ int wss_analyses_number_list(const char *cmd, const char *name, const char *v, u
 int wss_analyses_open_scanned(const char *path, wss_pair_t *p, wss_scan_t *s);
 /* "wss: CMD: out of memory" on stderr.  Returns 1. */
 int wss_analyses_nomem(const char *cmd);
-/* s as a JSON string ("null" when out of memory). */
-void wss_analyses_json_str(FILE *out, const char *s);
+/* printf into f: the commands' format strings kept for their JSON,
+ * which is built in a buffer (what `wss report --html` embeds). */
+void wss_analyses_jf(wss_fmt_t *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A finite double as JSON (the shortest form that reads back). */
-void wss_analyses_json_num(FILE *out, double v);
+void wss_analyses_json_num(wss_fmt_t *f, double v);
 /* "profile", "trace" and how the trace ended, the members every JSON
  * document of the analyses opens with (after its '{'). */
-void wss_analyses_json_source(FILE *out, const wss_pair_t *p);
+void wss_analyses_json_source(wss_fmt_t *f, const wss_pair_t *p);
+/* f a growable buffer for a command's document.  Returns 0 or 1 (said). */
+int wss_analyses_json_init(wss_fmt_t *f, const char *cmd);
+/* The document in f and a newline written to out and flushed when r, the
+ * status of the run that wrote it, is 0; f released.  Returns r, or 1
+ * said on stderr (out of memory, the write's error). */
+int wss_analyses_json_write(wss_fmt_t *f, int r, FILE *out, const char *cmd);
 /* The text forms' first lines: what was read, and how the trace ended
  * when that was not normal. */
 void wss_analyses_text_source(FILE *out, const char *cmd, const wss_pair_t *p);

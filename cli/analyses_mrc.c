@@ -101,34 +101,34 @@ static void mrc_csv(FILE *out, int64_t ps, uint64_t refs, const mrc_point_t *pt,
 	}
 }
 
-static void mrc_json(FILE *out, const wss_pair_t *p, const wss_refs_t *rs, uint64_t refs, uint64_t cold,
+static void mrc_json(wss_fmt_t *f, const wss_pair_t *p, const wss_refs_t *rs, uint64_t refs, uint64_t cold,
 		     const mrc_point_t *pt, size_t npt, const uint64_t *q, bool opt)
 {
-	fputc('{', out);
-	wss_analyses_json_source(out, p);
-	fprintf(out, ",\"page_size\":%" PRId64 ",\"rate\":%" PRIu64 ",\"references\":%" PRIu64 ",\"distinct\":%" PRIu64
-		     ",\"curve\":[",
-		p->prof.page_size, rs->rate, refs, cold);
+	wss_fmt_ch(f, '{');
+	wss_analyses_json_source(f, p);
+	wss_analyses_jf(f, ",\"page_size\":%" PRId64 ",\"rate\":%" PRIu64 ",\"references\":%" PRIu64 ",\"distinct\":%" PRIu64
+			   ",\"curve\":[",
+			p->prof.page_size, rs->rate, refs, cold);
 	for (size_t i = 0; i < npt; i++) {
-		fprintf(out, "%s{\"pages\":%" PRIu64 ",\"mib\":", i ? "," : "", pt[i].size);
-		wss_analyses_json_num(out, (double)pt[i].size * (double)p->prof.page_size / MIB);
-		fprintf(out, ",\"lru_misses\":%" PRIu64 ",\"lru_miss_ratio\":", refs - pt[i].lru_hits);
-		wss_analyses_json_num(out, refs ? (double)(refs - pt[i].lru_hits) / (double)refs : 0.0);
+		wss_analyses_jf(f, "%s{\"pages\":%" PRIu64 ",\"mib\":", i ? "," : "", pt[i].size);
+		wss_analyses_json_num(f, (double)pt[i].size * (double)p->prof.page_size / MIB);
+		wss_analyses_jf(f, ",\"lru_misses\":%" PRIu64 ",\"lru_miss_ratio\":", refs - pt[i].lru_hits);
+		wss_analyses_json_num(f, refs ? (double)(refs - pt[i].lru_hits) / (double)refs : 0.0);
 		if (opt) {
-			fprintf(out, ",\"opt_misses\":%" PRIu64 ",\"opt_miss_ratio\":", refs - pt[i].opt_hits);
-			wss_analyses_json_num(out, refs ? (double)(refs - pt[i].opt_hits) / (double)refs : 0.0);
+			wss_analyses_jf(f, ",\"opt_misses\":%" PRIu64 ",\"opt_miss_ratio\":", refs - pt[i].opt_hits);
+			wss_analyses_json_num(f, refs ? (double)(refs - pt[i].opt_hits) / (double)refs : 0.0);
 		}
-		fputc('}', out);
+		wss_fmt_ch(f, '}');
 	}
-	fputs("],\"lru_hit_sizes\":{", out);
+	wss_fmt_str(f, "],\"lru_hit_sizes\":{");
 	for (int k = 0; k < 3; k++) {
-		fprintf(out, "%s\"%u\":", k ? "," : "", quantiles[k]);
+		wss_analyses_jf(f, "%s\"%u\":", k ? "," : "", quantiles[k]);
 		if (q[k])
-			fprintf(out, "%" PRIu64, q[k]);
+			wss_fmt_u64(f, q[k]);
 		else
-			fputs("null", out);
+			wss_fmt_str(f, "null");
 	}
-	fputs("}}\n", out);
+	wss_fmt_str(f, "}}");
 }
 
 /* The same histogram from the string, reference by reference (the tests'
@@ -182,31 +182,22 @@ int wss_mrc_hit_size(const char *path, unsigned pct, uint64_t *pages)
 	return r;
 }
 
-int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
+/* The curves of the profile at path with options o, in form: text and
+ * CSV to out, JSON into json. */
+static int mrc_run(const char *path, const wss_mrc_opts_t *o, wss_out_t form, FILE *out, wss_fmt_t *json)
 {
-	const char *sz = NULL, *paths[1];
-	bool csv = false, json = false, no_opt = false;
-	const wss_opt_t opts[] = {{"--sizes", &sz, NULL}, {"--no-opt", NULL, &no_opt}, {"--csv", NULL, &csv},
-				  {"--json", NULL, &json}};
-	size_t np, nsizes = 0;
-	int r = wss_opts_parse("mrc", argc, argv, opts, sizeof opts / sizeof *opts, paths, 1, &np,
-			       "wss mrc [--sizes N,...] PROFILE");
-	wss_out_t form;
-	uint64_t *sizes = NULL;
-	if (r || (r = wss_analyses_output_form("mrc", csv, json, &form)))
-		return r;
-	if (sz && (r = wss_analyses_number_list("mrc", "--sizes", sz, 1, UINT64_MAX >> 1, &sizes, &nsizes)))
-		return r;
 	wss_pair_t p;
 	wss_scan_t s;
 	wss_refs_t rs = {0}, os = {0};
 	wss_refs_dists_t h = {0};
-	uint64_t *next = NULL;
+	uint64_t *next = NULL, *own = NULL;
+	const uint64_t *sizes = o->sizes;
+	size_t nsizes = o->nsizes;
+	bool no_opt = o->no_opt;
 	mrc_point_t *pt = NULL;
-	if ((r = wss_analyses_open_scanned(paths[0], &p, &s))) {
-		free(sizes);
+	int r = wss_analyses_open_scanned(path, &p, &s);
+	if (r)
 		return r;
-	}
 	/* LRU: the histogram of stack distances, cumulated. */
 	if ((r = WSS_PER_PAGE ? mrc_pages(&p, &s, &rs, &h) : wss_refs_mrc_ranges(&p, &s, &rs, &h)))
 		goto out;
@@ -216,10 +207,12 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 	uint64_t q[3];
 	for (int k = 0; k < 3; k++)
 		q[k] = reuse_size(&h, quantiles[k], rs.rate);
-	if (!sizes && wss_refs_default_sizes(rs.distinct * rs.rate, &sizes, &nsizes)) {
+	if (!sizes && wss_refs_default_sizes(rs.distinct * rs.rate, &own, &nsizes)) {
 		r = wss_analyses_nomem("mrc");
 		goto out;
 	}
+	if (!sizes)
+		sizes = own;
 	/* OPT: reference by reference, on the string built again. */
 	if (!no_opt && ((r = wss_trace_rewind(&p.trace)) ||
 			(r = wss_refs_build(&p, &s, &os, "mrc", "OPT"))))
@@ -240,22 +233,52 @@ int wss_cmd_mrc_to(int argc, char **argv, FILE *out)
 	}
 	wss_pair_note_end(&p);
 	if (form == WSS_OUT_JSON)
-		mrc_json(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
+		mrc_json(json, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
 	else if (form == WSS_OUT_CSV)
 		mrc_csv(out, p.prof.page_size, refs, pt, nsizes, !no_opt);
 	else
 		mrc_text(out, &p, &rs, refs, cold * rs.rate, pt, nsizes, q, !no_opt);
-	r = wss_analyses_finish(out, "mrc");
+	if (form != WSS_OUT_JSON)
+		r = wss_analyses_finish(out, "mrc");
 out:
 	free(h.v);
 	free(next);
 	free(pt);
 	wss_refs_release(&rs);
 	wss_refs_release(&os);
-	free(sizes);
+	free(own);
 	wss_scan_release(&s);
 	wss_pair_close(&p);
 	return r;
 }
 
-int wss_cmd_mrc(int argc, char **argv) { return wss_cmd_mrc_to(argc, argv, stdout); }
+int wss_mrc_json(const char *path, const wss_mrc_opts_t *o, wss_fmt_t *f)
+{
+	return mrc_run(path, o, WSS_OUT_JSON, NULL, f);
+}
+
+int wss_cmd_mrc(int argc, char **argv)
+{
+	const char *sz = NULL, *paths[1];
+	bool csv = false, json = false;
+	wss_mrc_opts_t o = {NULL, 0, false};
+	const wss_opt_t opts[] = {{"--sizes", &sz, NULL}, {"--no-opt", NULL, &o.no_opt}, {"--csv", NULL, &csv},
+				  {"--json", NULL, &json}};
+	size_t np;
+	int r = wss_opts_parse("mrc", argc, argv, opts, sizeof opts / sizeof *opts, paths, 1, &np,
+			       "wss mrc [--sizes N,...] PROFILE");
+	wss_out_t form;
+	uint64_t *sizes = NULL;
+	if (r || (r = wss_analyses_output_form("mrc", csv, json, &form)))
+		return r;
+	if (sz && (r = wss_analyses_number_list("mrc", "--sizes", sz, 1, UINT64_MAX >> 1, &sizes, &o.nsizes)))
+		return r;
+	o.sizes = sizes;
+	wss_fmt_t f;
+	if (form != WSS_OUT_JSON)
+		r = mrc_run(paths[0], &o, form, stdout, NULL);
+	else if (!(r = wss_analyses_json_init(&f, "mrc")))
+		r = wss_analyses_json_write(&f, mrc_run(paths[0], &o, form, NULL, &f), stdout, "mrc");
+	free(sizes);
+	return r;
+}

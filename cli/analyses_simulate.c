@@ -145,29 +145,29 @@ static void sim_csv(FILE *out, const sim_result_t *res, size_t nres, size_t nper
 	}
 }
 
-static void sim_json(FILE *out, const wss_pair_t *p, const wss_refs_t *rs, const sim_result_t *res, size_t nres,
+static void sim_json(wss_fmt_t *f, const wss_pair_t *p, const wss_refs_t *rs, const sim_result_t *res, size_t nres,
 		     uint64_t period, size_t nperiods)
 {
-	fputc('{', out);
-	wss_analyses_json_source(out, p);
-	fprintf(out, ",\"rate\":%" PRIu64 ",\"references\":%" PRIu64 ",\"distinct\":%" PRIu64 ",\"period\":%" PRIu64
+	wss_fmt_ch(f, '{');
+	wss_analyses_json_source(f, p);
+	wss_analyses_jf(f, ",\"rate\":%" PRIu64 ",\"references\":%" PRIu64 ",\"distinct\":%" PRIu64 ",\"period\":%" PRIu64
 		     ",\"results\":[",
 		rs->rate, (uint64_t)rs->n * rs->rate, rs->distinct * rs->rate, period);
 	for (size_t i = 0; i < nres; i++) {
 		const sim_result_t *o = &res[i];
-		fprintf(out, "%s{\"policy\":\"%s\",\"frames\":%" PRIu64 ",\"faults\":%" PRIu64 ",\"hits\":%" PRIu64
+		wss_analyses_jf(f, "%s{\"policy\":\"%s\",\"frames\":%" PRIu64 ",\"faults\":%" PRIu64 ",\"hits\":%" PRIu64
 			     ",\"hit_ratio\":",
 			i ? "," : "", wss_policy_name(o->kind), o->frames, o->faults, o->hits);
-		wss_analyses_json_num(out, ratio(o->hits, o->hits + o->faults));
-		fputs(",\"over_time\":[", out);
+		wss_analyses_json_num(f, ratio(o->hits, o->hits + o->faults));
+		wss_fmt_str(f, ",\"over_time\":[");
 		for (size_t k = 0; k < nperiods; k++) {
 			if (k)
-				fputc(',', out);
-			wss_analyses_json_num(out, ratio(o->period_hits[k], o->period_refs[k]));
+				wss_fmt_ch(f, ',');
+			wss_analyses_json_num(f, ratio(o->period_hits[k], o->period_refs[k]));
 		}
-		fputs("]}", out);
+		wss_fmt_str(f, "]}");
 	}
-	fputs("]}\n", out);
+	wss_fmt_str(f, "]}");
 }
 
 /* The brief text (no --all): for each size, each policy's miss ratio.
@@ -253,13 +253,9 @@ static void sim_brief_text(FILE *out, const wss_pair_t *p, const wss_refs_t *rs,
 }
 
 typedef struct sim_req {
-	wss_policy_kind_t kinds[WSS_POLICY_N];
-	size_t nkinds;
-	uint64_t *frames; /* NULL: the default */
-	size_t nframes;
-	uint64_t period; /* 0: the default */
+	wss_simulate_opts_t o;
+	uint64_t *frames; /* o.frames, owned */
 	wss_out_t form;
-	bool brief; /* the text without --all */
 	const char *path;
 } sim_req_t;
 
@@ -276,10 +272,7 @@ static int sim_parse(int argc, char **argv, sim_req_t *q)
 			       "wss simulate [--policy P,...] [--frames N,...] [--period N] [--all] PROFILE");
 	if (r || (r = wss_analyses_output_form("simulate", csv, json, &q->form)))
 		return r;
-	q->brief = q->form == WSS_OUT_TEXT && !all;
-	if (!pol)
-		for (int k = 0; k < WSS_POLICY_N; k++)
-			q->kinds[q->nkinds++] = (wss_policy_kind_t)k;
+	q->o.all = all;
 	for (const char *c = pol; c && *c;) {
 		size_t len = strcspn(c, ",");
 		char name[16];
@@ -288,24 +281,25 @@ static int sim_parse(int argc, char **argv, sim_req_t *q)
 		if (len >= sizeof name || !wss_policy_parse(name, &k))
 			return wss_analyses_usage_error("simulate",
 							"--policy: fifo, lru, clock, nfu, aging or opt, not ", name);
-		if (q->nkinds == WSS_POLICY_N)
+		if (q->o.nkinds == WSS_POLICY_N)
 			return wss_analyses_usage_error("simulate", "--policy: each policy once", NULL);
-		q->kinds[q->nkinds++] = k;
+		q->o.kinds[q->o.nkinds++] = k;
 		c += len + (c[len] == ',');
 	}
-	if (pol && !q->nkinds)
+	if (pol && !q->o.nkinds)
 		return wss_analyses_usage_error("simulate", "an empty list for --policy", NULL);
-	if (per && (r = wss_opts_number("simulate", "--period", per, 1, UINT64_MAX >> 1, &q->period)))
+	if (per && (r = wss_opts_number("simulate", "--period", per, 1, UINT64_MAX >> 1, &q->o.period)))
 		return r;
-	if (fr && (r = wss_analyses_number_list("simulate", "--frames", fr, 0, UINT32_MAX, &q->frames, &q->nframes)))
+	if (fr && (r = wss_analyses_number_list("simulate", "--frames", fr, 0, UINT32_MAX, &q->frames, &q->o.nframes)))
 		return r;
+	q->o.frames = q->frames;
 	q->path = paths[0];
 	return 0;
 }
 
 /* Every policy of q at every size of q over rs, into res (kinds major).
  * Returns 0 or 1 (said). */
-static int sim_all(wss_pair_t *p, const wss_scan_t *s, const wss_refs_t *rs, const sim_req_t *q, bool walk,
+static int sim_all(wss_pair_t *p, const wss_scan_t *s, const wss_refs_t *rs, const wss_simulate_opts_t *q, bool walk,
 		   sim_result_t *res, size_t sp, size_t nperiods)
 {
 	uint64_t *next = NULL;
@@ -331,22 +325,25 @@ static int sim_all(wss_pair_t *p, const wss_scan_t *s, const wss_refs_t *rs, con
 	return r;
 }
 
-int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
+/* The policies over the string of the profile at path with options o,
+ * in form: text and CSV to out, JSON into json. */
+static int sim_run_req(const char *path, const wss_simulate_opts_t *o, wss_out_t form, FILE *out, wss_fmt_t *json)
 {
-	sim_req_t q;
-	int r = sim_parse(argc, argv, &q);
-	if (r)
-		return r;
+	wss_simulate_opts_t q = *o;
+	uint64_t *own = NULL;
+	bool brief = form == WSS_OUT_TEXT && !o->all;
+	if (!q.nkinds)
+		for (int k = 0; k < WSS_POLICY_N; k++)
+			q.kinds[q.nkinds++] = (wss_policy_kind_t)k;
 	wss_pair_t p;
 	wss_scan_t s;
 	wss_refs_t rs;
 	sim_result_t *res = NULL;
-	sim_brief_t brief = {0};
+	sim_brief_t names = {0};
 	size_t nres = 0;
-	if ((r = wss_analyses_open_scanned(q.path, &p, &s))) {
-		free(q.frames);
+	int r = wss_analyses_open_scanned(path, &p, &s);
+	if (r)
 		return r;
-	}
 	/* LRU comes from mrc's stack over ranges, whatever the string's
 	 * length (page by page in the tests' reference build); the other
 	 * policies walk the string. */
@@ -359,11 +356,13 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 		r = sim_count(&p, &s, &rs);
 	if (r)
 		goto out_scan;
-	if (!q.frames && (q.brief ? sim_brief_sizes(&rs, s.intervals, &brief, &q.frames, &q.nframes)
-				  : wss_refs_default_sizes(rs.distinct * rs.rate, &q.frames, &q.nframes))) {
+	if (!q.frames && (brief ? sim_brief_sizes(&rs, s.intervals, &names, &own, &q.nframes)
+				: wss_refs_default_sizes(rs.distinct * rs.rate, &own, &q.nframes))) {
 		r = wss_analyses_nomem("simulate");
 		goto out_refs;
 	}
+	if (!q.frames)
+		q.frames = own;
 	/* Ten periods by default; in sampled references, at least one. */
 	uint64_t total = (uint64_t)rs.n * rs.rate, period = q.period;
 	if (!period)
@@ -378,15 +377,16 @@ int wss_cmd_simulate_to(int argc, char **argv, FILE *out)
 	if ((r = sim_all(&p, &s, &rs, &q, walk, res, sp, nperiods)))
 		goto out_res;
 	wss_pair_note_end(&p);
-	if (q.form == WSS_OUT_JSON)
-		sim_json(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
-	else if (q.form == WSS_OUT_CSV)
+	if (form == WSS_OUT_JSON)
+		sim_json(json, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
+	else if (form == WSS_OUT_CSV)
 		sim_csv(out, res, nres, nperiods);
-	else if (q.brief)
-		sim_brief_text(out, &p, &rs, res, q.nkinds, q.nframes, &brief);
+	else if (brief)
+		sim_brief_text(out, &p, &rs, res, q.nkinds, q.nframes, &names);
 	else
 		sim_text(out, &p, &rs, res, nres, (uint64_t)sp * rs.rate, nperiods);
-	r = wss_analyses_finish(out, "simulate");
+	if (form != WSS_OUT_JSON)
+		r = wss_analyses_finish(out, "simulate");
 out_res:
 	for (size_t i = 0; i < nres; i++) {
 		free(res[i].period_hits);
@@ -396,11 +396,29 @@ out_res:
 out_refs:
 	wss_refs_release(&rs);
 out_scan:
-	free(brief.names);
-	free(q.frames);
+	free(names.names);
+	free(own);
 	wss_scan_release(&s);
 	wss_pair_close(&p);
 	return r;
 }
 
-int wss_cmd_simulate(int argc, char **argv) { return wss_cmd_simulate_to(argc, argv, stdout); }
+int wss_simulate_json(const char *path, const wss_simulate_opts_t *o, wss_fmt_t *f)
+{
+	return sim_run_req(path, o, WSS_OUT_JSON, NULL, f);
+}
+
+int wss_cmd_simulate(int argc, char **argv)
+{
+	sim_req_t q;
+	int r = sim_parse(argc, argv, &q);
+	wss_fmt_t f;
+	if (r)
+		return r;
+	if (q.form != WSS_OUT_JSON)
+		r = sim_run_req(q.path, &q.o, q.form, stdout, NULL);
+	else if (!(r = wss_analyses_json_init(&f, "simulate")))
+		r = wss_analyses_json_write(&f, sim_run_req(q.path, &q.o, q.form, NULL, &f), stdout, "simulate");
+	free(q.frames);
+	return r;
+}

@@ -448,27 +448,27 @@ static void win_csv(FILE *out, const wss_window_result_t *res, bool writes)
 	}
 }
 
-static void win_json(FILE *out, const wss_pair_t *p, const wss_scan_t *s, uint64_t n, const wss_window_result_t *res)
+static void win_json(wss_fmt_t *f, const wss_pair_t *p, const wss_scan_t *s, uint64_t n, const wss_window_result_t *res)
 {
-	fputc('{', out);
-	wss_analyses_json_source(out, p);
-	fprintf(out, ",\"window\":%" PRIu64 ",\"page_size\":%" PRId64 ",\"samples\":[", n, p->prof.page_size);
+	wss_fmt_ch(f, '{');
+	wss_analyses_json_source(f, p);
+	wss_analyses_jf(f, ",\"window\":%" PRIu64 ",\"page_size\":%" PRId64 ",\"samples\":[", n, p->prof.page_size);
 	for (size_t i = 0; i < res->n; i++) {
 		const wss_window_sample_t *o = &res->v[i];
-		fprintf(out, "%s{\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"data\":%" PRIu64, i ? "," : "", o->seq, o->t_ns,
+		wss_analyses_jf(f, "%s{\"seq\":%" PRIu64 ",\"t_ns\":%" PRIu64 ",\"data\":%" PRIu64, i ? "," : "", o->seq, o->t_ns,
 			o->data.est);
 		if (s->writes)
-			fprintf(out, ",\"write\":%" PRIu64 ",\"read\":%" PRIu64, o->write.est, o->read);
-		fprintf(out, ",\"rate\":%llu", 1ull << o->level);
+			wss_analyses_jf(f, ",\"write\":%" PRIu64 ",\"read\":%" PRIu64, o->write.est, o->read);
+		wss_analyses_jf(f, ",\"rate\":%llu", 1ull << o->level);
 		if (o->level)
-			fprintf(out, ",\"members_touched\":%" PRIu64, o->x);
+			wss_analyses_jf(f, ",\"members_touched\":%" PRIu64, o->x);
 		if (o->ci)
-			fprintf(out, ",\"data_ci\":[%" PRIu64 ",%" PRIu64 "]", o->data.lo, o->data.hi);
-		fputc('}', out);
+			wss_analyses_jf(f, ",\"data_ci\":[%" PRIu64 ",%" PRIu64 "]", o->data.lo, o->data.hi);
+		wss_fmt_ch(f, '}');
 	}
 	uint64_t a = wss_load_avg_tenths(res->sum, res->n);
-	fprintf(out, "],\"data\":{\"avg\":%" PRIu64 ".%" PRIu64 ",\"peak\":%" PRIu64 ",\"total\":%" PRIu64
-		     ",\"estimated\":%s}}\n",
+	wss_analyses_jf(f, "],\"data\":{\"avg\":%" PRIu64 ".%" PRIu64 ",\"peak\":%" PRIu64 ",\"total\":%" PRIu64
+		     ",\"estimated\":%s}}",
 		a / 10, a % 10, res->peak, res->total, s->level_max ? "true" : "false");
 }
 
@@ -516,13 +516,16 @@ int wss_cmd_window(int argc, char **argv)
 	wss_window_result_t res;
 	if (!(r = win_compute(&p, &s, n, &res))) {
 		wss_pair_note_end(&p);
-		if (form == WSS_OUT_JSON)
-			win_json(stdout, &p, &s, n, &res);
-		else if (form == WSS_OUT_CSV)
+		wss_fmt_t f;
+		if (form == WSS_OUT_JSON && !(r = wss_analyses_json_init(&f, "window"))) {
+			win_json(&f, &p, &s, n, &res);
+			r = wss_analyses_json_write(&f, 0, stdout, "window");
+		} else if (form == WSS_OUT_CSV)
 			win_csv(stdout, &res, s.writes);
-		else
+		else if (form == WSS_OUT_TEXT)
 			win_text(stdout, &p, &s, n, &res);
-		r = wss_analyses_finish(stdout, "window");
+		if (form != WSS_OUT_JSON)
+			r = wss_analyses_finish(stdout, "window");
 		free(res.v);
 	}
 	wss_scan_release(&s);

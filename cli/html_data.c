@@ -617,69 +617,46 @@ static void put_run(out_t *o, const wss_profile_t *p)
 
 /* The heat map, the miss-ratio curves and the policy simulation of the
  * profile's page trace: the --json documents of `wss heatmap`, `wss mrc`
- * and `wss simulate` with their defaults, so the page shows what the
- * commands print.  A trace that cannot be read gets its command's line on
- * stderr and an error in the page; the rest of the page is made anyway. */
-/* One analysis's --json document into *doc (freed by the caller), with
- * an option or two before the profile.  Returns the command's status. */
-static int run_analysis(int (*fn)(int, char **, FILE *), const char *name, const char *const *opts,
-			const char *path, char **doc, size_t *len)
-{
-	FILE *mem = open_memstream(doc, len);
-	if (!mem)
-		return 1;
-	char *argv[6] = {(char *)name, (char *)"--json"};
-	int argc = 2;
-	for (; opts && *opts && argc < 4; opts++)
-		argv[argc++] = (char *)*opts;
-	argv[argc++] = (char *)path;
-	argv[argc] = NULL;
-	int r = fn(argc, argv, mem);
-	if (fclose(mem) && !r)
-		r = 1;
-	return r;
-}
-
-static void put_analyses(out_t *o, const wss_profile_t *p)
+ * and `wss simulate` with their defaults, written by the functions the
+ * commands call (cli/analyses.h), so the page shows what the commands
+ * print.  A trace that cannot be read gets its command's line on stderr
+ * and an error in the page; the rest of the page is made anyway. */
+/* Analysis k (put_analyses's names) of the profile at path into f, or
+ * its fallback.  Returns the command's status. */
+static int run_analysis(size_t k, const char *path, bool fallback, wss_fmt_t *f)
 {
 	/* A trace longer than the string the per-reference analyses walk
 	 * (OPT, the policies other than LRU) refuses them with status 2
 	 * once the heat map has read it whole: they run again without,
 	 * over ranges, and the page shows the LRU curves alone. */
-	static const char *const no_opt[] = {"--no-opt", NULL}, *const lru[] = {"--policy", "lru", NULL};
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **, FILE *);
-		const char *const *fallback;
-	} cmds[] = {{"heatmap", wss_cmd_heatmap_to, NULL},
-		    {"mrc", wss_cmd_mrc_to, no_opt},
-		    {"simulate", wss_cmd_simulate_to, lru}};
+	static const wss_heatmap_opts_t heat = {0, 0, false};
+	static const wss_mrc_opts_t mrc[2] = {{NULL, 0, false}, {NULL, 0, true}};
+	static const wss_simulate_opts_t sim[2] = {{.nkinds = 0}, {.kinds = {WSS_POLICY_LRU}, .nkinds = 1}};
+	if (k == 0)
+		return wss_heatmap_json(path, &heat, f);
+	if (k == 1)
+		return wss_mrc_json(path, &mrc[fallback], f);
+	return wss_simulate_json(path, &sim[fallback], f);
+}
+
+static void put_analyses(out_t *o, const wss_profile_t *p)
+{
+	static const char *const names[] = {"heatmap", "mrc", "simulate"};
 	put(o, ",\"analyses\":{");
 	int failed = 0; /* after one failure the others would say it again */
-	for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
-		char *doc = NULL;
-		size_t len = 0;
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		putf(o, "%s\"%s\":", k ? "," : "", names[k]);
 		int r = failed;
 		if (!failed)
-			r = run_analysis(cmds[k].fn, cmds[k].name, NULL, p->path, &doc, &len);
-		if (!failed && r == WSS_EXIT_BADINPUT && k && cmds[k].fallback) {
-			free(doc);
-			doc = NULL;
-			len = 0;
-			r = run_analysis(cmds[k].fn, cmds[k].name, cmds[k].fallback, p->path, &doc, &len);
-		}
-		putf(o, "%s\"%s\":", k ? "," : "", cmds[k].name);
-		if (!r && doc && len) {
-			while (len && doc[len - 1] == '\n')
-				len--;
-			wss_fmt_mem(&o->f, doc, len);
-		} else if (failed) {
-			putf(o, "{\"error\":\"wss %s not run: the trace could not be read\"}", cmds[k].name);
-		} else {
-			putf(o, "{\"error\":\"wss %s failed (exit status %d; stderr says why)\"}", cmds[k].name, r);
+			r = run_analysis(k, p->path, false, &o->f);
+		if (!failed && r == WSS_EXIT_BADINPUT && k)
+			r = run_analysis(k, p->path, true, &o->f);
+		if (r && failed) {
+			putf(o, "{\"error\":\"wss %s not run: the trace could not be read\"}", names[k]);
+		} else if (r) {
+			putf(o, "{\"error\":\"wss %s failed (exit status %d; stderr says why)\"}", names[k], r);
 			failed = r;
 		}
-		free(doc);
 	}
 	put(o, "}");
 }
