@@ -96,7 +96,15 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 static unsigned span_of(uintptr_t page)
 {
 	uintptr_t s, e;
-	return wss_sparse_any() ? wss_sparse_span(page, &s, &e) : 0;
+	if (!wss_sparse_any())
+		return 0;
+	/* A page whose own byte says tracked is dense (a sparse range's bytes
+	 * hold no more than their "ever" bits: sparse.h): no table scan for
+	 * it on the fault path (neighbour_open tests both neighbours). */
+	uint8_t *fl = wss_shadow_flags(page);
+	if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+		return 0;
+	return wss_sparse_span(page, &s, &e);
 }
 
 unsigned wss_sampling_span_for(uint64_t pages)

@@ -241,6 +241,10 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 		t->hi = a.hi <= (double)t->est ? t->est : (uint64_t)ceil(a.hi);
 		return;
 	}
+	/* Clusters counted in some interval (E.clustered) but none at L: a
+	 * handful of touches keeps the Poisson interval, as without them. */
+	if (x < WSS_STRATA_MIN)
+		return;
 	if (w.st.members - w.x < WSS_STRATA_MIN) {
 		if (x > w.x)
 			return;
