@@ -270,7 +270,7 @@ bool wss_sampling_member(uintptr_t page, uint32_t level)
 
 unsigned wss_sampling_cluster_shift(uintptr_t page, uint32_t level, uintptr_t *s, uintptr_t *e)
 {
-	unsigned span = wss_sparse_any() ? wss_sparse_span(page, s, e) : 0;
+	unsigned span = span_of(page) ? wss_sparse_span(page, s, e) : 0;
 	if (!span) { /* the page design here; *s, *e: as far as that is known */
 		*s = page;
 		*e = page + WSS_PAGE_SIZE;
