@@ -178,6 +178,13 @@ void wss_strata_close(wss_strata_t *s)
 	wss_strata_add(s, s->acc);
 }
 
+void wss_strata_design(wss_strata_t *s, uint64_t pages)
+{
+	s->clustered = 1;
+	if (pages > s->pages_max)
+		s->pages_max = pages;
+}
+
 void wss_strata_doubt(wss_strata_t *s, double y) { s->var += y * y > 1 ? y * y : 1; }
 
 void wss_strata_break(wss_strata_t *s)

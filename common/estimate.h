@@ -99,6 +99,12 @@ void wss_strata_add_zeros(wss_strata_t *s, uint64_t m);
 void wss_strata_add_key(wss_strata_t *s, uint64_t key, double y);
 /* The cluster gathered so far added as a member.  AS-safe. */
 void wss_strata_close(wss_strata_t *s);
+/* The members to come include clusters of up to `pages` pages (a piece of
+ * a cluster design holds members): the strata are clustered, and a
+ * cluster's size is known whether or not any of its pages is added one by
+ * one (a count by the touched list adds untouched clusters in bulk).
+ * AS-safe. */
+void wss_strata_design(wss_strata_t *s, uint64_t pages);
 /* A block of a cluster design cut by its range's end, y its touched pages
  * in the range: no neighbour tells its spread (its cluster may hold the
  * range's few touches or miss them), so its variance is bounded by its

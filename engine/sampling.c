@@ -96,7 +96,15 @@ void wss_sampling_set(uint32_t level, uint32_t interval)
 static unsigned span_of(uintptr_t page)
 {
 	uintptr_t s, e;
-	return wss_sparse_any() ? wss_sparse_span(page, &s, &e) : 0;
+	if (!wss_sparse_any())
+		return 0;
+	/* A page whose own byte says tracked is dense (a sparse range's bytes
+	 * hold no more than their "ever" bits: sparse.h): no table scan for
+	 * it on the fault path (neighbour_open tests both neighbours). */
+	uint8_t *fl = wss_shadow_flags(page);
+	if (fl && (__atomic_load_n(fl, __ATOMIC_RELAXED) & WSS_PF_TRACKED))
+		return 0;
+	return wss_sparse_span(page, &s, &e);
 }
 
 unsigned wss_sampling_span_for(uint64_t pages)
@@ -262,7 +270,7 @@ bool wss_sampling_member(uintptr_t page, uint32_t level)
 
 unsigned wss_sampling_cluster_shift(uintptr_t page, uint32_t level, uintptr_t *s, uintptr_t *e)
 {
-	unsigned span = wss_sparse_any() ? wss_sparse_span(page, s, e) : 0;
+	unsigned span = span_of(page) ? wss_sparse_span(page, s, e) : 0;
 	if (!span) { /* the page design here; *s, *e: as far as that is known */
 		*s = page;
 		*e = page + WSS_PAGE_SIZE;

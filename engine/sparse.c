@@ -101,10 +101,12 @@ uint64_t wss_sparse_units(unsigned level, uint64_t *pages)
 		uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
 		if (!a)
 			continue;
-		uint64_t p = ((b & ~FLAGS_MASK) - (a & ~FLAGS_MASK)) >> WSS_PAGE_SHIFT;
-		unsigned span = (unsigned)(b & FLAGS_MASK);
-		n += p;
-		u += p >> (level > span ? level : span);
+		uint64_t p0 = (a & ~FLAGS_MASK) >> WSS_PAGE_SHIFT, p1 = (b & ~FLAGS_MASK) >> WSS_PAGE_SHIFT;
+		unsigned span = (unsigned)(b & FLAGS_MASK), sh = level > span ? level : span;
+		n += p1 - p0;
+		/* The blocks it meets, its cut ends included (each may arm a
+		 * run): a piece of a few pages still holds one. */
+		u += ((p1 - 1) >> sh) - (p0 >> sh) + 1;
 	}
 	*pages = n;
 	return u;
@@ -171,19 +173,59 @@ void wss_sparse_walk(uintptr_t s, uintptr_t e, void (*dense)(uintptr_t, uintptr_
 	}
 }
 
+/* The piece of [at, e) that starts lowest, as stored ([*ps, *pe), its
+ * span; false: none), read under the sequence counter: the pin path
+ * (pins.c: wss_sampling_count and wss_sampling_members, lock-free, in any
+ * thread) walks designs too, and must never see an entry half split.
+ * AS-safe. */
+static bool next_piece(uintptr_t at, uintptr_t e, uintptr_t *ps, uintptr_t *pe, unsigned *span)
+{
+	for (;;) {
+		uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+		if (g & 1) {
+			wss_sys_sched_yield();
+			continue;
+		}
+		uint32_t n = __atomic_load_n(&hwm, __ATOMIC_RELAXED);
+		uint64_t blo = 0, bhi = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t a = __atomic_load_n(&start_v[i], __ATOMIC_RELAXED);
+			uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
+			if (a && (a & ~FLAGS_MASK) < e && (b & ~FLAGS_MASK) > at &&
+			    (!blo || (a & ~FLAGS_MASK) < (blo & ~FLAGS_MASK))) {
+				blo = a;
+				bhi = b;
+			}
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&gen, __ATOMIC_RELAXED) != g)
+			continue;
+		*ps = (uintptr_t)(blo & ~FLAGS_MASK);
+		*pe = (uintptr_t)(bhi & ~FLAGS_MASK);
+		*span = (unsigned)(bhi & FLAGS_MASK);
+		return blo != 0;
+	}
+}
+
 void wss_sparse_designs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t s, uintptr_t e, unsigned span, void *arg),
 			void *arg)
 {
 	uintptr_t at = s;
 	while (at < e) {
-		int i = live ? first_in(at, e) : -1;
-		uintptr_t ps = i < 0 ? e : (slot_s((uint32_t)i) > at ? slot_s((uint32_t)i) : at);
+		uintptr_t ps = e, pe = e;
+		unsigned span = 0;
+		bool found = wss_sparse_any() && next_piece(at, e, &ps, &pe, &span);
+		if (!found)
+			ps = e;
+		else if (ps < at)
+			ps = at;
 		if (ps > at)
 			fn(at, ps, 0, arg);
-		if (i < 0)
+		if (!found)
 			return;
-		uintptr_t pe = slot_e((uint32_t)i) < e ? slot_e((uint32_t)i) : e;
-		fn(ps, pe, slot_span((uint32_t)i), arg);
+		if (pe > e)
+			pe = e;
+		fn(ps, pe, span, arg);
 		at = pe;
 	}
 }

@@ -80,7 +80,9 @@ void wss_sparse_walk(uintptr_t s, uintptr_t e, void (*dense)(uintptr_t s, uintpt
 		     void (*sparse)(wss_sparse_part_t *p, void *arg), void *arg);
 /* fn on each maximal run of [s, e) by its sample design, in address
  * order: span 0 outside every sparse range, the range's span inside one
- * (a piece of a range clipped to [s, e)).  Changes nothing.  Engine lock. */
+ * (a piece of a range clipped to [s, e)).  Changes nothing.  Lock-free:
+ * each piece read under the sequence counter (the pin path walks designs
+ * without the engine lock).  AS-safe. */
 void wss_sparse_designs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t s, uintptr_t e, unsigned span, void *arg),
 			void *arg);
 /* Take [s, e) out of the sparse ranges.  Returns 0, or ENOSPC when a range

@@ -103,15 +103,47 @@ typedef struct count {
 	unsigned csh;
 } count_t;
 
-/* The strata's unit of member a: its page, or its cluster (sampling.c). */
+/* The strata of the range being counted, series by series. */
+static void strata_of(count_t *c, wss_strata_t *v[5])
+{
+	v[0] = &c->st[0];
+	v[1] = &c->st[1];
+	v[2] = &c->st[2];
+	v[3] = &c->kst[c->kind];
+	v[4] = &c->krst[c->kind];
+}
+
+/* A piece of a cluster design with members: its clusters' size, known to
+ * the strata however they are added (one by one, or untouched in bulk by
+ * the list's count), so that both counts give the same interval. */
+static void design_mark(count_t *c, unsigned sh)
+{
+	wss_strata_t *v[5];
+	strata_of(c, v);
+	for (int j = 0; j < 5; j++)
+		wss_strata_design(v[j], 1ULL << sh);
+	if (!c->dry)
+		E.clustered = true;
+}
+
+/* The strata's unit of member a: its page, or its cluster (sampling.c).
+ * A member of another piece (another sparse entry, or a dense page) first
+ * closes the cluster gathered so far: a cluster that a piece's end cuts
+ * is one unit on each side, as the list's count (count_piece_listed) and
+ * the cut bounds (wss_sampling_cut_clusters) have it, and the members
+ * stay in address order. */
 static unsigned unit_shift(count_t *c, uintptr_t a)
 {
 	if (!c->lw || !wss_sparse_any())
 		return 0;
 	if (a < c->cs || a >= c->ce) {
+		wss_strata_t *v[5];
+		strata_of(c, v);
+		for (int j = 0; j < 5; j++)
+			wss_strata_close(v[j]);
 		c->csh = wss_sampling_cluster_shift(a, c->lw, &c->cs, &c->ce);
 		if (c->csh)
-			E.clustered = true;
+			design_mark(c, c->csh);
 	}
 	return c->csh;
 }
@@ -120,7 +152,8 @@ static unsigned unit_shift(count_t *c, uintptr_t a)
 static void strata_put(count_t *c, uintptr_t a, double data, double wr)
 {
 	unsigned sh = unit_shift(c, a);
-	wss_strata_t *v[5] = {&c->st[0], &c->st[1], &c->st[2], &c->kst[c->kind], &c->krst[c->kind]};
+	wss_strata_t *v[5];
+	strata_of(c, v);
 	double y[5] = {data, wr, data - wr, data, data - wr};
 	for (int j = 0; j < 5; j++) {
 		if (sh)
@@ -685,6 +718,8 @@ static void count_piece_listed(uintptr_t s, uintptr_t e, unsigned span, void *ar
 	const uintptr_t *v = l->v;
 	uint32_t n = l->n, *i = l->i;
 	unsigned sh = c->lw < span ? span - c->lw : 0;
+	if (sh && wss_sampling_units(s, e, c->lw))
+		design_mark(c, sh); /* as the walk's first member of the piece */
 	while (*i < n && v[*i] < s)
 		(*i)++;
 	uintptr_t at = s;
@@ -725,6 +760,7 @@ static void count_check(const tick_t *x)
 	for (size_t i = 0; i < E.regions.n; i++) {
 		int kind = E.regions.v[i].kind;
 		d.kind = kind > 0 && kind < WSS_KIND_N ? kind : 0;
+		d.cs = d.ce = 0;
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, x->lw, count_page, &d);
 		wss_sampling_cut_clusters(E.regions.v[i].start, E.regions.v[i].end, x->lw, count_cut, &d);
 		for (int j = 0; j < 3; j++)
@@ -736,7 +772,8 @@ static void count_check(const tick_t *x)
 	for (int j = 0; j < 3 + 2 * WSS_KIND_N; j++) {
 		const wss_strata_t *a = j < 3 ? &d.st[j] : j < 3 + WSS_KIND_N ? &d.kst[j - 3] : &d.krst[j - 3 - WSS_KIND_N];
 		const wss_strata_t *b = j < 3 ? &x->c.st[j] : j < 3 + WSS_KIND_N ? &x->c.kst[j - 3] : &x->c.krst[j - 3 - WSS_KIND_N];
-		same = same && a->sum == b->sum && a->var == b->var && a->members == b->members && a->pairs == b->pairs;
+		same = same && a->sum == b->sum && a->var == b->var && a->members == b->members && a->pairs == b->pairs &&
+		       a->sq == b->sq && a->nonzero == b->nonzero && a->clustered == b->clustered && a->pages_max == b->pages_max;
 	}
 	char n[24];
 	wss_fmt_t f;
@@ -773,6 +810,7 @@ static void tick_count(tick_t *x)
 		x->ktracked[kind] += n;
 		x->kmembers[kind] += m;
 		x->c.kind = kind;
+		x->c.cs = x->c.ce = 0; /* the region's first member looks its piece up (unit_shift) */
 		if (x->aw) {
 			uint64_t c0 = wss_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			wss_sampling_members(s, e, 0, count_written, &x->c);

@@ -136,8 +136,12 @@ static void walk_member(uintptr_t a, void *arg)
 {
 	member_walk_t *w = arg;
 	double v = member_value(w, a);
-	if (wss_sparse_any() && (a < w->cs || a >= w->ce))
+	if (wss_sparse_any() && (a < w->cs || a >= w->ce)) {
+		wss_strata_close(&w->st); /* another piece: its clusters are its own (tick.c, unit_shift) */
 		w->csh = wss_sampling_cluster_shift(a, w->L, &w->cs, &w->ce);
+		if (w->csh)
+			wss_strata_design(&w->st, 1ULL << w->csh);
+	}
 	if (wss_sparse_any() && w->csh)
 		wss_strata_add_key(&w->st, a >> (WSS_PAGE_SHIFT + w->csh), v);
 	else
@@ -161,6 +165,7 @@ static void walk_members(uint32_t L, member_walk_t *w)
 {
 	w->L = L;
 	for (size_t i = 0; L && i < E.regions.n; i++) {
+		w->cs = w->ce = 0;
 		wss_sampling_members(E.regions.v[i].start, E.regions.v[i].end, L, walk_member, w);
 		wss_sampling_cut_clusters(E.regions.v[i].start, E.regions.v[i].end, L, walk_cut, w);
 		wss_strata_break(&w->st);
@@ -196,6 +201,7 @@ void wss_tick_avg(int s, uint64_t *sum_lo, uint64_t *sum_hi)
 	double scale = (double)(1ULL << E.level_max);
 	st.sum /= scale;
 	st.var /= scale * scale;
+	st.sq /= scale * scale; /* few_bounds' sq / sum: pages a touched cluster brings, in the same unit */
 	wss_estimate_avg_t a = wss_strata_interval(&st, scale, (double)E.exact_sum[s], 1);
 	*sum_lo = a.lo > 0 ? (uint64_t)floor(a.lo) : 0;
 	*sum_hi = (uint64_t)ceil(a.hi);
@@ -235,6 +241,10 @@ void wss_tick_total(int s, uint64_t xe, uint64_t x, wss_estimate_t *t)
 		t->hi = a.hi <= (double)t->est ? t->est : (uint64_t)ceil(a.hi);
 		return;
 	}
+	/* Clusters counted in some interval (E.clustered) but none at L: a
+	 * handful of touches keeps the Poisson interval, as without them. */
+	if (x < WSS_STRATA_MIN)
+		return;
 	if (w.st.members - w.x < WSS_STRATA_MIN) {
 		if (x > w.x)
 			return;

@@ -8,7 +8,7 @@
 # WSS_TEST_COUNT=walk is the walk alone, for the estimates to match.
 . "$top_srcdir/tests/tap/tap.sh"
 cd "$TMP" || bail "cd $TMP"
-plan 11
+plan 12
 
 # check NAME ENV... -- PROG ARGS: the run's compared ticks and mismatches.
 check() {
@@ -41,6 +41,14 @@ is "$bad" 0 "pageramp under auto: no tick's count differs ($same compared)"
 # units, level changes included (k's list is k's whatever k + 1's level).
 check sparse WSS_TRACK_MODE=auto WSS_SESSION_TIME_BASE=manual "$PROGS/sparseset" 256 6 8192 65536 7
 is "$bad:$((same > 0))" "0:1" "a sparse range's clusters: no tick's count differs ($same compared)"
+# Its entry split by the program's mprotect at unaligned places: a piece's
+# end cuts a cluster, which is a unit on each side, whether counted by the
+# walk or by the list (an untouched one too), and the clusters' size is
+# the design's, touched or not.  A fixed VMA budget and seed: clusters of
+# 8 pages in blocks of 128 at 1 in 16, some of them cut.
+check split WSS_TRACK_SAMPLE_RATE=1/16 WSS_TEST_VMA_BUDGET=16384 WSS_TEST_SAMPLING_SEED=7 WSS_SESSION_TIME_BASE=manual \
+	"$PROGS/sparsesplit" 2 64 6 1
+is "$bad:$((same > 0))" "0:1" "a sparse range split inside clusters: no tick's count differs ($same compared)"
 # A window of three intervals: never by the list (members touched in the
 # window's earlier intervals are in no list of this one).
 check window WSS_TRACK_SAMPLE_RATE=1/16 WSS_TEST_ALL_WRITES=off WSS_SESSION_TIME_BASE=manual WSS_SESSION_WINDOW=300ms \
