@@ -174,7 +174,11 @@ static bool track_sparse(uintptr_t s, uintptr_t e, int prot, int kind)
 	 * reservation is mostly never touched, and its touches raise the
 	 * level as they come (wss_policy_burst). */
 	uint64_t pages = (uint64_t)(e - s) >> WSS_PAGE_SHIFT;
-	unsigned span = wss_sampling_span_for(pages);
+	/* The page trace's readers know the page design alone (their
+	 * membership checks, keys and scaling: docs/trace-format.md): a
+	 * traced session samples its sparse ranges page by page (span 0),
+	 * as before clusters. */
+	unsigned span = E.set.trace ? 0 : wss_sampling_span_for(pages);
 	wss_policy_make_room(pages, span);
 	if (wss_sparse_add(s, e, bits, span))
 		return false;

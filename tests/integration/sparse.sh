@@ -110,4 +110,13 @@ ok $? "exact: sparseset runs"
 is "$($PROFILE get "$TMP/exact.jsonl" summary.untracked_large.mappings)" 1 "exact: the summary counts the mapping left out"
 grep -q "^wss: 1 mapping larger than 64 GiB (256 GiB in all) not tracked" "$TMP/exact.err"
 ok $? "exact: and stderr says so"
+
+# A traced session samples its sparse ranges page by page (the trace's
+# readers know the page design alone): its analyses read the trace (a
+# cluster's pages failed their membership check: "not a member").
+"$WSS" run --trace -o "$TMP/tr.jsonl" --mode sampled --sample-rate 1/16 -- "$PROGS/sparseset" 2 3 100 1000 7 >/dev/null 2>"$TMP/tr.run"
+ok $? "traced: sparseset under wss run --trace" || sed 's/^/# /' "$TMP/tr.run"
+"$WSS" window --window 1 "$TMP/tr.jsonl" >/dev/null 2>"$TMP/tr.err" &&
+	"$WSS" mrc "$TMP/tr.jsonl" >/dev/null 2>>"$TMP/tr.err"
+is "$?:$(cat "$TMP/tr.err")" "0:" "traced: wss window and wss mrc read its trace"
 done_testing
