@@ -462,7 +462,7 @@ static void tick_arm(tick_t *x)
 	 * k's list still holds every member of k's level touched in k: k's
 	 * harvest and count take it (a write of an armed member faults
 	 * first, so an unlisted member of lk was not written in k). */
-	x->klist = x->listed;
+	x->klist = x->lk ? x->listed : NULL; /* exact: every page scanned and counted, as always */
 	if (!wss_sampling_steady(x->ln))
 		x->listed = NULL;
 
