@@ -237,7 +237,8 @@ void wss_profile_summary_text(wss_fmt_t *f, const wss_profile_summary_t *s, cons
  * wide to act on: which missed session.precision or read above +-100 %,
  * by how much, why, and what to do ("precision: ... ; for tighter
  * figures: --overhead 10%, ..."); false, with nothing written, when every
- * figure is within its target and +-100 %. */
+ * figure is within its target and +-100 %.  For an exact summary, the
+ * sentence when exactness cost the program a tenth of its time or more. */
 bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s);
 
 /* Create the profile file from the output pattern, relative to dirfd

@@ -129,8 +129,21 @@ static uint64_t figure_ppm(uint64_t est, wss_profile_ci_t ci)
 	return est ? (uint64_t)(((unsigned __int128)half_width(est, ci) * 1000000 + est / 2) / est) : 0;
 }
 
+/* Exact tracking that cost the program this much of its time (a tenth)
+ * is said: its intervals held that much less work than they would
+ * natively, so the working set reads small. */
+#define EXACT_COST_SAID_PPM 100000
+
 bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 {
+	if (s->rate_max <= 1 && s->used_ppm >= EXACT_COST_SAID_PPM) {
+		wss_fmt_str(f, "exact tracking cost about ");
+		wss_profile_pct_ppm(f, s->used_ppm);
+		wss_fmt_str(f, " % of the program's time (its first touches' faults), so each interval held that "
+			       "much less work than natively and the working set reads small; the default mode (auto) "
+			       "samples within session.overhead");
+		return true;
+	}
 	if (s->rate_max <= 1 || !s->samples)
 		return false;
 	bool missed = s->prec_n && s->prec_median_ppm > s->prec_target_ppm;
@@ -223,8 +236,8 @@ bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 		int hold = s->hold == WSS_HOLD_BUDGET && s->used_ppm && s->used_ppm < s->budget_ppm / 4 ? WSS_HOLD_WAIT
 													  : s->hold;
 		if (s->hold == WSS_HOLD_SPARSE)
-			wss_fmt_str(f, ". A mapping over a gibibyte is always sampled, as coarsely as the kernel's "
-				       "limit on mappings (vm.max_map_count) needs");
+			wss_fmt_str(f, ". A mapping over a gibibyte is always sampled, as coarsely as its members' "
+				       "state and the kernel's limit on mappings (vm.max_map_count) need");
 		else if (s->hold == WSS_HOLD_VMA)
 			wss_fmt_str(f, ". The kernel's limit on mappings (vm.max_map_count) held the sample there: each "
 				       "page armed apart takes one");

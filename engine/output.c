@@ -301,6 +301,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	if (several)
 		wss_tick_last_touches(&lc);
 	kinds_summary(sum, several ? &lc : NULL);
+	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
 	if (!E.level_max)
 		return;
 	sum->prec_target_ppm = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
@@ -313,7 +314,6 @@ void wss_out_summary(wss_profile_summary_t *sum)
 	sum->census_data = E.census_data;
 	sum->census_write = E.census_write;
 	sum->census_why = E.census ? NULL : E.census_why ? E.census_why : "off";
-	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
 	/* Sampled: the totals are the pages first counted in exact windows
 	 * (every one seen), plus an estimate of the others: of the pages not
 	 * among those, the ones that were members at every level of the run

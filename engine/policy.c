@@ -270,8 +270,10 @@ uint64_t wss_policy_fault_delay(uint64_t counted, uint64_t all)
 
 uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uint64_t now)
 {
-	/* Exact: no rate to set, no cost measured (no probe), none said. */
-	if (E.set.mode == WSS_TRACK_EXACT)
+	/* Exact: no rate to set.  Its cost is measured where the probe
+	 * times a touch, the engine thread's wall-clock ticks; a manual or a
+	 * CPU-time tick says none (below). */
+	if (E.set.mode == WSS_TRACK_EXACT && (E.set.time_base != WSS_ENGINE_WALL || !wss_fault_engine_thread))
 		return 0;
 	uint64_t tracked = wss_regions_pages(&E.regions);
 	probe(now);
@@ -300,6 +302,14 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	E.cost_program_ns = slow ? (uint64_t)((unsigned __int128)wall * fcost / slow) : wall;
 	if (E.cost_program_ns < wall)
 		E.cost_program_ns = wall;
+	/* Exact: no rate to set; the cost measured all the same, for what
+	 * the summary and the report say of it (a script slowed 16x under
+	 * CPU contention said nothing of it). */
+	if (E.set.mode == WSS_TRACK_EXACT) {
+		E.used_ns += slow + E.tick_cost_ns;
+		E.used_wall_ns += wall;
+		return 0;
+	}
 	uint32_t l = E.level;
 	if (E.set.sample_level) {
 		uint32_t f = vma_floor(tracked), s = E.set.sample_level;
@@ -661,8 +671,9 @@ void wss_policy_init(void)
 	E.ncpu = cpus_allowed();
 	E.prec_last_ppm = 0;
 	E.probe = 0;
-	/* Exact tracking sets no rate: nothing to measure for. */
-	if (E.set.mode == WSS_TRACK_EXACT || (!E.backend->fault && !E.backend->harvest))
+	/* A backend with neither sees no touch to time.  (Exact tracking
+	 * sets no rate, but its cost is said: wss_policy_next.) */
+	if (!E.backend->fault && !E.backend->harvest)
 		return;
 	/* The probe page between two pages of its own mapping, the three
 	 * between two inaccessible guard pages: arming and opening it splits
