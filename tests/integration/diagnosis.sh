@@ -5,7 +5,7 @@
 # touching function), in the text, the JSON and the HTML page alike.
 . "$top_srcdir/tests/tap/tap.sh"
 command -v python3 >/dev/null || bail "python3 is not installed"
-plan 20
+plan 22
 cd "$TMP" || bail "cd $TMP"
 
 # allocsites, exact, manual ticks, 20 intervals: 64 MiB written every
@@ -94,4 +94,13 @@ is "$?:$(wc -c <m.err):$(python3 -c 'import json, sys; print(json.load(open(sys.
 "$WSS" run -o nosample.jsonl -- "$PROGS/lifecycle" raw-exit-group3 >/dev/null 2>&1
 "$WSS" report nosample.jsonl >n.txt 2>n.err
 is "$?:$(grep -c 'Right-size' n.txt)" "0:0" "a profile without samples: reported, with no Right-size line"
+# Exact mode's cost is measured and, past a tenth of the program's time,
+# said: 16,384 pages written as fast as they can be (one byte each: a few
+# microseconds natively), each a protection fault under exact tracking,
+# held 150 ms so that a tick measures them (41 % here).
+"$WSS" run --mode exact -o hot.jsonl -- "$PROGS/bigmap" 64 1 150 >/dev/null 2>hot.err
+cost=$(sed -n 's/^wss: exact tracking cost about \([0-9.]*\) % of the program.s time (its first touches. faults), so each interval held that much less work than natively.*/\1/p' hot.err)
+ok "$(awk -v c="${cost:-0}" 'BEGIN { exit !(c > 10) }'; echo $?)" "exact mode's cost past a tenth of the program's time: one stderr line ($cost %)" || sed 's/^/# /' hot.err
+"$WSS" report hot.jsonl | tr '\n' ' ' | grep -q "Every page was counted (exact mode), at a cost of [0-9.]*.% of the program's time. That much slows the program"
+ok $? "and the report's paragraph says what it cost and means"
 done_testing
