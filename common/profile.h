@@ -162,6 +162,7 @@ typedef struct wss_profile_summary {
 	uint32_t prec_n, prec_missed;
 	uint32_t budget_ppm;          /* session.overhead */
 	uint64_t used_ppm;            /* what the run took of it, as the budget weighs it (0: not measured) */
+	bool exact_mode;              /* track.mode = "exact": counted whatever it cost (text only) */
 	/* The census (engine/census.c): pages of the data and write totals
 	 * counted exactly by their presence, or why none were (NULL: on). */
 	uint64_t census_data, census_write;

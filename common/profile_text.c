@@ -136,7 +136,7 @@ static uint64_t figure_ppm(uint64_t est, wss_profile_ci_t ci)
 
 bool wss_profile_precision_text(wss_fmt_t *f, const wss_profile_summary_t *s)
 {
-	if (s->rate_max <= 1 && s->used_ppm >= EXACT_COST_SAID_PPM) {
+	if (s->exact_mode && s->used_ppm >= EXACT_COST_SAID_PPM) {
 		wss_fmt_str(f, "exact tracking cost about ");
 		wss_profile_pct_ppm(f, s->used_ppm);
 		wss_fmt_str(f, " % of the program's time (its first touches' faults), so each interval held that "

@@ -302,6 +302,7 @@ void wss_out_summary(wss_profile_summary_t *sum)
 		wss_tick_last_touches(&lc);
 	kinds_summary(sum, several ? &lc : NULL);
 	sum->used_ppm = E.used_wall_ns ? (uint64_t)((unsigned __int128)E.used_ns * 1000000 / E.used_wall_ns) : 0;
+	sum->exact_mode = E.set.mode == WSS_TRACK_EXACT;
 	if (!E.level_max)
 		return;
 	sum->prec_target_ppm = E.set.precision_ppm ? E.set.precision_ppm : WSS_PRECISION_DEFAULT_PPM;
