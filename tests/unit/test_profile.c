@@ -112,9 +112,9 @@ int main(void)
 				       "under a quarter of the 2.0 % budget (session.overhead; this run: 1.5 % on average). "
 				       "For tighter figures: --overhead 10%, --interval 1s or --mode exact"},
 		{WSS_HOLD_VMA, 15000, "The kernel's limit on mappings (vm.max_map_count) held the sample there"},
-		{WSS_HOLD_SPARSE, 15000, "A mapping over a gibibyte is always sampled, as coarsely as the kernel's limit on "
-					 "mappings (vm.max_map_count) needs. For tighter figures: --overhead 10% or "
-					 "--interval 1s"},
+		{WSS_HOLD_SPARSE, 15000, "A mapping over a gibibyte is always sampled, as coarsely as its members' state "
+					 "and the kernel's limit on mappings (vm.max_map_count) need. For tighter figures: "
+					 "--overhead 10% or --interval 1s"},
 	};
 	for (size_t i = 0; i < sizeof holds / sizeof *holds; i++) {
 		p.hold = holds[i].hold;
