@@ -45,9 +45,11 @@ static void set_slot(uint32_t i, uintptr_t s, uintptr_t e, uint8_t flags, uint8_
 		__atomic_store_n(&live, is ? live + 1 : live - 1, __ATOMIC_RELEASE);
 }
 
-/* The entry holding addr, as stored (0, 0: none), read under the
- * sequence counter. */
-static void lookup(uintptr_t addr, uint64_t *lo, uint64_t *hi)
+/* The entry overlapping [at, e) that starts lowest, as stored (0, 0:
+ * none), read under the sequence counter: a reader never sees an entry
+ * half split.  Lock-free, AS-safe: the fault path looks a page up, and
+ * the pin path (pins.c, in any thread) walks designs too. */
+static void scan(uintptr_t at, uintptr_t e, uint64_t *lo, uint64_t *hi)
 {
 	for (;;) {
 		uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
@@ -60,10 +62,10 @@ static void lookup(uintptr_t addr, uint64_t *lo, uint64_t *hi)
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t a = __atomic_load_n(&start_v[i], __ATOMIC_RELAXED);
 			uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
-			if (a && addr >= (a & ~FLAGS_MASK) && addr < (b & ~FLAGS_MASK)) {
+			if (a && (a & ~FLAGS_MASK) < e && (b & ~FLAGS_MASK) > at &&
+			    (!*lo || (a & ~FLAGS_MASK) < (*lo & ~FLAGS_MASK))) {
 				*lo = a;
 				*hi = b;
-				break;
 			}
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -71,6 +73,9 @@ static void lookup(uintptr_t addr, uint64_t *lo, uint64_t *hi)
 			return;
 	}
 }
+
+/* The entry holding addr (entries never overlap). */
+static void lookup(uintptr_t addr, uint64_t *lo, uint64_t *hi) { scan(addr, addr + 1, lo, hi); }
 
 uint8_t wss_sparse_find(uintptr_t addr, uintptr_t *s, uintptr_t *e)
 {
@@ -173,38 +178,16 @@ void wss_sparse_walk(uintptr_t s, uintptr_t e, void (*dense)(uintptr_t, uintptr_
 	}
 }
 
-/* The piece of [at, e) that starts lowest, as stored ([*ps, *pe), its
- * span; false: none), read under the sequence counter: the pin path
- * (pins.c: wss_sampling_count and wss_sampling_members, lock-free, in any
- * thread) walks designs too, and must never see an entry half split.
- * AS-safe. */
+/* The piece of [at, e) that starts lowest ([*ps, *pe), its span; false:
+ * none), whole as stored (scan). */
 static bool next_piece(uintptr_t at, uintptr_t e, uintptr_t *ps, uintptr_t *pe, unsigned *span)
 {
-	for (;;) {
-		uint32_t g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-		if (g & 1) {
-			wss_sys_sched_yield();
-			continue;
-		}
-		uint32_t n = __atomic_load_n(&hwm, __ATOMIC_RELAXED);
-		uint64_t blo = 0, bhi = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			uint64_t a = __atomic_load_n(&start_v[i], __ATOMIC_RELAXED);
-			uint64_t b = __atomic_load_n(&end_v[i], __ATOMIC_RELAXED);
-			if (a && (a & ~FLAGS_MASK) < e && (b & ~FLAGS_MASK) > at &&
-			    (!blo || (a & ~FLAGS_MASK) < (blo & ~FLAGS_MASK))) {
-				blo = a;
-				bhi = b;
-			}
-		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&gen, __ATOMIC_RELAXED) != g)
-			continue;
-		*ps = (uintptr_t)(blo & ~FLAGS_MASK);
-		*pe = (uintptr_t)(bhi & ~FLAGS_MASK);
-		*span = (unsigned)(bhi & FLAGS_MASK);
-		return blo != 0;
-	}
+	uint64_t blo, bhi;
+	scan(at, e, &blo, &bhi);
+	*ps = (uintptr_t)(blo & ~FLAGS_MASK);
+	*pe = (uintptr_t)(bhi & ~FLAGS_MASK);
+	*span = (unsigned)(bhi & FLAGS_MASK);
+	return blo != 0;
 }
 
 void wss_sparse_designs(uintptr_t s, uintptr_t e, void (*fn)(uintptr_t s, uintptr_t e, unsigned span, void *arg),
