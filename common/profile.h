@@ -2,7 +2,7 @@
  * record so that a killed program leaves every completed record on disk.
  * Formatting is separate from I/O so that it is unit-tested directly, and
  * pure (into a wss_fmt_t, no allocation), so that the engine (`wss run`)
- * and `wss attach --method refbits` (cli/attach_refbits.c) write the same records.
+ * and `wss attach --method refbits` (cli/attach/attach_refbits.c) write the same records.
  * docs/profile-format.md is the schema. */
 #ifndef WSS_COMMON_PROFILE_H
 #define WSS_COMMON_PROFILE_H

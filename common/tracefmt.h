@@ -1,9 +1,9 @@
 /* The page trace's codec (docs/trace-format.md): its constants, CRC-32,
  * varints and the encoding of each field, shared by the writer (the tick,
- * engine/trace.c) and the reader (cli/trace.c) so that they cannot drift.
+ * engine/trace.c) and the reader (cli/model/trace.c) so that they cannot drift.
  * Every function here is pure: no allocation, no libc call, no state, so
  * the writer may call them under the engine lock and from the tick.  The
- * reader's checks of what a field may hold stay in cli/trace.c. */
+ * reader's checks of what a field may hold stay in cli/model/trace.c. */
 #ifndef WSS_COMMON_TRACEFMT_H
 #define WSS_COMMON_TRACEFMT_H
 

@@ -1,6 +1,6 @@
 /* UTF-8, written once for every layer: the JSON writer (common/fmt.c)
  * replaces what is not well-formed, the TOML parser (config/toml.c) and the
- * CLI's JSON reader (cli/json.c) refuse it and encode \u escapes with it.
+ * CLI's JSON reader (cli/model/json.c) refuse it and encode \u escapes with it.
  * Well-formed is RFC 3629's: no overlong forms, no UTF-16 surrogates,
  * nothing above U+10FFFF.  Pure: AS-safe. */
 #ifndef WSS_COMMON_UTF8_H

@@ -18,7 +18,7 @@
 
 /* The status of a process the library stops before main (an explicit
  * backend this kernel cannot run, an unwritable profile): wss run's own
- * failures' status too (cli/wss.c), as env(1) and timeout(1) use it. */
+ * failures' status too (cli/cmd/wss.c), as env(1) and timeout(1) use it. */
 #define WSS_EXIT_OWN 125
 
 typedef enum { WSS_ENGINE_WALL = 0, WSS_ENGINE_CPU, WSS_ENGINE_MANUAL } wss_engine_time_t;

@@ -478,7 +478,7 @@ void wss_out_say_summary(const wss_profile_summary_t *sum, bool summary)
 	if (!E.set.summary || (!E.leader && !E.cut_err && !E.end_why))
 		return;
 	/* A session of several profiles: `wss run` prints their table after
-	 * the program (cli/session.c), where this process is one line;
+	 * the program (cli/model/session.c), where this process is one line;
 	 * the warnings and the profile's line stay. */
 	bool figures = summary && E.leader && !(E.run_table && wss_session_others());
 	summary = summary && E.leader;

@@ -1,5 +1,5 @@
 /* libwss-attach.so: the library `wss attach` loads into a running process
- * (cli/attach.c, by ptrace: cli/inject.c).  It exports no function of the
+ * (cli/attach/attach.c, by ptrace: cli/attach/inject.c).  It exports no function of the
  * C library (a library loaded into a running process interposes nothing:
  * calls already bound keep going where they went), only its two entry
  * points, which the injected thread calls:

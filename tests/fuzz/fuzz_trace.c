@@ -1,5 +1,5 @@
 /* libFuzzer target (`make fuzz`): any bytes as a page trace through the
- * reader (cli/trace.c), twice (a rewind between), with a profile made from
+ * reader (cli/model/trace.c), twice (a rewind between), with a profile made from
  * the input's first bytes so the bounds against each interval's sample run
  * too, and (a flag in those bytes) each record's check made right so that
  * mutations get past it.  Beyond what the sanitizers catch, it aborts when a record the
@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli/load.h"
-#include "cli/trace.h"
+#include "cli/model/load.h"
+#include "cli/model/trace.h"
 #include "common/sample.h"
 
 /* The first PROFILE_BYTES bytes choose the profile: a sample count, then
@@ -42,7 +42,7 @@ static void make_profile(const uint8_t *b, wss_profile_t *p, wss_sample_t *s)
 	}
 }
 
-/* What sample_bound in cli/trace.c allows, computed apart. */
+/* What sample_bound in cli/model/trace.c allows, computed apart. */
 static uint64_t most_pages(const wss_profile_t *p, const wss_trace_interval_t *iv)
 {
 	if (iv->seq > p->nsamples)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss attach --cgroup PATH (cli/attach_cgroup.c): every process of a
+# wss attach --cgroup PATH (cli/attach/attach_cgroup.c): every process of a
 # cgroup v2 measured, a parent and the two children it forked writing
 # known numbers of pages (exact: the attachee's buffer alone), a fourth
 # process that joins while it runs and one that leaves; the table lists

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Readable stacks (issue 34): C++ and Rust names demangled (cli/symbols.c,
+# Readable stacks (issue 34): C++ and Rust names demangled (cli/model/symbols.c,
 # libiberty's demangler) wherever wss prints a stack: wss report's text
 # and JSON, the HTML page and the pprof export.  A C++ class template's
 # member in a namespace and an overloaded function (tests/runtimes/names.cc),

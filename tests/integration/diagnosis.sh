@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss report's first paragraph (cli/diagnosis.c): its figures against the
+# wss report's first paragraph (cli/out/diagnosis.c): its figures against the
 # profile's own (percentiles of the samples, the summary's peak and total,
 # wss mrc's 99 % size, the allocation sites' idle pages, the peak's first
 # touching function), in the text, the JSON and the HTML page alike.

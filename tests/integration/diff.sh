@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss diff (cli/diff.c): two exact runs of tests/progs/allocsites under
+# wss diff (cli/out/diff.c): two exact runs of tests/progs/allocsites under
 # manual ticks, the second with two more sites of 8,192 and 4,096 pages
 # (its "unmap" mode): the figures side by side, the sites matched by their
 # functions, --json, --fail-above's exit status, a run cut short, and bad

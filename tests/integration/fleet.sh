@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss export --format table|jsonl (cli/export_table.c): several profiles
+# wss export --format table|jsonl (cli/out/export_table.c): several profiles
 # as one table with a fixed schema, a row per process and interval, the
 # same rows as CSV and as JSON Lines, exported together or one by one and
 # concatenated; read by a SQL engine directly (sqlite3 here; docs/report.md

@@ -100,7 +100,7 @@ else
 	skip "no chromium: the page's errors"
 fi
 
-# pprof keeps every frame (cli/pprof.c says why), and pprof's own -hide
+# pprof keeps every frame (cli/out/pprof.c says why), and pprof's own -hide
 # folds them away by their mapping, as docs/report.md says.
 "$WSS" export --format pprof -o "$TMP/py.pb.gz" "$TMP/py.jsonl" 2>/dev/null || bail "wss export --format pprof failed"
 if have go; then

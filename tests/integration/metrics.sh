@@ -1,5 +1,5 @@
 #!/bin/sh
-# wss run --metrics ADDR and --metrics-textfile DIR (cli/metrics.c): the
+# wss run --metrics ADDR and --metrics-textfile DIR (cli/out/metrics.c): the
 # session's live figures as Prometheus text, served over HTTP on loopback
 # and written for node_exporter's textfile collector, checked by promtool
 # and against the profile's own samples; the file gone when the session

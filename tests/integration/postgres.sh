@@ -72,7 +72,7 @@ done
 is $bad 0 "every process's profile is complete and valid"
 between $backends 4 100 "pgbench's 4 client backends each wrote a profile ($backends)"
 is $shared $backends "each client backend's shared working set holds its shared buffers (>= 100 pages)"
-# The session's table (cli/session.c), which takes the postmaster's own
+# The session's table (cli/model/session.c), which takes the postmaster's own
 # lines' place when its backends wrote profiles too.
 grep -qE '^wss: [0-9,]+ pages \([0-9.]+ %\) of it shared memory' "$TMP/server.log"
 ok $? "the session's summary says how much of its total is shared memory"

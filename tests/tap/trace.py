@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Synthetic page traces and their profiles for the analyses' tests, written
-byte for byte from docs/trace-format.md (independently of cli/trace.c), and
+byte for byte from docs/trace-format.md (independently of cli/model/trace.c), and
 the numbers the analyses must give, computed here the plain way.
 
   trace.py gen KIND ARGS... > SPEC.json   a workload (see gen() below)

@@ -1,9 +1,9 @@
-/* Folding a runtime's frames (cli/fold.c): which object files are an
+/* Folding a runtime's frames (cli/model/fold.c): which object files are an
  * interpreter's or a VM's, by name alone, table-driven; then the runs over
  * stacks made up of such modules, libraries and JIT code (no module):
  * their lengths and labels, the shortest run folded, and the label's text. */
 #include "config.h"
-#include "cli/fold.h"
+#include "cli/model/fold.h"
 
 #include <stdio.h>
 #include <string.h>

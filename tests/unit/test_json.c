@@ -1,7 +1,7 @@
 /* The CLI's JSON reader: what it accepts (values, escapes, surrogate pairs,
  * integer exactness) and what it refuses, each refusal with its column. */
 #include "config.h"
-#include "cli/json.h"
+#include "cli/model/json.h"
 
 #include <errno.h>
 #include <math.h>

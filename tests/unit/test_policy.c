@@ -1,19 +1,19 @@
-/* The replacement policies (cli/policy.c), the LRU stack distances
- * (cli/mrc.c) and the heat-map arithmetic (cli/heatmap.c) on reference
+/* The replacement policies (cli/analyses/policy.c), the LRU stack distances
+ * (cli/analyses/mrc.c) and the heat-map arithmetic (cli/analyses/heatmap.c) on reference
  * strings whose results are worked out by hand in the comments: Belady's
  * anomaly under FIFO, each policy on the classic string, NFU against
  * Aging where frequency and recency disagree; then OPT against every
  * other policy, and the stack distances against LRU itself, on seeded
  * random strings (the same strings every run). */
 #include "config.h"
-#include "cli/policy.h"
+#include "cli/analyses/policy.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/heatmap.h"
-#include "cli/mrc.h"
+#include "cli/analyses/heatmap.h"
+#include "cli/analyses/mrc.h"
 #include "tests/tap/tap.h"
 
 /* Faults of policy kind with frames frames over refs; an interval ends

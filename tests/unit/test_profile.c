@@ -1,7 +1,7 @@
 /* The profile's records as common/profile.c formats them: the summary line
  * and record (with and without the read/write split, whole or incomplete),
  * the sample record with its threads, and the header and sample of a
- * refbits attach (cli/attach_refbits.c), which uses the same writer. */
+ * refbits attach (cli/attach/attach_refbits.c), which uses the same writer. */
 #include "config.h"
 #include "common/profile.h"
 

@@ -1,15 +1,15 @@
-/* The range set (cli/ranges.c) and the segment treap (cli/segs.c) against
+/* The range set (cli/analyses/ranges.c) and the segment treap (cli/analyses/segs.c) against
  * a plain bitmap and a plain array, on seeded random operations (the same
  * every run): ranges added in any order, overlapping and adjacent, then
  * each page's index and each span's count; segments put and deleted,
  * then floor, ceil and the sums above every key. */
 #include "config.h"
-#include "cli/ranges.h"
+#include "cli/analyses/ranges.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/segs.h"
+#include "cli/analyses/segs.h"
 #include "tests/tap/tap.h"
 
 #define SPACE 4096

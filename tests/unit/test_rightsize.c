@@ -1,10 +1,10 @@
-/* The right-sizing arithmetic (cli/rightsize.c): nearest-rank quantiles
+/* The right-sizing arithmetic (cli/analyses/rightsize.c): nearest-rank quantiles
  * against a sort done here, over seeded random lists and the edge cases;
  * a series read at any moment against the window that holds it, with and
  * without a window given, and a cgroup's sum of two series offset in
  * time. */
 #include "config.h"
-#include "cli/rightsize.h"
+#include "cli/analyses/rightsize.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,14 +1,14 @@
-/* The page-trace reader's pure parts (cli/trace.c) and the page map
- * (cli/pagemap.c): an interval payload written here byte by byte and
+/* The page-trace reader's pure parts (cli/model/trace.c) and the page map
+ * (cli/analyses/pagemap.c): an interval payload written here byte by byte and
  * decoded (CRC-32 and varints are the codec's, tests/unit/test_tracefmt.c), and
  * each way a payload can be corrupt, with the offset the reader names. */
 #include "config.h"
-#include "cli/trace.h"
+#include "cli/model/trace.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "cli/pagemap.h"
+#include "cli/analyses/pagemap.h"
 #include "tests/tap/tap.h"
 
 /* seq 5, t_ns 300, level 0, sets 3, three runs: pages 0x100-0x102
