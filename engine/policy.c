@@ -302,9 +302,9 @@ uint32_t wss_policy_next(uint64_t faults, uint64_t coarse, uint64_t wall_ns, uin
 	E.cost_program_ns = slow ? (uint64_t)((unsigned __int128)wall * fcost / slow) : wall;
 	if (E.cost_program_ns < wall)
 		E.cost_program_ns = wall;
-	/* Exact: no rate to set; the cost measured all the same, for what
-	 * the summary and the report say of it (a script slowed 16x under
-	 * CPU contention said nothing of it). */
+	/* Exact: no rate to set; the cost measured all the same, so that
+	 * the summary and the report can say what exactness cost the
+	 * program (its intervals hold that much less work). */
 	if (E.set.mode == WSS_TRACK_EXACT) {
 		E.used_ns += slow + E.tick_cost_ns;
 		E.used_wall_ns += wall;
