@@ -17,7 +17,8 @@ id postgres >/dev/null 2>&1 || skip_all "no postgres user"
 # A directory the postgres user owns, with wss and its library laid out as
 # in the build tree (wss preloads the .libs/libwss.so beside it).
 D=$(mktemp -d /tmp/wss-pg.XXXXXX) || bail "mktemp"
-trap 'runuser -u postgres -- "$PG/pg_ctl" -D "$D/data" stop -m immediate >/dev/null 2>&1; rm -rf "$D"' EXIT
+# (tap.sh's own EXIT trap, which this one replaces, removes $TMP.)
+trap 'runuser -u postgres -- "$PG/pg_ctl" -D "$D/data" stop -m immediate >/dev/null 2>&1; rm -rf "$D"; [ -n "${WSS_TEST_KEEP:-}" ] || rm -rf "$TMP"' EXIT
 mkdir -p "$D/.libs" "$D/prof"
 cp "$WSS" "$D/wss" && cp "$WSS_LIB" "$D/.libs/libwss.so" || bail "copy wss"
 chown -R postgres "$D"
